@@ -1,0 +1,131 @@
+// Package ctxsel decides how much, and which, retrieved context to hand an LLM.
+//
+// A retriever gives candidates (passages with a query similarity score and a
+// token count). A Strategy reads the similarity curve those scores form and
+// decides where to cut it; Select applies the strategy and the caps and returns
+// a Selection that says which passages were chosen and why. Strategies are pure
+// functions of the scores and token counts: they do no I/O.
+//
+// The score-only strategies of the literature (top-k, token budget, Adaptive-k,
+// knee, threshold, top-p) live in package cutoff; scorers, embedders and the
+// evaluation harness live in their own packages beside this one.
+package ctxsel
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Candidate is one retrieved passage as a strategy sees it.
+type Candidate struct {
+	ID     string  `json:"id"`
+	Score  float64 `json:"score"`
+	Tokens int     `json:"tokens"`
+}
+
+// ErrInvalidInput is wrapped by every validation error, so callers can tell bad
+// input (a 4xx for a server, exit code 2 for a CLI) from a failure.
+var ErrInvalidInput = errors.New("invalid input")
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
+}
+
+// Curve is a validated set of candidates with their similarity curve. It keeps
+// the input order and sorts lazily: most strategies only need the top of the
+// ranking, and sorting 100k scores costs more than the whole selection.
+//
+// Ranks order candidates by score, highest first; equal scores keep input
+// order, so every result is deterministic.
+type Curve struct {
+	cands       []Candidate
+	scores      []float64
+	totalTokens int
+	top         []int // input indices of ranks 0..len(top)-1, in rank order
+}
+
+// NewCurve validates candidates and builds their curve. It rejects empty
+// input, empty or duplicate ids, NaN or infinite scores and negative token
+// counts. The slice is not modified and not retained.
+func NewCurve(cands []Candidate) (*Curve, error) {
+	if len(cands) == 0 {
+		return nil, invalidf("no candidates")
+	}
+	c := &Curve{cands: make([]Candidate, len(cands)), scores: make([]float64, len(cands))}
+	copy(c.cands, cands)
+	seen := make(map[string]int, len(cands))
+	for i, cd := range cands {
+		if cd.ID == "" {
+			return nil, invalidf("candidate %d: empty id", i)
+		}
+		if j, dup := seen[cd.ID]; dup {
+			return nil, invalidf("candidate %d: duplicate id %q (also candidate %d)", i, cd.ID, j)
+		}
+		seen[cd.ID] = i
+		if math.IsNaN(cd.Score) || math.IsInf(cd.Score, 0) {
+			return nil, invalidf("candidate %q: score %v is not a finite number", cd.ID, cd.Score)
+		}
+		if cd.Tokens < 0 {
+			return nil, invalidf("candidate %q: negative token count %d", cd.ID, cd.Tokens)
+		}
+		if c.totalTokens > math.MaxInt-cd.Tokens {
+			return nil, invalidf("candidate %q: total token count overflows", cd.ID)
+		}
+		c.totalTokens += cd.Tokens
+		c.scores[i] = cd.Score
+	}
+	return c, nil
+}
+
+// NewScoreCurve builds a curve from bare scores (ids "0", "1", …, no token
+// counts): the form benchmarks and score-only callers use.
+func NewScoreCurve(scores []float64) (*Curve, error) {
+	cands := make([]Candidate, len(scores))
+	for i, s := range scores {
+		cands[i] = Candidate{ID: fmt.Sprint(i), Score: s}
+	}
+	return NewCurve(cands)
+}
+
+// Len is the number of candidates.
+func (c *Curve) Len() int { return len(c.cands) }
+
+// TotalTokens is the token count of all candidates together.
+func (c *Curve) TotalTokens() int { return c.totalTokens }
+
+// Scores returns the scores in input order. The caller must not modify it.
+func (c *Curve) Scores() []float64 { return c.scores }
+
+// Candidate returns the candidate at input position i.
+func (c *Curve) Candidate(i int) Candidate { return c.cands[i] }
+
+// Top returns the input indices of the m best-ranked candidates, in rank
+// order (m is clamped to [0, Len]). The caller must not modify it. Work is
+// proportional to n plus m·log m, and results are cached and grown by doubling.
+func (c *Curve) Top(m int) []int {
+	n := len(c.cands)
+	m = min(max(m, 0), n)
+	if len(c.top) >= m {
+		return c.top[:m]
+	}
+	want := m
+	if len(c.top) > 0 {
+		want = min(max(m, 2*len(c.top)), n)
+	}
+	c.top = topIndices(c.scores, want)
+	return c.top[:m]
+}
+
+// Sorted returns all scores in rank order (highest first).
+func (c *Curve) Sorted() []float64 {
+	idx := c.Top(c.Len())
+	out := make([]float64, len(idx))
+	for r, i := range idx {
+		out[r] = c.scores[i]
+	}
+	return out
+}
+
+// TokensOf returns the token count of the candidate at input position i.
+func (c *Curve) TokensOf(i int) int { return c.cands[i].Tokens }

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/eval/sample"
+	"github.com/ctxsel/ctxsel/internal/progress"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+const defaultStrategies = "topk:k=1,topk:k=3,topk:k=5,topk:k=10,topk:k=20,budget:tokens=1000,budget:tokens=2000,adaptivek,adaptivek:head=0.05,knee,topp"
+
+func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--scorer NAME] [--strategies LIST] [--json FILE] [--plot FILE]
+
+Measures selection strategies on labelled questions: each question's passages
+are padded to --pool passages with passages of other questions (HELMET-style
+long contexts), scored against the question, cut by every strategy, and
+compared on context recall, tokens, and gain over the fixed top-k frontier at
+the same mean token count. Without --data it runs the bundled sample.`, stderr)
+	data := fs.String("data", "", "labelled JSONL file (plain or gzip); default: the bundled 100-question HotpotQA sample")
+	pool := fs.Int("pool", 1000, "pad each question to this many passages (0 = no padding)")
+	seed := fs.Uint64("seed", 1, "seed for pooling")
+	scorerName := fs.String("scorer", defaultScorer, "passage scorer: "+strings.Join(scorerNames(), ", "))
+	strategies := fs.String("strategies", defaultStrategies, "comma-separated strategy specs, e.g. topk:k=10,adaptivek:head=0.05,knee")
+	jsonOut := fs.String("json", "", "write the report as JSON to this file")
+	plotOut := fs.String("plot", "", "write the recall/token plot as SVG to this file")
+	encoding := fs.String("encoding", token.Default, "token encoding: "+strings.Join(token.Encodings, ", "))
+	limit := fs.Int("limit", 0, "use only the first N questions (0 = all)")
+	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *pool < 0 || *limit < 0 || *workers < 0 {
+		return usageError{fmt.Errorf("eval: --pool, --limit and --workers must not be negative")}
+	}
+	specs, err := ctxsel.ParseSpecList(*strategies)
+	if err != nil {
+		return fmt.Errorf("eval --strategies: %w", err)
+	}
+	for _, sp := range specs { // fail on a bad spec before any slow work
+		if _, _, err := ctxsel.New(sp); err != nil {
+			return fmt.Errorf("eval --strategies: %w", err)
+		}
+	}
+	counter, err := token.New(*encoding)
+	if err != nil {
+		return usageError{err}
+	}
+	scorer, err := newScorer(*scorerName)
+	if err != nil {
+		return err
+	}
+	var recs []eval.Record
+	source := sample.Name
+	if *data == "" {
+		recs, err = sample.HotpotQA()
+	} else {
+		source = filepath.Base(*data)
+		recs, err = eval.LoadFile(*data)
+	}
+	if err != nil {
+		return err
+	}
+	if *limit > 0 && *limit < len(recs) {
+		recs = recs[:*limit]
+	}
+	pooled, err := eval.Pool(recs, *pool, *seed)
+	if err != nil {
+		return err
+	}
+	prep := progress.New(stderr, "embedding")
+	bar := progress.New(stderr, "questions")
+	rep, err := eval.Run(ctx, pooled, scorer, eval.Options{
+		Strategies: specs, Counter: counter, Workers: *workers,
+		Progress: bar.Update, PrepareProgress: prep.Update,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s · pool %d · seed %d\n", source, *pool, *seed)
+	if err := eval.WriteTable(stdout, rep); err != nil {
+		return err
+	}
+	if *jsonOut != "" {
+		if err := writeFile(*jsonOut, func(w io.Writer) error { return eval.WriteJSON(w, rep) }); err != nil {
+			return err
+		}
+	}
+	if *plotOut != "" {
+		title := fmt.Sprintf("%s, pool %d, %s scorer", source, *pool, rep.Scorer)
+		if err := writeFile(*plotOut, func(w io.Writer) error { return eval.WritePlot(w, rep, title) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFile writes through a temporary file and renames it into place, so
+// an interrupted run never leaves half a report.
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

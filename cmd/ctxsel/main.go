@@ -1,0 +1,103 @@
+// Command ctxsel decides how much, and which, retrieved context to hand an
+// LLM. Run `ctxsel help` for the commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ctxsel/ctxsel"
+	_ "github.com/ctxsel/ctxsel/cutoff"
+)
+
+const usage = `ctxsel decides how much, and which, retrieved context to hand an LLM.
+
+Usage:
+  ctxsel eval [flags]        measure strategies on labelled data (default: the bundled sample)
+  ctxsel select [flags]      select from candidates given as JSON lines on stdin
+  ctxsel strategies          list strategies and their parameters
+  ctxsel help [command]      show help
+
+Run 'ctxsel COMMAND -h' for a command's flags.
+
+Exit codes: 0 ok, 1 failure, 2 usage error (bad flags, bad strategy, bad input).
+`
+
+// usageError marks errors that are the caller's to fix (exit code 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "eval":
+		err = cmdEval(ctx, rest, stdout, stderr)
+	case "select":
+		err = cmdSelect(rest, stdin, stdout, stderr)
+	case "strategies":
+		err = cmdStrategies(rest, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 {
+			return run(ctx, []string{rest[0], "-h"}, stdin, stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "ctxsel: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, new(usageError)), errors.Is(err, ctxsel.ErrInvalidInput):
+		fmt.Fprintf(stderr, "ctxsel: %v\n", err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "ctxsel: %v\n", err)
+		return 1
+	}
+}
+
+// newFlags makes a flag set that reports errors instead of exiting.
+func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "%s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestSelect(t *testing.T) {
+	in := `{"id":"a","score":0.2,"tokens":5}
+{"id":"b","score":0.9,"text":"hello world"}
+{"id":7,"score":0.85,"tokens":3}
+{"id":"d","score":0.1,"tokens":1}
+`
+	code, out, errs := runCLI(t, in, "select", "--strategy", "adaptivek", "--param", "buffer=0", "--order", "document")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var sel struct {
+		IDs         []string `json:"ids"`
+		K           int      `json:"k"`
+		Tokens      int      `json:"tokens"`
+		Explanation struct {
+			Decision struct {
+				Kind string `json:"kind"`
+				Rank int    `json:"rank"`
+			} `json:"decision"`
+			Params map[string]float64 `json:"params"`
+		} `json:"explanation"`
+	}
+	if err := json.Unmarshal([]byte(out), &sel); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	// sorted: b .9, 7 .85, a .2, d .1 → largest gap after rank 1; "hello world" is 2 tokens.
+	if strings.Join(sel.IDs, ",") != "b,7" || sel.K != 2 || sel.Tokens != 5 || sel.Explanation.Decision.Kind != "gap" ||
+		sel.Explanation.Decision.Rank != 1 || sel.Explanation.Params["buffer"] != 0 {
+		t.Fatalf("selection %+v", sel)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	cases := []struct {
+		stdin string
+		args  []string
+		code  int
+		msg   string
+	}{
+		{"", nil, 2, "Usage"},
+		{"", []string{"frobnicate"}, 2, "unknown command"},
+		{"", []string{"select", "--nosuch"}, 2, "flag provided but not defined"},
+		{`{"id":"a","score":1}`, []string{"select", "--strategy", "nosuch"}, 2, "unknown strategy"},
+		{`{"id":"a","score":1}`, []string{"select", "--strategy", "topk", "--param", "k=0"}, 2, "out of range"},
+		{`{"id":"a","score":1}{"id":"a","score":2}`, []string{"select"}, 2, "duplicate id"},
+		{``, []string{"select"}, 2, "no candidates"},
+		{`{"id":"a"}`, []string{"select"}, 2, "missing \"score\""},
+		{`{"id":"a","score":"x"}`, []string{"select"}, 2, "candidate 1"},
+		{`{"id":"a","score":1,"tokens":-3}`, []string{"select"}, 2, "negative token count"},
+		{`{"id":"a","score":1}`, []string{"select", "--order", "sideways"}, 2, "order"},
+		{"", []string{"eval", "--data", "/nonexistent/file.jsonl"}, 1, "no such file"},
+		{"", []string{"eval", "--strategies", "topk:k=-1"}, 2, "out of range"},
+		{"", []string{"eval", "--scorer", "nosuch"}, 2, "unknown scorer"},
+		{"", []string{"eval", "--pool", "-1"}, 2, "negative"},
+		{"", []string{"help"}, 0, ""},
+		{"", []string{"select", "-h"}, 0, ""},
+	}
+	for _, tc := range cases {
+		code, _, errs := runCLI(t, tc.stdin, tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.msg) {
+			t.Errorf("%v: exit %d (want %d), stderr %q (want it to contain %q)", tc.args, code, tc.code, errs, tc.msg)
+		}
+	}
+}
+
+func TestEvalBundledSample(t *testing.T) {
+	dir := t.TempDir()
+	js, svg := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg")
+	code, out, errs := runCLI(t, "", "eval", "--limit", "20", "--pool", "200", "--strategies", "topk:k=5,adaptivek,knee", "--json", js, "--plot", svg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "20 questions") || !strings.Contains(out, "adaptivek") {
+		t.Fatalf("table:\n%s", out)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Questions int `json:"questions"`
+		Results   []struct {
+			Strategy string  `json:"strategy"`
+			Recall   float64 `json:"recall"`
+			N        int     `json:"n"`
+		} `json:"results"`
+		Frontier []struct{} `json:"frontier"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Questions != 20 || len(rep.Results) != 3 || rep.Results[0].N != 20 || len(rep.Frontier) != 200 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, r := range rep.Results {
+		if r.Recall <= 0 || r.Recall > 1 {
+			t.Errorf("%s: recall %v", r.Strategy, r.Recall)
+		}
+	}
+	if p, err := os.ReadFile(svg); err != nil || !bytes.HasPrefix(p, []byte("<svg")) {
+		t.Fatalf("plot: %v", err)
+	}
+}
+
+func TestStrategiesCommand(t *testing.T) {
+	code, out, _ := runCLI(t, "", "strategies")
+	for _, name := range []string{"adaptivek", "knee", "topk", "budget", "threshold", "topp", "full", "max_tokens"} {
+		if !strings.Contains(out, name) {
+			t.Errorf("strategies output lacks %s", name)
+		}
+	}
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}

@@ -1,0 +1,63 @@
+package cutoff
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+)
+
+// scoresFrom decodes fuzz bytes as float64s, dropping non-finite ones.
+func scoresFrom(raw []byte) []float64 {
+	var s []float64
+	for len(raw) >= 8 {
+		x := math.Float64frombits(binary.LittleEndian.Uint64(raw))
+		raw = raw[8:]
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			s = append(s, x)
+		}
+	}
+	for _, b := range raw { // leftover bytes as small values: many ties
+		s = append(s, float64(b%4))
+	}
+	return s
+}
+
+func FuzzAdaptiveKMatchesReference(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 3, 3, 0, 9}, 0.0, 0.1, 5)
+	f.Add(make([]byte, 64), 0.05, 0.1, 0)
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xef, 0x7f, 0, 0, 0, 0, 0, 0, 0xf0, 0xff, 1}, 0.0, 0.0, 1)
+	f.Fuzz(func(t *testing.T, raw []byte, head, tail float64, buffer int) {
+		s := scoresFrom(raw)
+		p := AdaptiveKParams{Head: head, Tail: tail, Buffer: buffer % 1000}
+		got, err1 := AdaptiveK(s, p)
+		want, err2 := AdaptiveKReference(s, p)
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("errors differ: %v / %v", err1, err2)
+		}
+		if err1 != nil {
+			return
+		}
+		if got != want {
+			t.Fatalf("scores %v %+v:\nfast      %+v\nreference %+v", s, p, got, want)
+		}
+		if len(s) > 0 && (got.K < 1 || got.K > len(s)) {
+			t.Fatalf("k=%d outside [1, %d]", got.K, len(s))
+		}
+	})
+}
+
+func FuzzKneeMatchesReference(f *testing.F) {
+	f.Add([]byte{9, 9, 8, 1, 1, 0, 3}, 1)
+	f.Add(make([]byte, 40), 2)
+	f.Fuzz(func(t *testing.T, raw []byte, cutoff int) {
+		s := scoresFrom(raw)
+		got, err1 := Knee(s, cutoff)
+		want, err2 := KneeReference(s, cutoff)
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("errors differ: %v / %v", err1, err2)
+		}
+		if err1 == nil && got != want {
+			t.Fatalf("scores %v cutoff %d: fast %+v reference %+v", s, cutoff, got, want)
+		}
+	})
+}

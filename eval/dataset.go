@@ -1,0 +1,134 @@
+// Package eval measures context selection on labelled data: it loads the
+// common JSONL format, pads questions into long contexts, scores passages,
+// runs strategies, and reports recall per token against the fixed top-k
+// frontier as a table, JSON and an SVG plot.
+package eval
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Passage is one labelled passage: Gold marks evidence for the answer.
+type Passage struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+	Gold bool   `json:"gold"`
+}
+
+// Record is one question with its passages, in the common format of
+// ../shared/data/README.md.
+type Record struct {
+	ID       string          `json:"id"`
+	Question string          `json:"question"`
+	Answers  []string        `json:"answers"`
+	Passages []Passage       `json:"passages"`
+	Task     string          `json:"task,omitempty"`
+	Meta     json.RawMessage `json:"meta,omitempty"`
+}
+
+// GoldCount is the number of gold passages.
+func (r *Record) GoldCount() int {
+	n := 0
+	for _, p := range r.Passages {
+		if p.Gold {
+			n++
+		}
+	}
+	return n
+}
+
+// maxLine bounds one JSONL record (SummHay records hold ~100 documents).
+const maxLine = 64 << 20
+
+// LoadFile reads a JSONL file, gzip-compressed or plain (detected from the
+// content, not the name).
+func LoadFile(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load dataset: %w", err)
+	}
+	defer f.Close()
+	recs, err := Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("load dataset %s: %w", path, err)
+	}
+	return recs, nil
+}
+
+// Load reads JSONL records from r, transparently decompressing gzip. Every
+// record is checked: an id, a question, unique non-empty passage ids.
+func Load(r io.Reader) ([]Record, error) {
+	br := bufio.NewReader(r)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		defer gz.Close()
+		br = bufio.NewReader(gz)
+	}
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+	var recs []Record
+	seen := map[string]int{}
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var rec Record
+		dec := json.NewDecoder(bytes.NewReader(b))
+		if err := dec.Decode(&rec); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if err := rec.validate(); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if prev, dup := seen[rec.ID]; dup {
+			return nil, fmt.Errorf("line %d: record id %q repeats line %d", line, rec.ID, prev)
+		}
+		seen[rec.ID] = line
+		recs = append(recs, rec)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("a record is longer than %d MiB: %w", maxLine>>20, err)
+		}
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	if len(recs) == 0 {
+		return nil, errors.New("no records")
+	}
+	return recs, nil
+}
+
+func (r *Record) validate() error {
+	if strings.TrimSpace(r.ID) == "" {
+		return errors.New("record without id")
+	}
+	if strings.TrimSpace(r.Question) == "" {
+		return fmt.Errorf("record %q: empty question", r.ID)
+	}
+	if len(r.Passages) == 0 {
+		return fmt.Errorf("record %q: no passages", r.ID)
+	}
+	ids := make(map[string]bool, len(r.Passages))
+	for i, p := range r.Passages {
+		if p.ID == "" {
+			return fmt.Errorf("record %q: passage %d without id", r.ID, i)
+		}
+		if ids[p.ID] {
+			return fmt.Errorf("record %q: duplicate passage id %q", r.ID, p.ID)
+		}
+		ids[p.ID] = true
+	}
+	return nil
+}

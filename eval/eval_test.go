@@ -1,0 +1,237 @@
+package eval
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+	_ "github.com/ctxsel/ctxsel/cutoff"
+)
+
+// fakeScorer and fakeCounter read "score tokens" from each passage text, so
+// every figure below can be worked out by hand.
+type fakeScorer struct{}
+
+func (fakeScorer) Name() string { return "fake" }
+func (fakeScorer) Score(_ context.Context, _ string, ps []string) ([]float64, error) {
+	out := make([]float64, len(ps))
+	for i, p := range ps {
+		out[i], _ = strconv.ParseFloat(strings.Fields(p)[0], 64)
+	}
+	return out, nil
+}
+
+type fakeCounter struct{}
+
+func (fakeCounter) Encoding() string { return "fake" }
+func (fakeCounter) Count(s string) int {
+	n, _ := strconv.Atoi(strings.Fields(s)[1])
+	return n
+}
+
+func handRecords() []Record {
+	p := func(id, text string, gold bool) Passage { return Passage{ID: id, Text: text, Gold: gold} }
+	return []Record{
+		{ID: "q1", Question: "?", Passages: []Passage{p("a", "0.9 10", true), p("b", "0.8 20", false), p("c", "0.5 30", true), p("d", "0.1 40", false)}},
+		{ID: "q2", Question: "?", Passages: []Passage{p("a", "0.7 10", true), p("b", "0.6 10", false), p("c", "0.2 10", false)}},
+		{ID: "q3", Question: "?", Passages: []Passage{p("a", "0.7 10", false)}},
+	}
+}
+
+func TestRunHandComputed(t *testing.T) {
+	specs, err := ctxsel.ParseSpecList("topk:k=1,budget:tokens=25,threshold:min=0.45,topk:k=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), handRecords(), fakeScorer{}, Options{Strategies: specs, Counter: fakeCounter{}, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Questions != 2 || rep.Skipped != 1 || rep.MeanPassages != 3.5 || rep.MeanContextTokens != 65 {
+		t.Fatalf("report header %+v", rep)
+	}
+	wantFrontier := []FrontierPoint{{1, 0.75, 10}, {2, 0.75, 25}, {3, 1, 45}, {4, 1, 65}}
+	if fmt.Sprint(rep.Frontier) != fmt.Sprint(wantFrontier) {
+		t.Fatalf("frontier %v, want %v", rep.Frontier, wantFrontier)
+	}
+	want := []Result{
+		{Strategy: "topk:k=1", N: 2, Recall: 0.75, Precision: 1, AllGold: 0.5, MeanK: 1, MeanTokens: 10,
+			TokenFraction: (0.1 + 1.0/3) / 2, MeanTrueK: 2, DiffK: 1, FrontierRecall: 0.75},
+		{Strategy: "budget:tokens=25", N: 2, Recall: 0.75, Precision: 0.75, AllGold: 0.5, MeanK: 1.5, MeanTokens: 15,
+			TokenFraction: (0.1 + 20.0/30) / 2, MeanTrueK: 2, DiffK: 1.5, FrontierRecall: 0.75},
+		{Strategy: "threshold:min=0.45", N: 2, Recall: 1, Precision: (2.0/3 + 0.5) / 2, AllGold: 1, MeanK: 2.5, MeanTokens: 40,
+			TokenFraction: (0.6 + 20.0/30) / 2, MeanTrueK: 2, DiffK: 0.5, FrontierRecall: 0.9375, GainVsTopK: 0.0625},
+		{Strategy: "topk:k=3", N: 2, Recall: 1, Precision: (2.0/3 + 1.0/3) / 2, AllGold: 1, MeanK: 3, MeanTokens: 45,
+			TokenFraction: (0.6 + 1) / 2, MeanTrueK: 2, DiffK: 1, FrontierRecall: 1},
+	}
+	for i, w := range want {
+		w.ReductionPct = 100 * (1 - w.TokenFraction)
+		g := rep.Results[i]
+		gv, wv := fmt.Sprintf("%+.9v", g), fmt.Sprintf("%+.9v", w)
+		if gv != wv {
+			t.Errorf("result %d:\n got %s\nwant %s", i, gv, wv)
+		}
+	}
+	var table, js, svg bytes.Buffer
+	if err := WriteTable(&table, rep); err != nil || !strings.Contains(table.String(), "threshold:min=0.45") {
+		t.Fatalf("table: %v\n%s", err, table.String())
+	}
+	if err := WriteJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Results) != 4 {
+		t.Fatalf("json: %v %s", err, js.String())
+	}
+	for _, key := range []string{"strategy", "recall", "precision", "mean_k", "mean_tokens", "token_fraction", "gain_vs_topk", "n"} {
+		if _, ok := back.Results[2][key]; !ok {
+			t.Errorf("json result lacks %q", key)
+		}
+	}
+	if err := WritePlot(&svg, rep, "hand <test>"); err != nil || !strings.HasPrefix(svg.String(), "<svg") || !strings.Contains(svg.String(), "hand &lt;test&gt;") {
+		t.Fatalf("plot: %v", err)
+	}
+}
+
+func TestInterpolate(t *testing.T) {
+	pts := []FrontierPoint{{1, 0.5, 10}, {2, 0.5, 10}, {3, 0.9, 30}}
+	cases := map[float64]float64{0: 0, 5: 0.25, 10: 0.5, 20: 0.7, 30: 0.9, 1e9: 0.9}
+	for tok, want := range cases {
+		if got := interpolate(pts, tok); math.Abs(got-want) > 1e-12 {
+			t.Errorf("interpolate(%v) = %v, want %v", tok, got, want)
+		}
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	specs, _ := ctxsel.ParseSpecList("topk:k=1")
+	if _, err := Run(context.Background(), handRecords()[2:], fakeScorer{}, Options{Strategies: specs, Counter: fakeCounter{}}); err == nil {
+		t.Fatal("no error when every record lacks gold")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, handRecords(), NewBM25(), Options{Strategies: specs}); err == nil {
+		t.Fatal("no error on a cancelled context")
+	}
+}
+
+func TestLoad(t *testing.T) {
+	good := `{"id":"q","question":"who?","answers":["x"],"passages":[{"id":"p0","text":"t","gold":true}]}` + "\n\n"
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	w.Write([]byte(good))
+	w.Close()
+	for name, in := range map[string][]byte{"plain": []byte(good), "gzip": gz.Bytes()} {
+		recs, err := Load(bytes.NewReader(in))
+		if err != nil || len(recs) != 1 || recs[0].GoldCount() != 1 {
+			t.Errorf("%s: %v %v", name, recs, err)
+		}
+	}
+	bad := map[string]string{
+		"not json":        "{",
+		"no id":           `{"question":"q","passages":[{"id":"a","text":""}]}`,
+		"no question":     `{"id":"q","passages":[{"id":"a","text":""}]}`,
+		"no passages":     `{"id":"q","question":"q"}`,
+		"dup passage":     `{"id":"q","question":"q","passages":[{"id":"a"},{"id":"a"}]}`,
+		"dup record":      good + good,
+		"empty":           "",
+		"passage without": `{"id":"q","question":"q","passages":[{"text":"x"}]}`,
+	}
+	for name, in := range bad {
+		if _, err := Load(strings.NewReader(in)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := Load(strings.NewReader(good + "{\n")); err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("error does not name the line: %v", err)
+	}
+}
+
+func TestPool(t *testing.T) {
+	var recs []Record
+	for q := range 30 {
+		r := Record{ID: fmt.Sprintf("q%d", q), Question: "?"}
+		for p := range 5 {
+			r.Passages = append(r.Passages, Passage{ID: fmt.Sprintf("p%d", p), Text: fmt.Sprintf("text %d-%d", q, p), Gold: p == 0})
+		}
+		recs = append(recs, r)
+	}
+	recs[1].Passages[3].Text = recs[0].Passages[0].Text // same text as q0's gold
+	a, err := Pool(recs, 50, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Pool(recs, 50, 7)
+	c, _ := Pool(recs, 50, 8)
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatal("same seed, different pools")
+	}
+	if fmt.Sprint(a) == fmt.Sprint(c) {
+		t.Fatal("different seeds, same pools")
+	}
+	for i, r := range a {
+		if len(r.Passages) != 50 {
+			t.Fatalf("record %d has %d passages", i, len(r.Passages))
+		}
+		texts, ids := map[string]bool{}, map[string]bool{}
+		own := 0
+		for _, p := range r.Passages {
+			if texts[p.Text] || ids[p.ID] {
+				t.Fatalf("record %d: duplicate passage %+v", i, p)
+			}
+			texts[p.Text], ids[p.ID] = true, true
+			if !strings.Contains(p.ID, "/") {
+				own++
+			} else if p.Gold {
+				t.Fatalf("record %d: drawn passage %s marked gold", i, p.ID)
+			}
+		}
+		if own != 5 || r.GoldCount() != 1 {
+			t.Fatalf("record %d: %d own passages, %d gold", i, own, r.GoldCount())
+		}
+	}
+	// Only 15 passages exist, and one of q1's repeats q0's gold text: 14 distinct.
+	small, _ := Pool(recs[:3], 1000, 1)
+	if len(small[0].Passages) != 14 || len(small[2].Passages) != 14 {
+		t.Fatalf("want every available passage, got %d", len(small[0].Passages))
+	}
+	if len(recs[0].Passages) != 5 {
+		t.Fatal("Pool modified its input")
+	}
+}
+
+func TestBM25(t *testing.T) {
+	s := NewBM25()
+	scores, err := s.Score(context.Background(), "Who founded the Acme rocket company?",
+		[]string{"Acme rocket company was founded by Wile E. Coyote.", "A recipe for bread.", "Rocket science is hard.", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(scores[0] > scores[2] && scores[2] > scores[1] && scores[1] == 0 && scores[3] == 0) {
+		t.Fatalf("scores %v", scores)
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte(`{"id":"q","question":"who?","passages":[{"id":"p0","text":"t","gold":true}]}`))
+	f.Add([]byte{0x1f, 0x8b, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		recs, err := Load(bytes.NewReader(b))
+		if err == nil {
+			for _, r := range recs {
+				if r.validate() != nil {
+					t.Fatal("returned an invalid record")
+				}
+			}
+		}
+	})
+}

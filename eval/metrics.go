@@ -1,0 +1,136 @@
+package eval
+
+import "sort"
+
+// Result is one strategy's figures over a data set. Averages are over the
+// questions that have at least one gold passage.
+type Result struct {
+	Strategy string `json:"strategy"`
+	// N is the number of questions measured.
+	N int `json:"n"`
+	// Recall is the mean of gold selected / gold.
+	Recall float64 `json:"recall"`
+	// Precision is the mean of gold selected / selected (an empty
+	// selection counts as 0).
+	Precision float64 `json:"precision"`
+	// AllGold is the fraction of questions with every gold passage selected.
+	AllGold    float64 `json:"all_gold"`
+	MeanK      float64 `json:"mean_k"`
+	MeanTokens float64 `json:"mean_tokens"`
+	// TokenFraction is the mean of selected tokens / all tokens of the
+	// question's context; ReductionPct is 100·(1 − TokenFraction).
+	TokenFraction float64 `json:"token_fraction"`
+	ReductionPct  float64 `json:"reduction_pct"`
+	// MeanTrueK is the mean oracle k: the smallest top-k holding every gold
+	// passage. DiffK is the mean of |k − true-k|.
+	MeanTrueK float64 `json:"mean_true_k"`
+	DiffK     float64 `json:"diff_k"`
+	// FrontierRecall is the recall of fixed top-k linearly interpolated at
+	// this strategy's MeanTokens; GainVsTopK = Recall − FrontierRecall, the
+	// headline figure: positive means better recall than fixed top-k at
+	// the same mean budget.
+	FrontierRecall float64 `json:"frontier_recall"`
+	GainVsTopK     float64 `json:"gain_vs_topk"`
+}
+
+// FrontierPoint is fixed top-k at one k: mean recall and mean tokens.
+type FrontierPoint struct {
+	K          int     `json:"k"`
+	Recall     float64 `json:"recall"`
+	MeanTokens float64 `json:"mean_tokens"`
+}
+
+// questionStats are one question's facts the aggregates need.
+type questionStats struct {
+	gold          int
+	totalTokens   int
+	trueK         int
+	goldPrefix    []int // goldPrefix[k] = gold among the top k
+	tokenPrefix   []int // tokenPrefix[k] = tokens of the top k
+	perStrategy   []selStats
+	contextLength int
+}
+
+type selStats struct{ k, gold, tokens int }
+
+// frontier averages fixed top-k over questions for k = 1 … the largest
+// context; a question with fewer passages contributes all of them.
+func frontier(qs []questionStats) []FrontierPoint {
+	maxN := 0
+	for _, q := range qs {
+		maxN = max(maxN, len(q.goldPrefix)-1)
+	}
+	pts := make([]FrontierPoint, maxN)
+	for k := 1; k <= maxN; k++ {
+		var r, tok float64
+		for _, q := range qs {
+			kk := min(k, len(q.goldPrefix)-1)
+			r += float64(q.goldPrefix[kk]) / float64(q.gold)
+			tok += float64(q.tokenPrefix[kk])
+		}
+		n := float64(len(qs))
+		pts[k-1] = FrontierPoint{K: k, Recall: r / n, MeanTokens: tok / n}
+	}
+	return pts
+}
+
+// interpolate returns the frontier's recall at a mean token count: linear
+// between neighbouring k, from (0 tokens, 0 recall) below k = 1, and flat
+// past the largest k.
+func interpolate(pts []FrontierPoint, tokens float64) float64 {
+	if len(pts) == 0 {
+		return 0
+	}
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].MeanTokens >= tokens })
+	if i == len(pts) {
+		return pts[len(pts)-1].Recall
+	}
+	x1, y1 := pts[i].MeanTokens, pts[i].Recall
+	x0, y0 := 0.0, 0.0
+	if i > 0 {
+		x0, y0 = pts[i-1].MeanTokens, pts[i-1].Recall
+	}
+	if x1 == x0 {
+		return y1
+	}
+	return y0 + (y1-y0)*(tokens-x0)/(x1-x0)
+}
+
+func aggregate(name string, idx int, qs []questionStats, pts []FrontierPoint) Result {
+	r := Result{Strategy: name, N: len(qs)}
+	if len(qs) == 0 {
+		return r
+	}
+	for _, q := range qs {
+		s := q.perStrategy[idx]
+		r.Recall += float64(s.gold) / float64(q.gold)
+		if s.k > 0 {
+			r.Precision += float64(s.gold) / float64(s.k)
+		}
+		if s.gold == q.gold {
+			r.AllGold++
+		}
+		r.MeanK += float64(s.k)
+		r.MeanTokens += float64(s.tokens)
+		if q.totalTokens > 0 {
+			r.TokenFraction += float64(s.tokens) / float64(q.totalTokens)
+		}
+		r.MeanTrueK += float64(q.trueK)
+		r.DiffK += absInt(s.k - q.trueK)
+	}
+	n := float64(len(qs))
+	for _, p := range []*float64{&r.Recall, &r.Precision, &r.AllGold, &r.MeanK, &r.MeanTokens, &r.TokenFraction, &r.MeanTrueK, &r.DiffK} {
+		*p /= n
+	}
+	r.ReductionPct = 100 * (1 - r.TokenFraction)
+	r.FrontierRecall = interpolate(pts, r.MeanTokens)
+	r.GainVsTopK = r.Recall - r.FrontierRecall
+	return r
+}
+
+func absInt(x int) float64 {
+	if x < 0 {
+		return float64(-x)
+	}
+	return float64(x)
+}

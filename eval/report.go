@@ -1,0 +1,36 @@
+package eval
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// WriteTable prints the report as an aligned table.
+func WriteTable(w io.Writer, rep *Report) error {
+	fmt.Fprintf(w, "scorer %s · tokens %s · %d questions (%d skipped: no gold) · %.0f passages and %.0f tokens per context · %.2f gold per question\n\n",
+		rep.Scorer, rep.Encoding, rep.Questions, rep.Skipped, rep.MeanPassages, rep.MeanContextTokens, rep.MeanGold)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "strategy\trecall\tprecision\tall-gold\tmean k\tmean tokens\ttoken %\treduction %\ttrue-k\tdiff-k\ttop-k@tokens\tgain\t")
+	for _, r := range rep.Results {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.1f\t%.0f\t%.2f\t%.1f\t%.1f\t%.1f\t%.3f\t%+.3f\t\n",
+			r.Strategy, r.Recall, r.Precision, r.AllGold, r.MeanK, r.MeanTokens, 100*r.TokenFraction, r.ReductionPct,
+			r.MeanTrueK, r.DiffK, r.FrontierRecall, r.GainVsTopK)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	_, err := fmt.Fprintln(w, "\ngain = recall − recall of fixed top-k interpolated at the same mean tokens (top-k@tokens); positive beats the fixed-k frontier.")
+	return err
+}
+
+// WriteJSON writes the report, one object per strategy under "results".
+func WriteJSON(w io.Writer, rep *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}

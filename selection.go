@@ -1,0 +1,221 @@
+package ctxsel
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Order is the order in which selected passages are returned.
+type Order int
+
+const (
+	// RankOrder returns passages best first.
+	RankOrder Order = iota
+	// DocumentOrder returns passages in their input (document) order.
+	DocumentOrder
+	// EdgesOrder puts the best passages at both ends and the weakest in the
+	// middle, where long-context readers attend least ("lost in the middle").
+	EdgesOrder
+)
+
+// ParseOrder reads "rank", "document" or "edges".
+func ParseOrder(s string) (Order, error) {
+	switch s {
+	case "", "rank":
+		return RankOrder, nil
+	case "document", "doc":
+		return DocumentOrder, nil
+	case "edges":
+		return EdgesOrder, nil
+	}
+	return 0, invalidf("order %q: want rank, document or edges", s)
+}
+
+func (o Order) String() string {
+	switch o {
+	case DocumentOrder:
+		return "document"
+	case EdgesOrder:
+		return "edges"
+	}
+	return "rank"
+}
+
+// Caps bound any strategy's choice. Zero means no bound. MaxTokens is a hard
+// limit and wins over MinK: it drops the weakest selected passages until the
+// rest fits, stopping before the passage that would cross it.
+type Caps struct {
+	MinK      int `json:"min_k,omitempty"`
+	MaxK      int `json:"max_k,omitempty"`
+	MaxTokens int `json:"max_tokens,omitempty"`
+}
+
+// Validate reports caps that cannot be met.
+func (c Caps) Validate() error {
+	switch {
+	case c.MinK < 0 || c.MaxK < 0 || c.MaxTokens < 0:
+		return invalidf("caps must not be negative (min_k=%d max_k=%d max_tokens=%d)", c.MinK, c.MaxK, c.MaxTokens)
+	case c.MaxK > 0 && c.MinK > c.MaxK:
+		return invalidf("min_k=%d exceeds max_k=%d", c.MinK, c.MaxK)
+	}
+	return nil
+}
+
+// Decision says what decided a cut: the gap, knee, threshold, mass or band
+// that a strategy found, at which rank, with the scores either side.
+type Decision struct {
+	// Kind is one of fixed, budget, all, gap, knee, threshold, mass, band.
+	Kind string `json:"kind"`
+	// Rank is the rank (0 = best) where the decision fell: the last rank
+	// before the gap or knee, the last rank kept by a threshold.
+	Rank int `json:"rank"`
+	// Value is the deciding quantity: the gap size, the knee height, the
+	// threshold, the probability mass reached, the token budget.
+	Value float64 `json:"value"`
+	// Above and Below are the scores at Rank and Rank+1 (when they exist).
+	Above *float64 `json:"above,omitempty"`
+	Below *float64 `json:"below,omitempty"`
+	// SearchFrom and SearchTo bound the ranks a search looked at (gap
+	// indices for Adaptive-k), when the strategy restricts its search.
+	SearchFrom *int `json:"search_from,omitempty"`
+	SearchTo   *int `json:"search_to,omitempty"`
+}
+
+// Cut is a strategy's raw decision: ranks [Start, End) are selected.
+type Cut struct {
+	Start, End int
+	Decision   Decision
+	Reason     string
+}
+
+// Explanation tells a user why a selection is what it is.
+type Explanation struct {
+	Strategy string             `json:"strategy"`
+	Params   map[string]float64 `json:"params"`
+	Caps     Caps               `json:"caps"`
+	N        int                `json:"n"`
+	// StrategyK is how many passages the strategy chose before caps.
+	StrategyK int `json:"strategy_k"`
+	// Start is the first selected rank (non-zero only for band strategies).
+	Start       int      `json:"start"`
+	K           int      `json:"k"`
+	Decision    Decision `json:"decision"`
+	Reason      string   `json:"reason"`
+	CapsApplied []string `json:"caps_applied,omitempty"`
+	Tokens      int      `json:"tokens"`
+	TotalTokens int      `json:"total_tokens"`
+}
+
+// Selection is the result of Select.
+type Selection struct {
+	// IDs are the selected candidates' ids in the requested order.
+	IDs []string `json:"ids"`
+	// Indices are their input positions, in the same order.
+	Indices     []int       `json:"indices"`
+	K           int         `json:"k"`
+	Tokens      int         `json:"tokens"`
+	Explanation Explanation `json:"explanation"`
+}
+
+// Strategy decides where to cut a similarity curve. Implementations are pure
+// functions of the curve (no I/O) and must not keep it.
+type Strategy interface {
+	Name() string
+	// Params returns every parameter with the value in use, defaults included.
+	Params() map[string]float64
+	Cut(c *Curve) (Cut, error)
+}
+
+// Select applies a strategy and caps to a curve.
+func Select(c *Curve, s Strategy, caps Caps, order Order) (Selection, error) {
+	if c == nil || c.Len() == 0 {
+		return Selection{}, invalidf("no candidates")
+	}
+	if s == nil {
+		return Selection{}, invalidf("no strategy")
+	}
+	if err := caps.Validate(); err != nil {
+		return Selection{}, err
+	}
+	cut, err := s.Cut(c)
+	if err != nil {
+		return Selection{}, fmt.Errorf("strategy %s: %w", s.Name(), err)
+	}
+	n := c.Len()
+	if cut.Start < 0 || cut.End < cut.Start || cut.End > n {
+		return Selection{}, fmt.Errorf("strategy %s returned an invalid band [%d, %d) of %d", s.Name(), cut.Start, cut.End, n)
+	}
+	start, end := cut.Start, cut.End
+	var applied []string
+	if caps.MinK > 0 && end-start < caps.MinK && end < n {
+		end = min(n, start+caps.MinK)
+		applied = append(applied, "min_k")
+	}
+	if caps.MaxK > 0 && end-start > caps.MaxK {
+		end = start + caps.MaxK
+		applied = append(applied, "max_k")
+	}
+	ranked := c.Top(end)[start:end]
+	tokens := 0
+	for i, idx := range ranked {
+		t := c.TokensOf(idx)
+		if caps.MaxTokens > 0 && tokens+t > caps.MaxTokens {
+			ranked = ranked[:i]
+			end = start + i
+			applied = append(applied, "max_tokens")
+			break
+		}
+		tokens += t
+	}
+	ordered := arrange(ranked, order)
+	sel := Selection{
+		IDs:     make([]string, len(ordered)),
+		Indices: ordered,
+		K:       len(ordered),
+		Tokens:  tokens,
+		Explanation: Explanation{
+			Strategy:    s.Name(),
+			Params:      s.Params(),
+			Caps:        caps,
+			N:           n,
+			StrategyK:   cut.End - cut.Start,
+			Start:       start,
+			K:           end - start,
+			Decision:    cut.Decision,
+			Reason:      cut.Reason,
+			CapsApplied: applied,
+			Tokens:      tokens,
+			TotalTokens: c.TotalTokens(),
+		},
+	}
+	for i, idx := range ordered {
+		sel.IDs[i] = c.cands[idx].ID
+	}
+	return sel, nil
+}
+
+// arrange returns a fresh slice of the ranked input indices in the given order.
+func arrange(ranked []int, order Order) []int {
+	out := slices.Clone(ranked)
+	if out == nil {
+		out = []int{}
+	}
+	switch order {
+	case DocumentOrder:
+		slices.Sort(out)
+	case EdgesOrder:
+		// ranks 0,2,4,… from the front, then …,5,3,1 at the back.
+		k := len(ranked)
+		front, back := 0, k-1
+		for r, idx := range ranked {
+			if r%2 == 0 {
+				out[front] = idx
+				front++
+			} else {
+				out[back] = idx
+				back--
+			}
+		}
+	}
+	return out
+}

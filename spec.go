@@ -1,0 +1,255 @@
+package ctxsel
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Spec names a strategy and its parameters, as written on a command line or in
+// a request: "adaptivek:head=0.05,buffer=3,max_k=20". Caps (min_k, max_k,
+// max_tokens) may appear among the parameters of any strategy.
+type Spec struct {
+	Name   string
+	Params map[string]float64
+}
+
+func (s Spec) String() string {
+	if len(s.Params) == 0 {
+		return s.Name
+	}
+	keys := slices.Sorted(maps.Keys(s.Params))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + strconv.FormatFloat(s.Params[k], 'g', -1, 64)
+	}
+	return s.Name + ":" + strings.Join(parts, ",")
+}
+
+// ParseSpec parses one strategy spec: NAME or NAME:key=value,key=value.
+func ParseSpec(text string) (Spec, error) {
+	specs, err := ParseSpecList(text)
+	if err != nil {
+		return Spec{}, err
+	}
+	if len(specs) != 1 {
+		return Spec{}, invalidf("%q names %d strategies, want one", text, len(specs))
+	}
+	return specs[0], nil
+}
+
+// ParseSpecList parses a comma-separated list of specs, where a bare
+// key=value continues the strategy before it:
+// "topk:k=10,adaptivek,adaptivek:head=0.05,tail=0.2,knee".
+func ParseSpecList(text string) ([]Spec, error) {
+	var specs []Spec
+	for _, tok := range strings.Split(text, ",") {
+		tok = strings.TrimSpace(tok)
+		if tok == "" {
+			continue
+		}
+		name, kv, hasColon := strings.Cut(tok, ":")
+		if !hasColon && strings.Contains(tok, "=") {
+			if len(specs) == 0 {
+				return nil, invalidf("parameter %q comes before any strategy name", tok)
+			}
+			if err := addParam(&specs[len(specs)-1], tok); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		name = strings.ToLower(strings.TrimSpace(name))
+		if !isIdent(name) {
+			return nil, invalidf("strategy spec %q: the name must be letters, digits and _", tok)
+		}
+		sp := Spec{Name: name, Params: map[string]float64{}}
+		if hasColon && strings.TrimSpace(kv) != "" {
+			if err := addParam(&sp, kv); err != nil {
+				return nil, err
+			}
+		}
+		specs = append(specs, sp)
+	}
+	if len(specs) == 0 {
+		return nil, invalidf("no strategy given")
+	}
+	return specs, nil
+}
+
+func addParam(sp *Spec, kv string) error {
+	k, v, ok := strings.Cut(kv, "=")
+	k = strings.ToLower(strings.TrimSpace(k))
+	if !ok || !isIdent(k) {
+		return invalidf("strategy %s: parameter %q is not key=value (keys are letters, digits and _)", sp.Name, kv)
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return invalidf("strategy %s: parameter %s=%q is not a finite number", sp.Name, k, v)
+	}
+	if _, dup := sp.Params[k]; dup {
+		return invalidf("strategy %s: parameter %s given twice", sp.Name, k)
+	}
+	sp.Params[k] = f
+	return nil
+}
+
+// ParamDef documents and bounds one strategy parameter.
+type ParamDef struct {
+	Name    string  `json:"name"`
+	Default float64 `json:"default"`
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
+	// MinExclusive makes Min an open bound (p > 0 rather than p >= 0).
+	MinExclusive bool   `json:"min_exclusive,omitempty"`
+	Integer      bool   `json:"integer,omitempty"`
+	Doc          string `json:"doc"`
+}
+
+func (p ParamDef) check(strategy string, v float64) error {
+	bad := v < p.Min || v > p.Max || (p.MinExclusive && v == p.Min)
+	if bad {
+		lo := "["
+		if p.MinExclusive {
+			lo = "("
+		}
+		return invalidf("strategy %s: %s=%v out of range %s%v, %v]", strategy, p.Name, v, lo, p.Min, p.Max)
+	}
+	if p.Integer && v != math.Trunc(v) {
+		return invalidf("strategy %s: %s=%v must be a whole number", strategy, p.Name, v)
+	}
+	return nil
+}
+
+// Def describes a strategy: its name, what it does, its parameters and a
+// constructor that receives every parameter, defaults filled in and checked.
+type Def struct {
+	Name   string                                            `json:"name"`
+	Doc    string                                            `json:"doc"`
+	Params []ParamDef                                        `json:"params"`
+	New    func(params map[string]float64) (Strategy, error) `json:"-"`
+}
+
+// CapParams are the parameters every strategy accepts.
+var CapParams = []ParamDef{
+	{Name: "min_k", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at least this many passages (0 = no minimum); max_tokens still wins"},
+	{Name: "max_k", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at most this many passages (0 = no maximum)"},
+	{Name: "max_tokens", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "stop before the passage that would push the total past this many tokens (0 = no limit)"},
+}
+
+var registry = struct {
+	sync.RWMutex
+	defs map[string]Def
+}{defs: map[string]Def{}}
+
+// Register makes a strategy available to New by name. It panics on a
+// duplicate or malformed definition: that is a programming error at init.
+func Register(d Def) {
+	registry.Lock()
+	defer registry.Unlock()
+	if d.Name == "" || d.New == nil {
+		panic("ctxsel: Register of a strategy without name or constructor")
+	}
+	if _, dup := registry.defs[d.Name]; dup {
+		panic("ctxsel: strategy " + d.Name + " registered twice")
+	}
+	registry.defs[d.Name] = d
+}
+
+// Defs lists the registered strategies by name.
+func Defs() []Def {
+	registry.RLock()
+	defer registry.RUnlock()
+	out := slices.Collect(maps.Values(registry.defs))
+	slices.SortFunc(out, func(a, b Def) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Lookup returns the definition of a registered strategy.
+func Lookup(name string) (Def, bool) {
+	registry.RLock()
+	defer registry.RUnlock()
+	d, ok := registry.defs[name]
+	return d, ok
+}
+
+// New builds the strategy and caps a spec names, checking every parameter
+// against its definition and filling in defaults.
+func New(sp Spec) (Strategy, Caps, error) {
+	def, ok := Lookup(sp.Name)
+	if !ok {
+		names := make([]string, 0)
+		for _, d := range Defs() {
+			names = append(names, d.Name)
+		}
+		return nil, Caps{}, invalidf("unknown strategy %q (known: %s)", sp.Name, strings.Join(names, ", "))
+	}
+	params := make(map[string]float64, len(def.Params))
+	for _, p := range def.Params {
+		params[p.Name] = p.Default
+	}
+	var caps Caps
+	for k, v := range sp.Params {
+		// A strategy's own parameter wins over a cap of the same name (topp's
+		// min_k is part of its definition, with its own default).
+		own := slices.IndexFunc(def.Params, func(p ParamDef) bool { return p.Name == k })
+		if i := slices.IndexFunc(CapParams, func(p ParamDef) bool { return p.Name == k }); i >= 0 && own < 0 {
+			if err := CapParams[i].check(sp.Name, v); err != nil {
+				return nil, Caps{}, err
+			}
+			switch k {
+			case "min_k":
+				caps.MinK = int(v)
+			case "max_k":
+				caps.MaxK = int(v)
+			case "max_tokens":
+				caps.MaxTokens = int(v)
+			}
+			continue
+		}
+		i := own
+		if i < 0 {
+			known := make([]string, 0, len(def.Params)+len(CapParams))
+			for _, p := range def.Params {
+				known = append(known, p.Name)
+			}
+			for _, p := range CapParams {
+				known = append(known, p.Name)
+			}
+			return nil, Caps{}, invalidf("strategy %s: unknown parameter %q (known: %s)", sp.Name, k, strings.Join(known, ", "))
+		}
+		if err := def.Params[i].check(sp.Name, v); err != nil {
+			return nil, Caps{}, err
+		}
+		params[k] = v
+	}
+	if err := caps.Validate(); err != nil {
+		return nil, Caps{}, fmt.Errorf("strategy %s: %w", sp.Name, err)
+	}
+	s, err := def.New(params)
+	if err != nil {
+		return nil, Caps{}, fmt.Errorf("strategy %s: %w", sp.Name, err)
+	}
+	return s, caps, nil
+}
+
+// Parse is ParseSpec followed by New.
+func Parse(text string) (Strategy, Caps, error) {
+	sp, err := ParseSpec(text)
+	if err != nil {
+		return nil, Caps{}, err
+	}
+	return New(sp)
+}
+
+func isIdent(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return s != ""
+}
