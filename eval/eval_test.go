@@ -235,3 +235,17 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+func TestCurves(t *testing.T) {
+	curves, skipped, err := Curves(context.Background(), handRecords(), fakeScorer{}, fakeCounter{}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if skipped != 1 || len(curves) != 2 {
+		t.Fatalf("%d curves, %d skipped", len(curves), skipped)
+	}
+	c := curves[0]
+	if c.RecordID != "q1" || fmt.Sprint(c.Scores) != "[0.9 0.8 0.5 0.1]" || fmt.Sprint(c.Tokens) != "[10 20 30 40]" || fmt.Sprint(c.Gold) != "[true false true false]" {
+		t.Fatalf("curve %+v", c)
+	}
+}

@@ -78,17 +78,7 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 		return nil, fmt.Errorf("eval: none of %d records has a gold passage", len(recs))
 	}
 	if p, ok := scorer.(Preparer); ok {
-		var texts []string
-		seen := map[string]bool{}
-		for _, r := range kept {
-			for _, ps := range r.Passages {
-				if !seen[ps.Text] {
-					seen[ps.Text] = true
-					texts = append(texts, ps.Text)
-				}
-			}
-		}
-		if err := p.Prepare(ctx, texts, opt.PrepareProgress); err != nil {
+		if err := p.Prepare(ctx, uniqueTexts(kept), opt.PrepareProgress); err != nil {
 			return nil, fmt.Errorf("eval: prepare %s: %w", scorer.Name(), err)
 		}
 	}
