@@ -65,4 +65,3 @@ func BenchmarkKnee(b *testing.B) {
 		})
 	}
 }
-
