@@ -72,13 +72,20 @@ func WritePlot(w io.Writer, rep *Report, title string) error {
 		}
 	}
 	palette := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22"}
+	colour := 0
 	for i, r := range rep.Results {
-		c := palette[i%len(palette)]
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" fill="%s"><title>%s: recall %.3f at %.0f tokens (gain %+.3f)</title></circle>`+"\n",
-			x(r.MeanTokens), y(r.Recall), c, html.EscapeString(r.Strategy), r.Recall, r.MeanTokens, r.GainVsTopK)
+		// Fixed top-k lies on the frontier by definition: hollow grey rings,
+		// so the adaptive strategies stand out.
+		fill, stroke := "white", "#555"
+		if !strings.HasPrefix(r.Strategy, "topk:") {
+			fill, stroke = palette[colour%len(palette)], "none"
+			colour++
+		}
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s: recall %.3f at %.0f tokens (gain %+.3f)</title></circle>`+"\n",
+			x(r.MeanTokens), y(r.Recall), fill, stroke, html.EscapeString(r.Strategy), r.Recall, r.MeanTokens, r.GainVsTopK)
 		ly := float64(top) + 10 + 18*float64(i)
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" fill="%s"/><text x="%.1f" y="%.1f">%s (%+.3f)</text>`+"\n",
-			float64(width-right)+14, ly, c, float64(width-right)+24, ly+4, html.EscapeString(r.Strategy), r.GainVsTopK)
+		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" fill="%s" stroke="%s" stroke-width="1.5"/><text x="%.1f" y="%.1f">%s (%+.3f)</text>`+"\n",
+			float64(width-right)+14, ly, fill, stroke, float64(width-right)+24, ly+4, html.EscapeString(r.Strategy), r.GainVsTopK)
 	}
 	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888" stroke-width="2"/><text x="%.1f" y="%.1f">fixed top-k frontier</text>`+"\n",
 		float64(width-right)+8, float64(top)+10+18*float64(len(rep.Results)), float64(width-right)+20, float64(top)+10+18*float64(len(rep.Results)),
