@@ -1,0 +1,381 @@
+// Package ollama embeds texts through a local (or remote) Ollama server.
+//
+// It sends POST {BaseURL}/api/embed with
+//
+//	{"model": ..., "input": [...], "truncate": bool, "keep_alive": ..., "dimensions": n}
+//
+// (optional fields only when set) in batches of Options.BatchSize texts, and
+// reads {"model": ..., "embeddings": [[...], ...]}. Results are validated:
+// one vector per input, one dimension across all batches (equal to
+// Options.Dimensions when set), no NaN or Inf.
+//
+// Failed requests are retried with exponential backoff and jitter on 429, 5xx
+// and network errors (e.g. the server still starting), honouring Retry-After;
+// other 4xx — such as 404 for a model that has not been pulled — fail at once
+// with the server's {"error": "..."} in the message.
+//
+// The base URL is Options.BaseURL, else $OLLAMA_HOST (parsed the way the
+// ollama CLI does: "host", "host:port", ":port", "http(s)://host[:port]"),
+// else http://127.0.0.1:11434.
+//
+// Embed prepends Options.PassagePrefix and EmbedQuery Options.QueryPrefix
+// (nomic-embed-text, for one, expects "search_document: " and
+// "search_query: "). ModelID covers the host, model, dimensions, truncation
+// and both prefixes. It does not cover the weights behind a mutable tag such
+// as ":latest"; pin a specific tag when caching vectors.
+//
+// # Real server tests
+//
+// The package tests run against local httptest servers. To also run against
+// a real Ollama set
+//
+//	CTXSEL_TEST_OLLAMA_HOST   e.g. http://127.0.0.1:11434
+//	CTXSEL_TEST_OLLAMA_MODEL  e.g. nomic-embed-text (already pulled)
+//
+// and run go test ./embed/ollama -run Real -v.
+package ollama
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/internal/httpretry"
+)
+
+// Defaults for zero-valued Options fields.
+const (
+	DefaultBaseURL     = "http://127.0.0.1:11434"
+	DefaultBatchSize   = 32
+	DefaultMaxRetries  = 4
+	DefaultTimeout     = 60 * time.Second
+	DefaultConcurrency = 1
+)
+
+// EnvHost is consulted for the server address when Options.BaseURL is empty.
+const EnvHost = "OLLAMA_HOST"
+
+// Options configures a Client. Only Model is required.
+type Options struct {
+	// BaseURL of the server, e.g. "http://127.0.0.1:11434" (a trailing
+	// "/api" or "/" is ignored). Default $OLLAMA_HOST, else DefaultBaseURL.
+	BaseURL string
+	// Model name, e.g. "nomic-embed-text:v1.5".
+	Model string
+	// Dimensions, when > 0, is sent as "dimensions" (models that support
+	// shortened vectors) and every vector must have it.
+	Dimensions int
+	// Truncate, when non-nil, is sent as "truncate": true cuts inputs to
+	// the model's context length, false makes over-long inputs an error.
+	// nil leaves the server default (true).
+	Truncate *bool
+	// KeepAlive, when non-empty, is sent as "keep_alive": how long the
+	// model stays loaded after the request, as a Go duration ("10m",
+	// "0s" unloads at once, "-1s" keeps it forever).
+	KeepAlive string
+	// APIKey, when set, is sent as "Authorization: Bearer" (Ollama behind
+	// an authenticating proxy, or ollama.com). No environment fallback.
+	APIKey string
+	// BatchSize is the most texts per request. Default DefaultBatchSize.
+	BatchSize int
+	// Concurrency is the most requests in flight per Embed call.
+	// Default DefaultConcurrency.
+	Concurrency int
+	// MaxRetries per request: 0 means DefaultMaxRetries, < 0 means none.
+	MaxRetries int
+	// Timeout per request attempt (the first one may include loading the
+	// model). Default DefaultTimeout.
+	Timeout time.Duration
+	// RetryBaseDelay is the first backoff wait (doubling per retry, with
+	// jitter); RetryMaxDelay caps any wait, Retry-After included.
+	// Defaults 500ms and 30s.
+	RetryBaseDelay time.Duration
+	RetryMaxDelay  time.Duration
+	// HTTPClient sends the requests. Default http.DefaultClient.
+	HTTPClient *http.Client
+	// Header holds extra request headers.
+	Header http.Header
+	// QueryPrefix is prepended to texts by EmbedQuery, PassagePrefix to
+	// texts by Embed.
+	QueryPrefix   string
+	PassagePrefix string
+
+	// sleep replaces the backoff timer in tests.
+	sleep func(context.Context, time.Duration) error
+}
+
+// Client is an embed.Embedder and embed.QueryEmbedder for an Ollama server.
+// It is safe for concurrent use.
+type Client struct {
+	opts     Options
+	endpoint string
+	modelID  string
+	client   *http.Client
+	policy   httpretry.Policy
+}
+
+var (
+	_ embed.Embedder      = (*Client)(nil)
+	_ embed.QueryEmbedder = (*Client)(nil)
+)
+
+// New validates opts, fills in defaults and returns a Client. It does not
+// contact the server.
+func New(opts Options) (*Client, error) {
+	if strings.TrimSpace(opts.Model) == "" {
+		return nil, errors.New("ollama: Options.Model is required")
+	}
+	if opts.Dimensions < 0 {
+		return nil, fmt.Errorf("ollama: Options.Dimensions is negative (%d)", opts.Dimensions)
+	}
+	if opts.KeepAlive != "" {
+		if _, err := time.ParseDuration(opts.KeepAlive); err != nil {
+			return nil, fmt.Errorf("ollama: Options.KeepAlive: %w", err)
+		}
+	}
+	base := strings.TrimSpace(opts.BaseURL)
+	if base == "" {
+		base = strings.TrimSpace(os.Getenv(EnvHost))
+	}
+	u, err := ParseHost(base)
+	if err != nil {
+		return nil, fmt.Errorf("ollama: %w", err)
+	}
+	path := strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/api")
+	u.Path, u.RawPath = path, ""
+	endpoint := u.String() + "/api/embed"
+
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = DefaultBatchSize
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	switch {
+	case opts.MaxRetries == 0:
+		opts.MaxRetries = DefaultMaxRetries
+	case opts.MaxRetries < 0:
+		opts.MaxRetries = 0
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	client := opts.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+
+	id := url.Values{}
+	id.Set("base", u.Host+path)
+	id.Set("model", opts.Model)
+	if opts.Dimensions > 0 {
+		id.Set("dims", strconv.Itoa(opts.Dimensions))
+	}
+	if opts.Truncate != nil {
+		id.Set("truncate", strconv.FormatBool(*opts.Truncate))
+	}
+	if opts.QueryPrefix != "" {
+		id.Set("query", opts.QueryPrefix)
+	}
+	if opts.PassagePrefix != "" {
+		id.Set("passage", opts.PassagePrefix)
+	}
+
+	return &Client{
+		opts:     opts,
+		endpoint: endpoint,
+		modelID:  "ollama:" + id.Encode(),
+		client:   client,
+		policy: httpretry.Policy{
+			MaxRetries:   opts.MaxRetries,
+			BaseDelay:    opts.RetryBaseDelay,
+			MaxDelay:     opts.RetryMaxDelay,
+			Timeout:      opts.Timeout,
+			ErrorMessage: errorMessage,
+			Sleep:        opts.sleep,
+		},
+	}, nil
+}
+
+// ParseHost turns an OLLAMA_HOST-style address into a base URL the way the
+// ollama CLI does: no scheme means http; a missing or invalid port means
+// 11434 (80/443 when the scheme is given explicitly); "" means
+// http://127.0.0.1:11434.
+func ParseHost(s string) (*url.URL, error) {
+	s = strings.TrimSpace(s)
+	defaultPort := "11434"
+	scheme, hostport, ok := strings.Cut(s, "://")
+	switch {
+	case !ok:
+		scheme, hostport = "http", s
+	case scheme == "http":
+		defaultPort = "80"
+	case scheme == "https":
+		defaultPort = "443"
+	default:
+		return nil, fmt.Errorf("host %q: scheme must be http or https", s)
+	}
+	hostport, path, _ := strings.Cut(hostport, "/")
+	if strings.ContainsAny(hostport, "@?#") {
+		return nil, fmt.Errorf("host %q: want [http(s)://]host[:port][/path]", s)
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = "127.0.0.1", defaultPort
+		if ip := net.ParseIP(strings.Trim(hostport, "[]")); ip != nil {
+			host = ip.String()
+		} else if hostport != "" {
+			host = hostport
+		}
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+		port = defaultPort
+	}
+	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)}
+	if path != "" {
+		u.Path = "/" + path
+	}
+	if _, err := url.Parse(u.String()); err != nil {
+		return nil, fmt.Errorf("host %q: %w", s, err)
+	}
+	return u, nil
+}
+
+// ModelID identifies the server (host and path), model and every
+// vector-changing option, e.g.
+// "ollama:base=127.0.0.1%3A11434&model=nomic-embed-text%3Av1.5".
+func (c *Client) ModelID() string { return c.modelID }
+
+// Endpoint is the URL requests are posted to.
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// Embed embeds texts as passages (with Options.PassagePrefix).
+func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return c.embed(ctx, texts, c.opts.PassagePrefix)
+}
+
+// EmbedQuery embeds texts as search queries (with Options.QueryPrefix).
+func (c *Client) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
+	return c.embed(ctx, texts, c.opts.QueryPrefix)
+}
+
+func (c *Client) embed(ctx context.Context, texts []string, prefix string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	if len(texts) == 0 {
+		return out, ctx.Err()
+	}
+	err := httpretry.Batches(ctx, len(texts), c.opts.BatchSize, c.opts.Concurrency,
+		func(ctx context.Context, lo, hi int) error {
+			input := make([]string, hi-lo)
+			for i, t := range texts[lo:hi] {
+				input[i] = prefix + t
+			}
+			vecs, err := c.request(ctx, input)
+			if err != nil {
+				if hi-lo < len(texts) {
+					return fmt.Errorf("ollama: texts %d..%d: %w", lo, hi-1, err)
+				}
+				return fmt.Errorf("ollama: %w", err)
+			}
+			copy(out[lo:hi], vecs)
+			return nil
+		})
+	if err != nil {
+		return nil, httpretry.Redact(err, c.opts.APIKey)
+	}
+	dim, err := embed.CheckVectors(out, len(texts))
+	if err != nil {
+		return nil, fmt.Errorf("ollama: %s: %w", c.opts.Model, err)
+	}
+	if c.opts.Dimensions > 0 && dim != c.opts.Dimensions {
+		return nil, fmt.Errorf("ollama: %s returned %d-dimensional vectors, want %d", c.opts.Model, dim, c.opts.Dimensions)
+	}
+	return out, nil
+}
+
+type request struct {
+	Model      string   `json:"model"`
+	Input      []string `json:"input"`
+	Truncate   *bool    `json:"truncate,omitempty"`
+	KeepAlive  string   `json:"keep_alive,omitempty"`
+	Dimensions int      `json:"dimensions,omitempty"`
+}
+
+type response struct {
+	Model      string      `json:"model"`
+	Embeddings [][]float32 `json:"embeddings"`
+}
+
+func (c *Client) request(ctx context.Context, input []string) ([][]float32, error) {
+	body, err := json.Marshal(request{
+		Model:      c.opts.Model,
+		Input:      input,
+		Truncate:   c.opts.Truncate,
+		KeepAlive:  c.opts.KeepAlive,
+		Dimensions: c.opts.Dimensions,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encoding request: %w", err)
+	}
+	h := http.Header{}
+	for k, vs := range c.opts.Header {
+		h[http.CanonicalHeaderKey(k)] = vs
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json")
+	if c.opts.APIKey != "" {
+		h.Set("Authorization", "Bearer "+c.opts.APIKey)
+	}
+	raw, err := httpretry.Do(ctx, c.client, httpretry.Request{
+		Method: http.MethodPost, URL: c.endpoint, Header: h, Body: body,
+	}, c.policy)
+	if err != nil {
+		return nil, fmt.Errorf("POST %s: %w", c.endpoint, err)
+	}
+	var resp response
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, fmt.Errorf("malformed response from %s: %w (body starts %q)", c.endpoint, err, httpretry.Shorten(string(raw), 120))
+	}
+	if len(resp.Embeddings) != len(input) {
+		return nil, fmt.Errorf("server returned %d embeddings for %d inputs", len(resp.Embeddings), len(input))
+	}
+	for i, v := range resp.Embeddings {
+		if len(v) == 0 {
+			return nil, fmt.Errorf("embedding %d is empty", i)
+		}
+	}
+	return resp.Embeddings, nil
+}
+
+// errorMessage extracts Ollama's {"error": "..."}.
+func errorMessage(body []byte) string {
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil || len(e.Error) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(e.Error, &s) == nil {
+		return httpretry.Shorten(s, 1024)
+	}
+	var obj struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(e.Error, &obj) == nil && obj.Message != "" {
+		return httpretry.Shorten(obj.Message, 1024)
+	}
+	return ""
+}
