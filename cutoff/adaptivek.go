@@ -62,10 +62,11 @@ type AdaptiveKResult struct {
 // bucket pass finds the largest gap (the maximum-gap pigeonhole argument),
 // so a call costs O(n). Scores may be in any order and must be finite.
 func AdaptiveK(scores []float64, p AdaptiveKParams) (AdaptiveKResult, error) {
-	if err := checkScores(scores); err != nil {
+	if err := p.validate(); err != nil {
 		return AdaptiveKResult{}, err
 	}
-	if err := p.validate(); err != nil {
+	lo, hi, err := finiteRange(scores)
+	if err != nil {
 		return AdaptiveKResult{}, err
 	}
 	n := len(scores)
@@ -75,26 +76,106 @@ func AdaptiveK(scores []float64, p AdaptiveKParams) (AdaptiveKResult, error) {
 	h, t := int(float64(n-1)*p.Head), int(float64(n-1)*p.Tail)
 	res := AdaptiveKResult{SearchFrom: h, SearchTo: n - 1 - t}
 
-	lo, hi := minMax(scores)
-	lowRank := n - 1 - t // the window is ranks h … n−1−t
-	b := rankValue(scores, lowRank, lo, hi)
-	a := hi
-	if h > 0 {
-		a = rankValue(scores, h, lo, hi)
-	}
-	if a == b { // every gap in the window is zero: argmax picks the first
-		res.GapIndex, res.Gap, res.Above, res.Below = h, 0, a, a
+	zero := func(v float64) AdaptiveKResult { // every searched gap is zero: argmax picks the first
+		res.GapIndex, res.Gap, res.Above, res.Below = h, 0, v, v
 		res.K = min(n, h+1+p.Buffer)
-		return res, nil
+		return res
 	}
-	upper, lower, ok := largestGap(scores, b, a)
-	if !ok { // extreme magnitudes: the plain path
+	if lo == hi {
+		return zero(lo), nil
+	}
+	nb := binsFor(n)
+	scale := float64(nb) / (hi - lo)
+	if math.IsInf(hi-lo, 0) || math.IsInf(scale, 0) { // extreme magnitudes: the plain path
 		return adaptiveKSorted(sortedDesc(scores), p), nil
 	}
-	above := 0 // i* + 1 = how many scores are >= the value above the gap
+	// One histogram pass (bin 0 holds the highest scores) gives each bin's
+	// count, minimum and maximum.
+	g := gapBinsPool.Get().(*gapBins)
+	defer gapBinsPool.Put(g)
+	clear(g.count[:nb])
+	for j := range nb {
+		g.min[j], g.max[j] = math.Inf(1), math.Inf(-1)
+	}
 	for _, x := range scores {
-		if x >= upper {
-			above++
+		j := binOf(x, hi, scale, nb)
+		g.count[j]++
+		// Plain comparisons: the min and max builtins handle NaN and
+		// signed zeros, which finite scores do not need, at twice the cost.
+		if x < g.min[j] {
+			g.min[j] = x
+		}
+		if x > g.max[j] {
+			g.max[j] = x
+		}
+	}
+	// The searched window is ranks h … n−1−t: its values run from b up to a.
+	lowRank := n - 1 - t
+	jb, beforeB := g.binOfRank(nb, lowRank)
+	b := g.valueOfRank(scores, jb, lowRank-beforeB, hi, scale, nb)
+	ja, a := 0, hi
+	if h > 0 {
+		var beforeA int
+		ja, beforeA = g.binOfRank(nb, h)
+		a = g.valueOfRank(scores, ja, h-beforeA, hi, scale, nb)
+	}
+	if a == b {
+		return zero(a), nil
+	}
+	// Within the window the edge bins are clipped to [b, a]; bins strictly
+	// between ja and jb lie wholly inside it (bins are ordered by value).
+	lowOf := func(j int) float64 {
+		if j == jb {
+			return b
+		}
+		return g.min[j]
+	}
+	highOf := func(j int) float64 {
+		if j == ja {
+			return a
+		}
+		return g.max[j]
+	}
+	// The largest gap between neighbouring non-empty bins, walking down from
+	// the top; a strictly larger gap replaces the best, so the highest of
+	// equal gaps wins, as argmax over the sorted gaps does.
+	best, upper, lower, upperBin := -1.0, 0.0, 0.0, -1
+	prev := -1
+	for j := ja; j <= jb; j++ {
+		if g.count[j] == 0 {
+			continue
+		}
+		if prev >= 0 {
+			if d := lowOf(prev) - highOf(j); d > best {
+				best, upper, lower, upperBin = d, lowOf(prev), highOf(j), prev
+			}
+		}
+		prev = j
+	}
+	// A gap as large can only hide inside a bin whose own range reaches it.
+	// On similarity curves the decisive gap is far wider than a bin, so
+	// usually none qualifies; the values of those that do are sorted.
+	refine := false
+	for j := ja; j <= jb; j++ {
+		g.refine[j] = g.count[j] > 1 && highOf(j) > lowOf(j) && highOf(j)-lowOf(j) >= best
+		refine = refine || g.refine[j]
+	}
+	if refine {
+		if u, l, found := g.largestInside(scores, b, a, best, upper, hi, scale, nb); found {
+			upper, lower, upperBin = u, l, -1
+		}
+	}
+	above := 0 // i* + 1 = how many scores are >= the value above the gap
+	if upperBin >= 0 {
+		// upper is the minimum of its bin: everything in it and above counts.
+		for j := 0; j <= upperBin; j++ {
+			above += int(g.count[j])
+		}
+	} else {
+		for _, x := range scores {
+			if x >= upper {
+				above++
+			}
 		}
 	}
 	res.GapIndex, res.Gap, res.Above, res.Below = above-1, upper-lower, upper, lower
@@ -102,88 +183,64 @@ func AdaptiveK(scores []float64, p AdaptiveKParams) (AdaptiveKResult, error) {
 	return res, nil
 }
 
-// gapBins holds one histogram of the gap search.
+// gapBins is the histogram of AdaptiveK's fast path.
 type gapBins struct {
 	count    [histBins]int32
 	min, max [histBins]float64
+	refine   [histBins]bool
 }
 
 var gapBinsPool = sync.Pool{New: func() any { return new(gapBins) }}
 
-// largestGap finds the largest difference between consecutive distinct
-// values among the scores in [b, a] (b < a), the highest one winning ties, as
-// argmax over the sorted gaps does. It returns the values either side.
-//
-// A histogram over [b, a] gives every gap between neighbouring non-empty
-// bins in one pass. A larger (or equal, higher) gap can only hide inside a
-// bin whose own range reaches the best gap found; on similarity curves the
-// decisive gap is far wider than a bin, so usually no bin qualifies. The
-// values of the bins that do are gathered and sorted to finish exactly.
-func largestGap(scores []float64, b, a float64) (upper, lower float64, ok bool) {
-	span := a - b
-	nb := binsFor(len(scores))
-	scale := float64(nb) / span
-	if math.IsInf(span, 0) || math.IsInf(scale, 0) {
-		return 0, 0, false
+// binOfRank returns the bin holding rank r and how many values rank above
+// that bin.
+func (g *gapBins) binOfRank(nb, r int) (bin, before int) {
+	for ; bin < nb-1 && before+int(g.count[bin]) <= r; bin++ {
+		before += int(g.count[bin])
 	}
-	g := gapBinsPool.Get().(*gapBins)
-	defer gapBinsPool.Put(g)
-	clear(g.count[:nb])
+	return bin, before
+}
+
+// valueOfRank returns the value of rank r within one bin.
+func (g *gapBins) valueOfRank(scores []float64, bin, r int, hi, scale float64, nb int) float64 {
+	buf := getFloats(int(g.count[bin]))
+	defer putFloats(buf)
+	in := (*buf)[:0]
 	for _, x := range scores {
-		if x < b || x > a {
-			continue
+		if binOf(x, hi, scale, nb) == bin {
+			in = append(in, x)
 		}
-		j := binOf(x, a, scale, nb)
-		if g.count[j] == 0 {
-			g.min[j], g.max[j] = x, x
-		} else {
-			g.min[j], g.max[j] = min(g.min[j], x), max(g.max[j], x)
-		}
-		g.count[j]++
 	}
-	best := -1.0
-	prevMin, havePrev := 0.0, false
-	for j := range nb { // bin 0 holds the highest values
-		if g.count[j] == 0 {
-			continue
-		}
-		if havePrev {
-			if d := prevMin - g.max[j]; d > best {
-				best, upper, lower = d, prevMin, g.max[j]
-			}
-		}
-		prevMin, havePrev = g.min[j], true
-	}
-	// Bins whose range could hold a gap of at least best.
-	var refine [histBins]bool
+	return selectDesc(in, r)
+}
+
+// largestInside looks for a gap inside the bins marked for refinement that
+// beats best (or equals it higher up, above upper).
+func (g *gapBins) largestInside(scores []float64, b, a, best, upper, hi, scale float64, nb int) (u, l float64, found bool) {
 	need := 0
 	for j := range nb {
-		if g.count[j] > 1 && g.max[j]-g.min[j] >= best {
-			refine[j] = true
+		if g.refine[j] {
 			need += int(g.count[j])
 		}
-	}
-	if need == 0 {
-		return upper, lower, true
 	}
 	buf := getFloats(need)
 	defer putFloats(buf)
 	in := (*buf)[:0]
 	for _, x := range scores {
-		if x >= b && x <= a && refine[binOf(x, a, scale, nb)] {
+		if x >= b && x <= a && g.refine[binOf(x, hi, scale, nb)] {
 			in = append(in, x)
 		}
 	}
 	sortDesc(in)
 	for i := 0; i+1 < len(in); i++ {
-		if binOf(in[i], a, scale, nb) != binOf(in[i+1], a, scale, nb) {
+		if binOf(in[i], hi, scale, nb) != binOf(in[i+1], hi, scale, nb) {
 			continue // not neighbours: the bins between them were not gathered
 		}
 		if d := in[i] - in[i+1]; d > best || (d == best && in[i] > upper) {
-			best, upper, lower = d, in[i], in[i+1]
+			best, upper, u, l, found = d, in[i], in[i], in[i+1], true
 		}
 	}
-	return upper, lower, true
+	return u, l, found
 }
 
 // AdaptiveKReference is the plain sort-then-scan implementation that the fast
@@ -220,6 +277,29 @@ func adaptiveKSorted(s []float64, p AdaptiveKParams) AdaptiveKResult {
 		K: min(n, i+1+p.Buffer), GapIndex: i, Gap: gaps[i], Above: s[i], Below: s[i+1],
 		SearchFrom: h, SearchTo: n - 1 - t,
 	}
+}
+
+// finiteRange returns the smallest and largest score in one pass, or an
+// error naming the first score that is not finite.
+func finiteRange(scores []float64) (lo, hi float64, err error) {
+	if len(scores) == 0 {
+		return 0, 0, nil
+	}
+	lo, hi = scores[0], scores[0]
+	nan := 0.0 // x − x is 0 for finite x and NaN for NaN or ±Inf
+	for _, x := range scores {
+		nan += x - x
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
+	}
+	if nan != 0 {
+		return 0, 0, checkScores(scores)
+	}
+	return lo, hi, nil
 }
 
 func checkScores(scores []float64) error {

@@ -29,20 +29,17 @@ type KneeResult struct {
 // Only the top of the curve is sorted, growing by doubling until the knee is
 // found, so a call usually costs O(n).
 func Knee(scores []float64, cutoff int) (KneeResult, error) {
-	if err := checkScores(scores); err != nil {
-		return KneeResult{}, err
-	}
 	if cutoff < 1 {
 		return KneeResult{}, fmt.Errorf("%w: knee cutoff=%d must be at least 1", ctxsel.ErrInvalidInput, cutoff)
+	}
+	lo, hi, err := finiteRange(scores)
+	if err != nil {
+		return KneeResult{}, err
 	}
 	n := len(scores)
 	all := KneeResult{K: n}
 	if n < 3 {
 		return all, nil
-	}
-	hi, lo := scores[0], scores[0]
-	for _, s := range scores {
-		hi, lo = max(hi, s), min(lo, s)
 	}
 	if hi == lo {
 		return all, nil

@@ -132,10 +132,16 @@ func sortedDesc(scores []float64) []float64 {
 	return s
 }
 
+// minMax returns the extremes of finite values.
 func minMax(v []float64) (lo, hi float64) {
 	lo, hi = v[0], v[0]
 	for _, x := range v {
-		lo, hi = min(lo, x), max(hi, x)
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
 	}
 	return lo, hi
 }
