@@ -54,10 +54,11 @@ the same mean token count. Without --data it runs the bundled sample.`, stderr)
 	if err != nil {
 		return usageError{err}
 	}
-	scorer, err := newScorer(*scorerName)
+	scorer, closeScorer, err := newScorer(*scorerName)
 	if err != nil {
 		return err
 	}
+	defer closeScorer()
 	var recs []eval.Record
 	source := sample.Name
 	if *data == "" {

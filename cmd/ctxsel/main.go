@@ -21,6 +21,7 @@ const usage = `ctxsel decides how much, and which, retrieved context to hand an 
 Usage:
   ctxsel eval [flags]        measure strategies on labelled data (default: the bundled sample)
   ctxsel select [flags]      select from candidates given as JSON lines on stdin
+  ctxsel serve [flags]       run the HTTP selection service and its web page
   ctxsel strategies          list strategies and their parameters
   ctxsel help [command]      show help
 
@@ -52,6 +53,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdEval(ctx, rest, stdout, stderr)
 	case "select":
 		err = cmdSelect(rest, stdin, stdout, stderr)
+	case "serve":
+		err = cmdServe(ctx, rest, stdout, stderr)
 	case "strategies":
 		err = cmdStrategies(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":

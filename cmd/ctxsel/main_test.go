@@ -84,6 +84,7 @@ func TestExitCodes(t *testing.T) {
 
 func TestEvalBundledSample(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv(envEmbedCache, filepath.Join(dir, "cache"))
 	js, svg := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg")
 	code, out, errs := runCLI(t, "", "eval", "--limit", "20", "--pool", "200", "--strategies", "topk:k=5,adaptivek,knee", "--json", js, "--plot", svg)
 	if code != 0 {
@@ -97,7 +98,8 @@ func TestEvalBundledSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep struct {
-		Questions int `json:"questions"`
+		Scorer    string `json:"scorer"`
+		Questions int    `json:"questions"`
 		Results   []struct {
 			Strategy string  `json:"strategy"`
 			Recall   float64 `json:"recall"`
@@ -108,7 +110,7 @@ func TestEvalBundledSample(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Questions != 20 || len(rep.Results) != 3 || rep.Results[0].N != 20 || len(rep.Frontier) != 200 {
+	if rep.Scorer != "use-lite" || rep.Questions != 20 || len(rep.Results) != 3 || rep.Results[0].N != 20 || len(rep.Frontier) != 200 {
 		t.Fatalf("report %+v", rep)
 	}
 	for _, r := range rep.Results {

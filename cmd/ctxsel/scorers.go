@@ -8,29 +8,23 @@ import (
 	"github.com/ctxsel/ctxsel/eval"
 )
 
-const defaultScorer = "bm25"
+// defaultScorer is the embedded model: offline, no keys, the papers' kind of
+// retriever (cosine similarity of sentence embeddings).
+const defaultScorer = "use-lite"
 
-var scorers = map[string]func() (eval.Scorer, error){
-	"bm25": func() (eval.Scorer, error) { return eval.NewBM25(), nil },
-}
+func scorerNames() []string { return append([]string{"bm25"}, embedderNames...) }
 
-func scorerNames() []string {
-	var names []string
-	for n := range scorers {
-		names = append(names, n)
+// newScorer returns a named scorer and a function that releases it.
+func newScorer(name string) (eval.Scorer, func() error, error) {
+	if name == "bm25" {
+		return eval.NewBM25(), func() error { return nil }, nil
 	}
-	slices.Sort(names)
-	return names
-}
-
-func newScorer(name string) (eval.Scorer, error) {
-	mk, ok := scorers[name]
-	if !ok {
-		return nil, usageError{fmt.Errorf("unknown scorer %q (known: %s)", name, strings.Join(scorerNames(), ", "))}
+	if !slices.Contains(embedderNames, name) {
+		return nil, nil, usageError{fmt.Errorf("unknown scorer %q (known: %s)", name, strings.Join(scorerNames(), ", "))}
 	}
-	s, err := mk()
+	e, closeFn, err := newEmbedder(name)
 	if err != nil {
-		return nil, fmt.Errorf("scorer %s: %w", name, err)
+		return nil, nil, fmt.Errorf("scorer %s: %w", name, err)
 	}
-	return s, nil
+	return eval.NewEmbedScorer(name, e), closeFn, nil
 }

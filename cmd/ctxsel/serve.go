@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/server"
+)
+
+// serveFile is the config file of `ctxsel serve`: the server's settings plus
+// the command's own.
+type serveFile struct {
+	server.Config
+	Embedder  string `json:"embedder"`
+	LogFormat string `json:"log_format"`
+	LogLevel  string `json:"log_level"`
+}
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	def := server.DefaultConfig()
+	fs := newFlags("serve", `Usage: ctxsel serve [--addr HOST:PORT] [--config FILE] [flags]
+
+Runs the HTTP selection service and its web page (open http://ADDR/):
+  POST /v1/select      candidates (scores, vectors or texts) → selected ids and why
+  POST /v1/ask         question → retrieve, select, answer (needs an index; else 501)
+  GET  /v1/strategies  strategies and parameters
+  GET  /healthz /readyz /metrics /openapi.json
+
+Auth: set CTXSEL_API_KEYS=key1,key2 to require "Authorization: Bearer KEY" on
+/v1/* and /metrics. A non-loopback --addr without keys is refused unless
+--insecure-public is given.
+
+The config file is JSON; flags given on the command line win over it:
+  {"addr": "127.0.0.1:8080", "max_body_bytes": 16777216, "max_candidates": 100000,
+   "max_text_bytes": 65536, "max_vector_dim": 8192, "max_curve_points": 2000,
+   "read_header_timeout": "5s", "read_timeout": "30s", "write_timeout": "90s",
+   "idle_timeout": "120s", "request_timeout": "60s", "shutdown_timeout": "30s",
+   "token_encoding": "cl100k_base", "insecure_public": false,
+   "embedder": "use-lite", "log_format": "text", "log_level": "info"}
+
+SIGTERM or Ctrl-C stops accepting connections and finishes in-flight requests.
+
+Example:
+  ctxsel serve --addr 127.0.0.1:8080 --embedder use-lite`, stderr)
+	addr := fs.String("addr", def.Addr, "host:port to listen on")
+	configPath := fs.String("config", "", "JSON config file (see above)")
+	insecure := fs.Bool("insecure-public", false, "allow a non-loopback address without CTXSEL_API_KEYS")
+	embedder := fs.String("embedder", "none", "embedder for candidates given as text: none, "+strings.Join(embedderNames, ", ")+
+		" (use-lite runs offline; openai and ollama read CTXSEL_EMBED_MODEL, CTXSEL_EMBED_BASE_URL, … as ctxsel eval does)")
+	maxBody := fs.Int64("max-body-bytes", def.MaxBodyBytes, "largest request body")
+	maxCands := fs.Int("max-candidates", def.MaxCandidates, "most candidates per request")
+	maxText := fs.Int("max-text-bytes", def.MaxTextBytes, "longest candidate text or query, in bytes")
+	maxDim := fs.Int("max-vector-dim", def.MaxVectorDim, "largest vector dimension")
+	maxPoints := fs.Int("max-curve-points", def.MaxCurvePoints, "most curve points in an explanation")
+	encoding := fs.String("token-encoding", def.TokenEncoding, "token encoding for candidates given as text")
+	readHeader := fs.Duration("read-header-timeout", def.ReadHeaderTimeout.D(), "time to read request headers")
+	readTimeout := fs.Duration("read-timeout", def.ReadTimeout.D(), "time to read a whole request")
+	writeTimeout := fs.Duration("write-timeout", def.WriteTimeout.D(), "time to write a response")
+	idleTimeout := fs.Duration("idle-timeout", def.IdleTimeout.D(), "how long an idle keep-alive connection stays open")
+	requestTimeout := fs.Duration("request-timeout", def.RequestTimeout.D(), "bound on one request's embedding or ask")
+	shutdownTimeout := fs.Duration("shutdown-timeout", def.ShutdownTimeout.D(), "how long shutdown waits for in-flight requests")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+
+	file := serveFile{Config: def, Embedder: "none", LogFormat: "text", LogLevel: "info"}
+	if *configPath != "" {
+		if err := server.LoadConfigFile(*configPath, &file); err != nil {
+			return usageError{err}
+		}
+	}
+	cfg := file.Config
+	// Flags given explicitly win over the file.
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "addr":
+			cfg.Addr = *addr
+		case "insecure-public":
+			cfg.InsecurePublic = *insecure
+		case "embedder":
+			file.Embedder = *embedder
+		case "max-body-bytes":
+			cfg.MaxBodyBytes = *maxBody
+		case "max-candidates":
+			cfg.MaxCandidates = *maxCands
+		case "max-text-bytes":
+			cfg.MaxTextBytes = *maxText
+		case "max-vector-dim":
+			cfg.MaxVectorDim = *maxDim
+		case "max-curve-points":
+			cfg.MaxCurvePoints = *maxPoints
+		case "token-encoding":
+			cfg.TokenEncoding = *encoding
+		case "read-header-timeout":
+			cfg.ReadHeaderTimeout = server.Duration(*readHeader)
+		case "read-timeout":
+			cfg.ReadTimeout = server.Duration(*readTimeout)
+		case "write-timeout":
+			cfg.WriteTimeout = server.Duration(*writeTimeout)
+		case "idle-timeout":
+			cfg.IdleTimeout = server.Duration(*idleTimeout)
+		case "request-timeout":
+			cfg.RequestTimeout = server.Duration(*requestTimeout)
+		case "shutdown-timeout":
+			cfg.ShutdownTimeout = server.Duration(*shutdownTimeout)
+		case "log-format":
+			file.LogFormat = *logFormat
+		case "log-level":
+			file.LogLevel = *logLevel
+		}
+	})
+	cfg.APIKeys = server.ParseAPIKeys(os.Getenv("CTXSEL_API_KEYS"))
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	logger, err := newServeLogger(stderr, file.LogFormat, file.LogLevel)
+	if err != nil {
+		return err
+	}
+	var emb embed.Embedder
+	if file.Embedder != "" && file.Embedder != "none" {
+		var closeEmb func() error
+		if emb, closeEmb, err = newEmbedder(file.Embedder); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		defer func() { _ = closeEmb() }()
+	}
+	srv, err := server.New(cfg, server.Options{Logger: logger, Embedder: emb})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	start := time.Now()
+	if err := srv.ListenAndServe(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "ctxsel serve: stopped after %s\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func newServeLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{fmt.Errorf("serve: log level %q: want debug, info, warn or error", level)}
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usageError{fmt.Errorf("serve: log format %q: want text or json", format)}
+}

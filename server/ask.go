@@ -1,0 +1,180 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ctxsel/ctxsel"
+)
+
+// Asker answers a question end to end: retrieve candidates for the query
+// from an index, select context from them with the request's strategy, and
+// (optionally) have an LLM answer from that context. The index package
+// implements it; the server only translates HTTP.
+//
+// Implementations must be safe for concurrent use, honour ctx, and report
+// bad input (an empty index, a query the embedder refuses) with errors that
+// wrap ctxsel.ErrInvalidInput, which become 400s.
+type Asker interface {
+	Ask(ctx context.Context, req AskRequest) (AskResponse, error)
+}
+
+// AskRequest is a validated /v1/ask request.
+type AskRequest struct {
+	Query string
+	// Strategy and Caps are the request's strategy, parsed and checked;
+	// Spec is the same as one spec string ("adaptivek:buffer=0,max_k=5",
+	// caps included) for implementations that take one.
+	Strategy ctxsel.Strategy
+	Caps     ctxsel.Caps
+	Spec     string
+	Order    ctxsel.Order
+	// TopN is how many candidates to retrieve before selecting; 0 leaves
+	// it to the Asker.
+	TopN int
+}
+
+// AskResponse is what an Asker found.
+type AskResponse struct {
+	// Answer is the LLM's answer; empty when no LLM is configured.
+	Answer string
+	// Passages are the retrieved passages the caller should see: every
+	// candidate, or at least the selected ones, in any order.
+	Passages []Passage
+	// Selection is ctxsel.Select's result; its IDs name Passages.
+	Selection ctxsel.Selection
+	// Scores, when set, is the whole similarity curve the strategy cut
+	// (every candidate's score); otherwise the curve is Passages' scores.
+	Scores []float64
+}
+
+// Passage is one retrieved candidate.
+type Passage struct {
+	ID     string
+	Score  float64
+	Tokens int
+	Text   string
+}
+
+func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	var req askRequest
+	if err := decodeAsk(body, &req, s.limits()); err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	st, caps, order, spec, err := resolveStrategy(&req.commonRequest)
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	if strings.TrimSpace(req.query) == "" {
+		s.writeFailure(w, r, badField("query", "missing: ask needs a question"))
+		return
+	}
+	if s.asker == nil {
+		writeError(w, http.StatusNotImplemented, "", "ask is not available: this server has no index configured; POST candidates to /v1/select instead")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout.D())
+	defer cancel()
+	// A copy of the query: it is a slice of the request body, which an
+	// Asker that caches queries would otherwise pin.
+	resp, err := s.asker.Ask(ctx, AskRequest{Query: strings.Clone(req.query), Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: req.topN})
+	if err != nil {
+		if !errors.Is(err, ctxsel.ErrInvalidInput) && !errors.Is(err, context.DeadlineExceeded) {
+			// The index, the embedder or the LLM behind it failed.
+			s.log.Warn("ask failed", "request_id", RequestID(r.Context()), "error", err.Error())
+			err = &fieldError{Status: http.StatusBadGateway, Msg: "ask failed: " + err.Error()}
+		}
+		s.writeFailure(w, r, err)
+		return
+	}
+	b, err := s.askResponse(resp)
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	s.metrics.selection(resp.Selection.K, resp.Selection.Tokens)
+	writeJSON(w, http.StatusOK, b)
+}
+
+// askResponse encodes an AskResponse: the answer, the selection as
+// /v1/select reports it, and the passages best first, marked selected.
+func (s *Server) askResponse(resp AskResponse) ([]byte, error) {
+	byID := make(map[string]int, len(resp.Passages))
+	tokens := 0
+	for i, p := range resp.Passages {
+		byID[p.ID] = i
+		tokens += p.Tokens
+	}
+	chosen := make(map[string]bool, len(resp.Selection.IDs))
+	for _, id := range resp.Selection.IDs {
+		if _, ok := byID[id]; !ok {
+			// An Asker bug, not bad input: a 500 with the details logged.
+			return nil, fmt.Errorf("ask: selected id %q is not among the %d passages", id, len(resp.Passages))
+		}
+		chosen[id] = true
+	}
+	curve := resp.Scores
+	if len(curve) == 0 {
+		curve = make([]float64, len(resp.Passages))
+		for i, p := range resp.Passages {
+			curve[i] = p.Score
+		}
+	}
+	sorted := slices.Clone(curve)
+	slices.Sort(sorted)
+	slices.Reverse(sorted)
+	sel := resp.Selection
+	if sel.Explanation.N == 0 { // a Selection built by hand
+		sel.Explanation.N = len(sorted)
+	}
+	total := sel.Explanation.TotalTokens
+	if total == 0 {
+		total = tokens
+	}
+	res := selected{sel: sel, totalTokens: total, sorted: sorted,
+		score: func(i int) float64 { return resp.Passages[byID[sel.IDs[i]]].Score }}
+
+	b := []byte(`{"answer":`)
+	b = appendString(b, resp.Answer)
+	b = append(b, ',')
+	b = s.appendSelected(b, res)
+	b = append(b, `,"passages":[`...)
+	order := make([]int, len(resp.Passages))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, c int) int { return cmp.Compare(resp.Passages[c].Score, resp.Passages[a].Score) })
+	for rank, i := range order {
+		if rank > 0 {
+			b = append(b, ',')
+		}
+		p := resp.Passages[i]
+		b = append(b, `{"id":`...)
+		b = appendString(b, p.ID)
+		b = append(b, `,"rank":`...)
+		b = appendInt(b, rank)
+		b = append(b, `,"score":`...)
+		b = appendFloat(b, p.Score)
+		b = append(b, `,"tokens":`...)
+		b = appendInt(b, p.Tokens)
+		b = append(b, `,"selected":`...)
+		b = strconv.AppendBool(b, chosen[p.ID])
+		b = append(b, `,"text":`...)
+		b = appendString(b, p.Text)
+		b = append(b, '}')
+	}
+	return append(b, "]}\n"...), nil
+}

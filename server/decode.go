@@ -1,0 +1,559 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/ctxsel/ctxsel"
+)
+
+// The request decoder is a small hand-written JSON reader for the two request
+// shapes the service accepts (request.go). It exists for two reasons:
+// encoding/json's reflection would cost more than the selection itself on a
+// 1,000-candidate request, and its errors do not say which field was wrong,
+// while every 4xx here must name one ("candidates[3].score"). It reads the
+// whole body as one string and slices ids and texts out of it, so a
+// candidate costs no allocation of its own.
+
+// fieldError is a client error about one field of a request.
+type fieldError struct {
+	Status int // HTTP status; 0 means 400
+	Field  string
+	Msg    string
+}
+
+func (e *fieldError) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
+// Unwrap makes a client error (4xx) a ctxsel.ErrInvalidInput.
+func (e *fieldError) Unwrap() error {
+	if e.Status >= 500 {
+		return nil
+	}
+	return ctxsel.ErrInvalidInput
+}
+
+func badField(field, format string, args ...any) *fieldError {
+	return &fieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// fpath names a field without building the string until an error needs it.
+type fpath struct {
+	name string // top-level key
+	idx  int    // array index, or -1
+	sub  string // key inside the element or object, or ""
+}
+
+func top(name string) fpath { return fpath{name: name, idx: -1} }
+
+func (p fpath) String() string {
+	s := p.name
+	if p.idx >= 0 {
+		s += "[" + strconv.Itoa(p.idx) + "]"
+	}
+	if p.sub != "" {
+		s += "." + p.sub
+	}
+	return s
+}
+
+// maxDepth bounds the nesting of values the decoder skips (unknown fields),
+// so a body of a million '[' cannot exhaust the stack.
+const maxDepth = 64
+
+type decoder struct {
+	s   string
+	pos int
+}
+
+func (d *decoder) ws() {
+	// Every JSON whitespace byte is <= ' ': one comparison in the common
+	// case of none.
+	for d.pos < len(d.s) && d.s[d.pos] <= ' ' {
+		switch d.s[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) syntax(p fpath, format string, args ...any) error {
+	return &fieldError{Field: p.String(), Msg: fmt.Sprintf("malformed JSON at byte %d: %s", d.pos, fmt.Sprintf(format, args...))}
+}
+
+// what describes the next value for error messages.
+func (d *decoder) what() string {
+	if d.pos >= len(d.s) {
+		return "end of input"
+	}
+	switch c := d.s[d.pos]; {
+	case c == '"':
+		return "a string"
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	default:
+		return strconv.QuoteRune(rune(c))
+	}
+}
+
+func (d *decoder) typeErr(p fpath, want string) error {
+	if d.pos >= len(d.s) || strings.IndexByte(`"{[tfn-0123456789`, d.s[d.pos]) < 0 {
+		return d.syntax(p, "unexpected %s", d.what())
+	}
+	return badField(p.String(), "must be %s, got %s", want, d.what())
+}
+
+// null consumes a null literal if one is next.
+func (d *decoder) null() bool {
+	if strings.HasPrefix(d.s[d.pos:], "null") {
+		d.pos += 4
+		return true
+	}
+	return false
+}
+
+func (d *decoder) peek() byte {
+	if d.pos < len(d.s) {
+		return d.s[d.pos]
+	}
+	return 0
+}
+
+// beginObject consumes '{' (after whitespace).
+func (d *decoder) beginObject(p fpath) error {
+	d.ws()
+	if d.peek() != '{' {
+		return d.typeErr(p, "an object")
+	}
+	d.pos++
+	return nil
+}
+
+// nextKey reads the next key of an object and its ':' and reports false at
+// the closing '}'. first must start true.
+func (d *decoder) nextKey(p fpath, first *bool) (string, bool, error) {
+	d.ws()
+	if d.peek() == '}' && *first {
+		d.pos++
+		return "", false, nil
+	}
+	if !*first {
+		switch d.peek() {
+		case '}':
+			d.pos++
+			return "", false, nil
+		case ',':
+			d.pos++
+			d.ws()
+		default:
+			return "", false, d.syntax(p, "expected ',' or '}' after an object member, got %s", d.what())
+		}
+	}
+	*first = false
+	if d.peek() != '"' {
+		return "", false, d.syntax(p, "expected a quoted key, got %s", d.what())
+	}
+	key, err := d.str(p)
+	if err != nil {
+		return "", false, err
+	}
+	d.ws()
+	if d.peek() != ':' {
+		return "", false, d.syntax(p, "expected ':' after key %q, got %s", key, d.what())
+	}
+	d.pos++
+	d.ws()
+	return key, true, nil
+}
+
+// beginArray consumes '['.
+func (d *decoder) beginArray(p fpath) error {
+	d.ws()
+	if d.peek() != '[' {
+		return d.typeErr(p, "an array")
+	}
+	d.pos++
+	return nil
+}
+
+// nextElem positions at the next array element and reports false at ']'.
+func (d *decoder) nextElem(p fpath, first *bool) (bool, error) {
+	d.ws()
+	if d.peek() == ']' && *first {
+		d.pos++
+		return false, nil
+	}
+	if !*first {
+		switch d.peek() {
+		case ']':
+			d.pos++
+			return false, nil
+		case ',':
+			d.pos++
+			d.ws()
+		default:
+			return false, d.syntax(p, "expected ',' or ']' after an array element, got %s", d.what())
+		}
+	}
+	*first = false
+	return true, nil
+}
+
+// plain marks the bytes a string can hold with no further thought: ASCII
+// other than controls, '"' and '\\'.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// str reads a string value. Strings without escapes are slices of the body.
+// Invalid UTF-8 becomes U+FFFD, as encoding/json does.
+func (d *decoder) str(p fpath) (string, error) {
+	d.ws()
+	if d.peek() != '"' {
+		return "", d.typeErr(p, "a string")
+	}
+	start := d.pos + 1
+	ascii := true
+	for i := start; i < len(d.s); i++ {
+		c := d.s[i]
+		if plain[c] {
+			continue
+		}
+		switch {
+		case c == '"':
+			d.pos = i + 1
+			v := d.s[start:i]
+			if !ascii && !utf8.ValidString(v) {
+				v = strings.ToValidUTF8(v, "\uFFFD")
+			}
+			return v, nil
+		case c == '\\':
+			return d.strSlow(p, start, i)
+		case c < 0x20:
+			d.pos = i
+			return "", d.syntax(p, "control character %#02x in a string", c)
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	d.pos = len(d.s)
+	return "", d.syntax(p, "unterminated string")
+}
+
+// strSlow decodes a string with escapes; i is the first backslash.
+func (d *decoder) strSlow(p fpath, start, i int) (string, error) {
+	var b strings.Builder
+	b.WriteString(d.s[start:i])
+	for i < len(d.s) {
+		c := d.s[i]
+		switch {
+		case c == '"':
+			d.pos = i + 1
+			return strings.ToValidUTF8(b.String(), "\uFFFD"), nil
+		case c < 0x20:
+			d.pos = i
+			return "", d.syntax(p, "control character %#02x in a string", c)
+		case c != '\\':
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if i+1 >= len(d.s) {
+			break
+		}
+		esc := d.s[i+1]
+		i += 2
+		switch esc {
+		case '"', '\\', '/':
+			b.WriteByte(esc)
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r, ok := hex4(d.s, i)
+			if !ok {
+				d.pos = i
+				return "", d.syntax(p, `invalid \u escape`)
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(-1), false
+				if i+6 <= len(d.s) && d.s[i] == '\\' && d.s[i+1] == 'u' {
+					r2, ok = hex4(d.s, i+2)
+				}
+				if ok {
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						i += 6
+						r = dec
+					} else {
+						r = utf8.RuneError
+					}
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			b.WriteRune(r)
+		default:
+			d.pos = i - 1
+			return "", d.syntax(p, "invalid escape \\%c", esc)
+		}
+	}
+	d.pos = len(d.s)
+	return "", d.syntax(p, "unterminated string")
+}
+
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// numLiteral scans a JSON number and returns its text.
+func (d *decoder) numLiteral(p fpath) (string, error) {
+	d.ws()
+	s, start := d.s, d.pos
+	i := start
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		if i == start {
+			return "", d.typeErr(p, "a number")
+		}
+		d.pos = i
+		return "", d.syntax(p, "invalid number")
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			d.pos = i
+			return "", d.syntax(p, "invalid number: no digits after '.'")
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			d.pos = i
+			return "", d.syntax(p, "invalid number: no digits in the exponent")
+		}
+	}
+	d.pos = i
+	return s[start:i], nil
+}
+
+// pow10 holds the powers of ten that float64 represents exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// fastNum reads the common literal shapes, -?(0|[1-9][0-9]*)(.[0-9]+)? with
+// at most 15 significant digits, in the same pass that scans them, and
+// converts them exactly: the digits form an integer below 2^53 and the
+// division by an exact power of ten rounds once, correctly (the Clinger
+// fast path that strconv also takes, after a second scan). Anything else
+// (an exponent, more digits, a syntax error) reports false and leaves the
+// position unchanged for the general path.
+func (d *decoder) fastNum() (float64, bool) {
+	s, i := d.s, d.pos
+	neg := i < len(s) && s[i] == '-'
+	if neg {
+		i++
+	}
+	var m uint64
+	sig := 0
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			m = m*10 + uint64(s[i]-'0')
+			if sig++; sig > 15 {
+				return 0, false
+			}
+		}
+	default:
+		return 0, false
+	}
+	frac := 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		j := i
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			m = m*10 + uint64(s[i]-'0')
+			if m != 0 {
+				if sig++; sig > 15 {
+					return 0, false
+				}
+			}
+		}
+		if frac = i - j; frac == 0 || frac >= len(pow10) {
+			return 0, false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		return 0, false
+	}
+	f := float64(m) / pow10[frac]
+	if neg {
+		f = -f
+	}
+	d.pos = i
+	return f, true
+}
+
+// num reads a finite number. JSON has no NaN or Infinity, but an exponent
+// such as 1e999 overflows float64; that is refused here, by name, rather
+// than turned into +Inf.
+func (d *decoder) num(p fpath) (float64, error) {
+	d.ws()
+	if f, ok := d.fastNum(); ok {
+		return f, nil
+	}
+	lit, err := d.numLiteral(p)
+	if err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil && (math.IsInf(f, 0) || !errors.Is(err, strconv.ErrRange)) {
+		return 0, badField(p.String(), "number %s is out of range: it must be finite", clip(lit))
+	}
+	return f, nil
+}
+
+// count reads a whole number in [0, math.MaxInt32].
+func (d *decoder) count(p fpath) (int, error) {
+	f, err := d.num(p)
+	if err != nil {
+		return 0, err
+	}
+	if f < 0 || f > math.MaxInt32 || f != math.Trunc(f) {
+		return 0, badField(p.String(), "must be a whole number in [0, %d], got %v", math.MaxInt32, f)
+	}
+	return int(f), nil
+}
+
+// skip skips one value of any type.
+func (d *decoder) skip(p fpath, depth int) error {
+	d.ws()
+	if depth > maxDepth {
+		return d.syntax(p, "nested deeper than %d levels", maxDepth)
+	}
+	switch c := d.peek(); {
+	case c == '"':
+		_, err := d.str(p)
+		return err
+	case c == '{':
+		d.pos++
+		first := true
+		for {
+			_, ok, err := d.nextKey(p, &first)
+			if err != nil || !ok {
+				return err
+			}
+			if err := d.skip(p, depth+1); err != nil {
+				return err
+			}
+		}
+	case c == '[':
+		d.pos++
+		first := true
+		for {
+			ok, err := d.nextElem(p, &first)
+			if err != nil || !ok {
+				return err
+			}
+			if err := d.skip(p, depth+1); err != nil {
+				return err
+			}
+		}
+	case c == 't':
+		return d.literal(p, "true")
+	case c == 'f':
+		return d.literal(p, "false")
+	case c == 'n':
+		return d.literal(p, "null")
+	default:
+		_, err := d.numLiteral(p)
+		return err
+	}
+}
+
+func (d *decoder) literal(p fpath, lit string) error {
+	if !strings.HasPrefix(d.s[d.pos:], lit) {
+		return d.syntax(p, "invalid literal")
+	}
+	d.pos += len(lit)
+	return nil
+}
+
+// end checks that only whitespace follows the top-level value.
+func (d *decoder) end() error {
+	d.ws()
+	if d.pos != len(d.s) {
+		return d.syntax(fpath{idx: -1}, "unexpected %s after the top-level object", d.what())
+	}
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}

@@ -1,0 +1,334 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var testLimits = limits{maxCandidates: 1000, maxText: 1 << 16, maxDim: 4096}
+
+func TestDecodeSelect(t *testing.T) {
+	body := `{
+		"query": "q\u00e9\ud83d\ude00",
+		"query_vector": [1, -0.5, 2e-3],
+		"strategy": "adaptivek:head=0.05",
+		"params": {"buffer": 2, "max_tokens": 4000},
+		"order": "document",
+		"candidates": [
+			{"id": "a", "score": 0.9, "tokens": 12, "meta": {"deep": [1, {"x": null}], "b": true}},
+			{"id": 7, "score": -1.5E+2, "text": "tab\there \"quoted\" \\ \/"},
+			{"id": "c\n", "vector": [0.5, 0.25], "score": null, "tokens": 1e3},
+			{"id": "-0.5e1", "text": null}
+		]
+	}`
+	var r selectRequest
+	if err := decodeSelect(body, &r, testLimits); err != nil {
+		t.Fatal(err)
+	}
+	if r.query != "qé😀" || r.strategy != "adaptivek:head=0.05" || r.order != "document" || !r.hasQVec ||
+		len(r.queryVec) != 3 || r.queryVec[2] != 2e-3 || len(r.params) != 2 || r.params[1] != (paramIn{"max_tokens", 4000}) {
+		t.Fatalf("top level: %+v", r)
+	}
+	c := r.cands
+	if len(c) != 4 {
+		t.Fatalf("%d candidates", len(c))
+	}
+	if c[0].ID != "a" || c[0].Score != 0.9 || c[0].Tokens != 12 || r.has[0] != hasScore|hasTokens {
+		t.Errorf("c0 %+v %b", c[0], r.has[0])
+	}
+	if c[1].ID != "7" || c[1].Score != -150 || r.text(1) != "tab\there \"quoted\" \\ /" || r.has[1] != hasScore|hasText {
+		t.Errorf("c1 %+v %q %b", c[1], r.text(1), r.has[1])
+	}
+	if c[2].ID != "c\n" || r.has[2] != hasVector|hasTokens || c[2].Tokens != 1000 || !slices.Equal(r.vector(2), []float64{0.5, 0.25}) {
+		t.Errorf("c2 %+v %v", c[2], r.vector(2))
+	}
+	if c[3].ID != "-0.5e1" || r.has[3] != 0 || r.text(3) != "" || r.vector(3) != nil {
+		t.Errorf("c3 %+v", c[3])
+	}
+}
+
+func TestDecodeSelectErrors(t *testing.T) {
+	for _, tc := range []struct {
+		body, field, msg string
+	}{
+		{``, "", "malformed"},
+		{`[]`, "", "must be an object"},
+		{`{"candidates": [`, "candidates[0]", "malformed"},
+		{`{"candidates": [{"id":"a","score":NaN}]}`, "candidates[0].score", "malformed"},
+		{`{"candidates": [{"id":"a","score":Infinity}]}`, "candidates[0].score", "malformed"},
+		{`{"candidates": [{"id":"a","score":1e999}]}`, "candidates[0].score", "out of range"},
+		{`{"candidates": [{"id":"a","score":-1e999}]}`, "candidates[0].score", "out of range"},
+		{`{"candidates": [{"id":"a","score":"0.5"}]}`, "candidates[0].score", "must be a number"},
+		{`{"candidates": [{"id":"a","score":01}]}`, "candidates[0]", "malformed"},
+		{`{"candidates": [{"id":"a","score":1.}]}`, "candidates[0].score", "malformed"},
+		{`{"candidates": [{"id":"a","score":.5}]}`, "candidates[0].score", "malformed"},
+		{`{"candidates": [{"id":"a","score":-}]}`, "candidates[0].score", "malformed"},
+		{`{"candidates": [{"id":"a","score":1e}]}`, "candidates[0].score", "malformed"},
+		{`{"candidates": [{"id":"a","tokens":-1}]}`, "candidates[0].tokens", "whole number"},
+		{`{"candidates": [{"id":"a","tokens":1.5}]}`, "candidates[0].tokens", "whole number"},
+		{`{"candidates": [{"id":"a","tokens":1e10}]}`, "candidates[0].tokens", "whole number"},
+		{`{"candidates": [{"score":1}]}`, "candidates[0].id", "missing"},
+		{`{"candidates": [{"id":"","score":1}]}`, "candidates[0].id", "empty"},
+		{`{"candidates": [{"id":true,"score":1}]}`, "candidates[0].id", "string or a number"},
+		{`{"candidates": [{"id":"a","id":"b"}]}`, "candidates[0].id", "twice"},
+		{`{"candidates": [{"id":"a","score":1,"score":2}]}`, "candidates[0].score", "twice"},
+		{`{"candidates": [{"id":"a","vector":[1,"x"]}]}`, "candidates[0].vector", "component 1"},
+		{`{"candidates": [{"id":"a",}]}`, "candidates[0]", "malformed"},
+		{`{"candidates": [{"id":"a"},]}`, "candidates[1]", "malformed"},
+		{`{"candidates": [{"id":"a"} {"id":"b"}]}`, "candidates", "malformed"},
+		{"{\"candidates\": [{\"id\":\"a\x01\"}]}", "candidates[0].id", "control character"},
+		{`{"candidates": [{"id":"a\q"}]}`, "candidates[0].id", "invalid escape"},
+		{`{"candidates": [{"id":"\u12"}]}`, "candidates[0].id", `\u escape`},
+		{`{"candidates": [{"id":"a`, "candidates[0].id", "unterminated"},
+		{`{"candidates": [{"id":"a","meta":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}]}`, "candidates[0].meta", "nested deeper"},
+		{`{"candidates": [], "candidates": []}`, "candidates", "twice"},
+		{`{"stratgy": "topk"}`, "stratgy", "unknown field"},
+		{`{"strategy": 3}`, "strategy", "must be a string"},
+		{`{"params": {"k": "3"}}`, "params.k", "must be a number"},
+		{`{"params": {"k": 3, "k": 4}}`, "params.k", "twice"},
+		{`{"params": []}`, "params", "must be an object"},
+		{`{"query_vector": {}}`, "query_vector", "must be an array"},
+		{`{"candidates": []} x`, "", "after the top-level object"},
+		{`{"candidates": [] `, "", "malformed"},
+		{`{"query": tru}`, "query", "must be a string"},
+		{`{"candidates": [{"id":"a","flag":tru}]}`, "candidates[0].flag", "invalid literal"},
+	} {
+		var r selectRequest
+		err := decodeSelect(tc.body, &r, testLimits)
+		var fe *fieldError
+		if !errors.As(err, &fe) {
+			t.Errorf("%s: got %v, want a field error", tc.body, err)
+			continue
+		}
+		if fe.Field != tc.field || !strings.Contains(fe.Msg, tc.msg) {
+			t.Errorf("%s:\n got field %q msg %q\nwant field %q msg containing %q", tc.body, fe.Field, fe.Msg, tc.field, tc.msg)
+		}
+	}
+}
+
+func TestDecodeLimits(t *testing.T) {
+	lim := limits{maxCandidates: 2, maxText: 5, maxDim: 3}
+	for _, tc := range []struct{ body, field string }{
+		{`{"candidates": [{"id":"a"},{"id":"b"},{"id":"c"}]}`, "candidates"},
+		{`{"candidates": [{"id":"a","text":"123456"}]}`, "candidates[0].text"},
+		{`{"query": "123456"}`, "query"},
+		{`{"candidates": [{"id":"a","vector":[1,2,3,4]}]}`, "candidates[0].vector"},
+		{`{"query_vector": [1,2,3,4]}`, "query_vector"},
+	} {
+		var r selectRequest
+		err := decodeSelect(tc.body, &r, lim)
+		var fe *fieldError
+		if !errors.As(err, &fe) || fe.Status != http.StatusRequestEntityTooLarge || fe.Field != tc.field {
+			t.Errorf("%s: got %v (%+v), want 413 on %s", tc.body, err, fe, tc.field)
+		}
+	}
+}
+
+func TestDecodeInvalidUTF8(t *testing.T) {
+	var r selectRequest
+	if err := decodeSelect("{\"candidates\":[{\"id\":\"a\xffb\",\"score\":1}]}", &r, testLimits); err != nil {
+		t.Fatal(err)
+	}
+	if r.cands[0].ID != "a\uFFFDb" {
+		t.Fatalf("id %q", r.cands[0].ID)
+	}
+}
+
+// TestDecodeMatchesEncodingJSON checks the hand-written decoder against
+// encoding/json on what encoding/json writes, escapes and all.
+func TestDecodeMatchesEncodingJSON(t *testing.T) {
+	type cand struct {
+		ID     string    `json:"id"`
+		Score  float64   `json:"score"`
+		Tokens int       `json:"tokens"`
+		Text   string    `json:"text"`
+		Vector []float64 `json:"vector,omitempty"`
+	}
+	cands := []cand{
+		{ID: "<html>&\u2028\u2029\x00\x1f", Score: math.SmallestNonzeroFloat64, Tokens: math.MaxInt32, Text: "é😀\t\"\\"},
+		{ID: "x", Score: -math.MaxFloat64, Text: strings.Repeat("ab", 100)},
+		{ID: "y", Score: 1e-320, Vector: []float64{1e308, -1e-308, 0}},
+	}
+	b, err := json.Marshal(map[string]any{"candidates": cands, "strategy": "topk", "params": map[string]float64{"k": 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r selectRequest
+	if err := decodeSelect(string(b), &r, testLimits); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cands {
+		got := r.cands[i]
+		if got.ID != c.ID || got.Score != c.Score || got.Tokens != c.Tokens || r.text(i) != c.Text || !slices.Equal(r.vector(i), c.Vector) {
+			t.Errorf("candidate %d: got %+v %q %v want %+v", i, got, r.text(i), r.vector(i), c)
+		}
+	}
+}
+
+func TestAppendString(t *testing.T) {
+	for _, s := range []string{"", "plain", "q\"b\\s", "\x00\x01\x1f\n\r\t", "é😀", "a\xffb", "\u2028\u2029", strings.Repeat("x", 1000)} {
+		b := appendString(nil, s)
+		var back string
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%q → %s: %v", s, b, err)
+		}
+		want := strings.ToValidUTF8(s, "\uFFFD")
+		if back != want {
+			t.Errorf("%q → %s → %q", s, b, back)
+		}
+	}
+	for _, f := range []float64{0, 1, -1, 0.5, 1e-7, 123456789012345678, 1e21, -1e-300, math.MaxFloat64, 0.1 + 0.2} {
+		b := appendFloat(nil, f)
+		var back float64
+		if err := json.Unmarshal(b, &back); err != nil || back != f {
+			t.Errorf("%v → %s → %v, %v", f, b, back, err)
+		}
+	}
+	if string(appendFloat(nil, math.NaN())) != "null" {
+		t.Error("NaN is not null")
+	}
+}
+
+// FuzzSelectRequest feeds arbitrary bodies to the decoder and to the whole
+// handler: no panic, only 200 or 4xx, always a JSON body, and the decoder
+// never accepts what is not JSON nor calls valid JSON malformed.
+func FuzzSelectRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"candidates":[{"id":"a","score":0.9,"tokens":3},{"id":"b","score":0.1,"text":"hello"}],"strategy":"adaptivek","params":{"buffer":0}}`,
+		`{"query_vector":[1,0],"candidates":[{"id":"a","vector":[1,0]},{"id":"b","vector":[0,1]}],"strategy":"topk:k=1","order":"edges"}`,
+		`{"candidates":[{"id":"a","text":"x"}],"query":"q"}`,
+		`{"candidates":[{"id":1,"score":1e999}]}`,
+		`{"candidates":[{"id":"a","score":1},{"id":"a","score":2}]}`,
+		`{"candidates":[{"id":"a","score":1}],"strategy":"knee","params":{"cutoff":0}}`,
+		`{"candidates":[{"id":"\ud800","score":-0}],"strategy":"threshold:min=-1e308"}`,
+		`{"candidates":[{"id":"a","score":1,"x":[[[{}]]]}],"strategy":"topp","params":{"p":1,"temperature":1e-300}}`,
+		`{"candidates":[{"id":"a","score":1.7976931348623157e308},{"id":"b","score":-1.7976931348623157e308}]}`,
+		"{\"candidates\":[{\"id\":\"\xff\",\"score\":1}]}",
+		`[1,2]`, `nul`, `{"candidates":[{"id":"a","score":1}]}}`,
+	} {
+		f.Add(seed)
+	}
+	s, err := New(DefaultConfig(), Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	lim := s.limits()
+	f.Fuzz(func(t *testing.T, body string) {
+		var r selectRequest
+		err := decodeSelect(body, &r, lim)
+		valid := json.Valid([]byte(body))
+		if err == nil && !valid {
+			t.Fatalf("decoded invalid JSON %q", body)
+		}
+		var fe *fieldError
+		if err != nil && valid && errors.As(err, &fe) && strings.HasPrefix(fe.Msg, "malformed") && !strings.Contains(fe.Msg, "nested deeper") {
+			t.Fatalf("valid JSON %q called malformed: %v", body, err)
+		}
+
+		req := httptest.NewRequest(http.MethodPost, "/v1/select", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK && (rec.Code < 400 || rec.Code >= 500) {
+			t.Fatalf("status %d for %q: %s", rec.Code, body, rec.Body)
+		}
+		out, _ := io.ReadAll(rec.Body)
+		if !json.Valid(out) {
+			t.Fatalf("response is not JSON for %q: %s", body, out)
+		}
+	})
+}
+
+// TestFastNum checks the fast number path against strconv on the shapes it
+// takes and the edges it must refuse.
+func TestFastNum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	lits := []string{"0", "-0", "0.0", "1", "-1", "0.1", "0.123456789012345", "123456789012345", "999999999999999",
+		"0.000000000000000000001", "1234567.8901234", "-0.5", "00", "1.5e3", "1.", "-", "-.5", "01.5", "9007199254740993", "0.1234567890123456"}
+	for range 20000 {
+		digits := 1 + rng.IntN(17)
+		var b strings.Builder
+		if rng.IntN(2) == 0 {
+			b.WriteByte('-')
+		}
+		dot := rng.IntN(digits + 1)
+		for i := range digits {
+			if i == dot && i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteByte(byte('0' + rng.IntN(10)))
+		}
+		lits = append(lits, b.String())
+	}
+	fast := 0
+	for _, lit := range lits {
+		want, err := strconv.ParseFloat(lit, 64)
+		d := decoder{s: lit + ","}
+		got, ok := d.fastNum()
+		if !ok {
+			if d.pos != 0 {
+				t.Fatalf("%s: refused but moved to %d", lit, d.pos)
+			}
+			continue
+		}
+		if !json.Valid([]byte(lit)) {
+			// Not a JSON number: the fast path may read a valid prefix
+			// ("0" of "00"), never the whole.
+			if d.pos == len(lit) {
+				t.Fatalf("%s: read whole as %v", lit, got)
+			}
+			continue
+		}
+		fast++
+		if err != nil || got != want || math.Signbit(got) != math.Signbit(want) || d.pos != len(lit) {
+			t.Fatalf("%s: fast %v (pos %d), strconv %v (%v)", lit, got, d.pos, want, err)
+		}
+	}
+	if fast < len(lits)/2 {
+		t.Fatalf("only %d of %d literals took the fast path", fast, len(lits))
+	}
+}
+
+// TestAppendFloatShortest checks the decimal fast path against strconv's
+// shortest formatting, digit for digit.
+func TestAppendFloatShortest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	vals := []float64{0.1, 0.2, 0.3, 0.1 + 0.2, 1.0 / 3, 2.0 / 3, 0.0001, 1e-6, 1.5e-6, 999999999999999.9, 123456.789, -0.75, 0.82, 0.79}
+	for range 50000 {
+		switch rng.IntN(4) {
+		case 0:
+			vals = append(vals, rng.Float64())
+		case 1:
+			vals = append(vals, math.Round(rng.NormFloat64()*1e6)/1e6)
+		case 2:
+			vals = append(vals, float64(rng.IntN(1e9))/math.Pow10(rng.IntN(15)))
+		default:
+			vals = append(vals, rng.NormFloat64()*math.Pow10(rng.IntN(30)-12))
+		}
+	}
+	for _, f := range vals {
+		got := string(appendFloat(nil, f))
+		var want string
+		switch a := math.Abs(f); {
+		case f == math.Trunc(f) && a < 1e15:
+			want = strconv.FormatInt(int64(f), 10)
+		case a < 1e-6 || a >= 1e21:
+			want = strconv.FormatFloat(f, 'e', -1, 64)
+		default:
+			want = strconv.FormatFloat(f, 'f', -1, 64)
+		}
+		if got != want {
+			t.Fatalf("%v: got %s want %s", f, got, want)
+		}
+	}
+}

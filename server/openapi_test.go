@@ -1,0 +1,314 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The OpenAPI document is written by hand; these tests keep it true to the
+// handlers: the same routes, examples that the handlers accept, and
+// responses that match the documented schemas.
+
+type apiDoc struct {
+	root  map[string]any
+	paths map[string]any
+}
+
+func loadOpenAPI(t *testing.T) apiDoc {
+	t.Helper()
+	var root map[string]any
+	if err := json.Unmarshal(openapiDoc, &root); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	if v, _ := root["openapi"].(string); !strings.HasPrefix(v, "3.") {
+		t.Fatalf("openapi version %q", v)
+	}
+	return apiDoc{root: root, paths: root["paths"].(map[string]any)}
+}
+
+func (d apiDoc) op(path, method string) map[string]any {
+	p, _ := d.paths[path].(map[string]any)
+	o, _ := p[strings.ToLower(method)].(map[string]any)
+	return o
+}
+
+// resolve follows a local $ref.
+func (d apiDoc) resolve(node map[string]any) map[string]any {
+	for {
+		ref, ok := node["$ref"].(string)
+		if !ok {
+			return node
+		}
+		var cur any = d.root
+		for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+			cur = cur.(map[string]any)[part]
+		}
+		node = cur.(map[string]any)
+	}
+}
+
+// validate checks v against the subset of JSON Schema the document uses.
+func (d apiDoc) validate(schema map[string]any, v any, at string) error {
+	schema = d.resolve(schema)
+	if v == nil {
+		if n, _ := schema["nullable"].(bool); n {
+			return nil
+		}
+	}
+	if all, ok := schema["allOf"].([]any); ok {
+		for _, s := range all {
+			if err := d.validate(s.(map[string]any), v, at); err != nil {
+				return err
+			}
+		}
+	}
+	if one, ok := schema["oneOf"].([]any); ok {
+		n := 0
+		for _, s := range one {
+			if d.validate(s.(map[string]any), v, at) == nil {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("%s: %v matches %d of oneOf", at, v, n)
+		}
+	}
+	if enum, ok := schema["enum"].([]any); ok && !slices.Contains(enum, v) {
+		return fmt.Errorf("%s: %v not in %v", at, v, enum)
+	}
+	typ, _ := schema["type"].(string)
+	switch typ {
+	case "":
+	case "object":
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: %T is not an object", at, v)
+		}
+		props, _ := schema["properties"].(map[string]any)
+		for _, r := range asStrings(schema["required"]) {
+			if _, ok := obj[r]; !ok {
+				return fmt.Errorf("%s: missing required %q", at, r)
+			}
+		}
+		for k, val := range obj {
+			if ps, ok := props[k].(map[string]any); ok {
+				if err := d.validate(ps, val, at+"."+k); err != nil {
+					return err
+				}
+				continue
+			}
+			switch ap := schema["additionalProperties"].(type) {
+			case bool:
+				if !ap {
+					return fmt.Errorf("%s: property %q not allowed", at, k)
+				}
+			case map[string]any:
+				if err := d.validate(ap, val, at+"."+k); err != nil {
+					return err
+				}
+			}
+		}
+	case "array":
+		arr, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("%s: %T is not an array", at, v)
+		}
+		if m, ok := schema["minItems"].(float64); ok && float64(len(arr)) < m {
+			return fmt.Errorf("%s: %d items, want at least %v", at, len(arr), m)
+		}
+		if items, ok := schema["items"].(map[string]any); ok {
+			for i, it := range arr {
+				if err := d.validate(items, it, at+"["+strconv.Itoa(i)+"]"); err != nil {
+					return err
+				}
+			}
+		}
+	case "string":
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("%s: %T is not a string", at, v)
+		}
+		if m, ok := schema["minLength"].(float64); ok && float64(len(s)) < m {
+			return fmt.Errorf("%s: %q shorter than %v", at, s, m)
+		}
+	case "number", "integer":
+		f, ok := v.(float64)
+		if !ok {
+			return fmt.Errorf("%s: %T is not a number", at, v)
+		}
+		if typ == "integer" && f != math.Trunc(f) {
+			return fmt.Errorf("%s: %v is not an integer", at, f)
+		}
+		if m, ok := schema["minimum"].(float64); ok && f < m {
+			return fmt.Errorf("%s: %v below %v", at, f, m)
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return fmt.Errorf("%s: %T is not a boolean", at, v)
+		}
+	default:
+		return fmt.Errorf("%s: schema type %q not handled by this validator", at, typ)
+	}
+	return nil
+}
+
+func asStrings(v any) []string {
+	var out []string
+	list, _ := v.([]any)
+	for _, x := range list {
+		out = append(out, x.(string))
+	}
+	return out
+}
+
+func TestOpenAPIRoutes(t *testing.T) {
+	d := loadOpenAPI(t)
+	s := newTestServer(t, nil, Options{})
+	var registered, documented []string
+	for _, rt := range s.routes() {
+		registered = append(registered, rt.method+" "+rt.path)
+		op := d.op(rt.path, rt.method)
+		if op == nil {
+			continue
+		}
+		responses := op["responses"].(map[string]any)
+		if _, ok := responses["405"]; !ok {
+			t.Errorf("%s %s: no 405 documented", rt.method, rt.path)
+		}
+		sec, _ := op["security"].([]any)
+		bearer := strings.Contains(fmt.Sprint(sec), "bearer")
+		if _, has401 := responses["401"]; rt.auth != bearer || rt.auth != has401 {
+			t.Errorf("%s %s: auth %v but security %v, 401 documented %v", rt.method, rt.path, rt.auth, sec, has401)
+		}
+	}
+	for path, item := range d.paths {
+		for method := range item.(map[string]any) {
+			documented = append(documented, strings.ToUpper(method)+" "+path)
+		}
+	}
+	slices.Sort(registered)
+	slices.Sort(documented)
+	if !slices.Equal(registered, documented) {
+		t.Fatalf("routes and document differ:\nregistered %q\ndocumented %q", registered, documented)
+	}
+}
+
+// TestOpenAPIExamples sends every request example of the document to the
+// handler: each must succeed, and each request and response must match its
+// schema.
+func TestOpenAPIExamples(t *testing.T) {
+	d := loadOpenAPI(t)
+	s := newTestServer(t, nil, Options{Asker: fakeAsker{}})
+	n := 0
+	for path, item := range d.paths {
+		for method, o := range item.(map[string]any) {
+			op := o.(map[string]any)
+			rb, ok := op["requestBody"].(map[string]any)
+			if !ok {
+				continue
+			}
+			media := rb["content"].(map[string]any)["application/json"].(map[string]any)
+			examples := media["examples"].(map[string]any)
+			if len(examples) == 0 {
+				t.Errorf("%s %s: no request examples", method, path)
+			}
+			for name, ex := range examples {
+				value := ex.(map[string]any)["value"]
+				if err := d.validate(media["schema"].(map[string]any), value, "request"); err != nil {
+					t.Errorf("%s %s example %s does not match its schema: %v", method, path, name, err)
+				}
+				body, _ := json.Marshal(value)
+				rec := call(t, s, strings.ToUpper(method), path, string(body))
+				if rec.Code != http.StatusOK {
+					t.Errorf("%s %s example %s: %d %s", method, path, name, rec.Code, rec.Body)
+					continue
+				}
+				checkResponse(t, d, op, rec.Code, rec.Body.Bytes(), fmt.Sprintf("%s %s example %s", method, path, name))
+				n++
+			}
+		}
+	}
+	if n < 4 {
+		t.Fatalf("only %d examples exercised", n)
+	}
+}
+
+func checkResponse(t *testing.T, d apiDoc, op map[string]any, code int, body []byte, what string) {
+	t.Helper()
+	r, ok := op["responses"].(map[string]any)[strconv.Itoa(code)].(map[string]any)
+	if !ok {
+		t.Errorf("%s: status %d not documented", what, code)
+		return
+	}
+	r = d.resolve(r)
+	media, ok := r["content"].(map[string]any)["application/json"].(map[string]any)
+	if !ok {
+		return
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Errorf("%s: %v", what, err)
+		return
+	}
+	if err := d.validate(media["schema"].(map[string]any), v, "response"); err != nil {
+		t.Errorf("%s: response does not match the document: %v\n%s", what, err, body)
+	}
+}
+
+// TestOpenAPIResponses checks that what the handlers answer, successes and
+// errors alike, is documented with a matching schema.
+func TestOpenAPIResponses(t *testing.T) {
+	d := loadOpenAPI(t)
+	plain := newTestServer(t, func(c *Config) { c.MaxCandidates = 2 }, Options{})
+	keyed := newTestServer(t, func(c *Config) { c.APIKeys = []string{"k"} }, Options{})
+	asker := newTestServer(t, nil, Options{Asker: fakeAsker{}})
+	for _, tc := range []struct {
+		s            *Server
+		method, path string
+		body, ctype  string
+	}{
+		{plain, "GET", "/healthz", "", ""},
+		{plain, "GET", "/readyz", "", ""},
+		{plain, "GET", "/v1/strategies", "", ""},
+		{plain, "GET", "/metrics", "", ""},
+		{plain, "GET", "/openapi.json", "", ""},
+		{plain, "GET", "/", "", ""},
+		{plain, "GET", "/assets/style.css", "", ""},
+		{plain, "GET", "/assets/missing.css", "", ""},
+		{plain, "POST", "/v1/select", `{"candidates":[]}`, "application/json"},
+		{plain, "POST", "/v1/select", `{"candidates":[{"id":"a","score":1},{"id":"b","score":1},{"id":"c","score":1}]}`, "application/json"},
+		{plain, "POST", "/v1/select", `{}`, "text/plain"},
+		{plain, "DELETE", "/v1/select", ``, ""},
+		{plain, "POST", "/v1/ask", `{"query":"q"}`, "application/json"},
+		{asker, "POST", "/v1/ask", `{"query":"q","strategy":"knee"}`, "application/json"},
+		{asker, "POST", "/v1/ask", `{"query":""}`, "application/json"},
+		{keyed, "POST", "/v1/select", readmeExample, "application/json"},
+		{keyed, "GET", "/metrics", "", ""},
+	} {
+		req := tc.method + " " + tc.path
+		var headers []string
+		if tc.ctype != "" {
+			headers = []string{"Content-Type", tc.ctype}
+		}
+		rec := call(t, tc.s, tc.method, tc.path, tc.body, headers...)
+		method := tc.method
+		if method == "DELETE" {
+			method = "POST" // the 405 is documented on the route's own method
+		}
+		op := d.op(tc.path, method)
+		if tc.path == "/assets/style.css" || tc.path == "/assets/missing.css" {
+			op = d.op("/assets/{name}", "GET")
+		}
+		if op == nil {
+			t.Errorf("%s: not in the document", req)
+			continue
+		}
+		checkResponse(t, d, op, rec.Code, rec.Body.Bytes(), fmt.Sprintf("%s → %d", req, rec.Code))
+	}
+}

@@ -1,0 +1,451 @@
+// Package server is ctxsel as an HTTP service: JSON endpoints that select
+// context for any retrieval stack (/v1/select, /v1/ask), the strategy catalogue
+// (/v1/strategies), health, Prometheus metrics, an OpenAPI 3 document, and a
+// web page at / that draws the similarity curve, the cut and the band.
+//
+// Auth: when Config.APIKeys is non-empty, /v1/* and /metrics require
+// "Authorization: Bearer KEY"; /, /assets/*, /healthz, /readyz and
+// /openapi.json stay open (they carry no data, and probes and the page's
+// shell must load before a key is typed in).
+//
+// Use it as `ctxsel serve`, or in process:
+//
+//	srv, err := server.New(server.DefaultConfig(), server.Options{})
+//	err = srv.ListenAndServe(ctx) // returns after ctx is done and in-flight requests finish
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ctxsel/ctxsel"
+	_ "github.com/ctxsel/ctxsel/cutoff" // the score-only strategies
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+// Options are a Server's collaborators. All are optional.
+type Options struct {
+	// Logger receives structured logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Embedder embeds candidates given as text (and the query). Without
+	// one, text-only candidates are refused with 400.
+	Embedder embed.Embedder
+	// Asker answers /v1/ask. Without one, /v1/ask answers 501.
+	Asker Asker
+}
+
+// Server is the HTTP service. It is safe for concurrent use.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	embedder embed.Embedder
+	asker    Asker
+	// The token counter's vocabulary is large: it is loaded on the first
+	// candidate that needs counting, not at start.
+	counterOnce sync.Once
+	counter     token.Counter
+	counterErr  error
+	metrics     *metrics
+	handler     http.Handler
+	keys        [][sha256.Size]byte
+	// strategies is the /v1/strategies response, built once: strategies
+	// register at init and never change afterwards.
+	strategies []byte
+
+	ready     atomic.Bool
+	idPrefix  string
+	idCounter atomic.Uint64
+
+	// hook, when set (by tests), runs before every handler: it is how a
+	// test forces a panic or holds a request in flight.
+	hook func(*http.Request)
+}
+
+// route is one entry of the API. The table is the single source of what is
+// served: the mux is built from it and the OpenAPI test compares the
+// document against it.
+type route struct {
+	method string // GET or POST; GET also answers HEAD
+	path   string // as written in the OpenAPI document
+	auth   bool   // requires a bearer key when keys are configured
+	h      http.HandlerFunc
+}
+
+func (s *Server) routes() []route {
+	return []route{
+		{http.MethodGet, "/", false, s.handleIndex},
+		{http.MethodGet, "/assets/{name}", false, s.handleAsset},
+		{http.MethodGet, "/healthz", false, s.handleHealth},
+		{http.MethodGet, "/readyz", false, s.handleReady},
+		{http.MethodGet, "/openapi.json", false, s.handleOpenAPI},
+		{http.MethodGet, "/metrics", true, s.handleMetrics},
+		{http.MethodGet, "/v1/strategies", true, s.handleStrategies},
+		{http.MethodPost, "/v1/select", true, s.handleSelect},
+		{http.MethodPost, "/v1/ask", true, s.handleAsk},
+	}
+}
+
+// New validates cfg and builds a Server.
+func New(cfg Config, opts Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	for _, k := range cfg.APIKeys {
+		s.keys = append(s.keys, sha256.Sum256([]byte(k)))
+	}
+	var seed [6]byte
+	_, _ = rand.Read(seed[:])
+	s.idPrefix = hex.EncodeToString(seed[:]) + "-"
+	var err error
+	if s.strategies, err = strategiesJSON(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+
+	routes := s.routes()
+	names := make([]string, 0, len(routes)+1)
+	mux := http.NewServeMux()
+	for _, rt := range routes {
+		names = append(names, rt.path)
+		pattern := rt.path
+		if pattern == "/" {
+			pattern = "/{$}"
+		}
+		mux.Handle(rt.method+" "+pattern, s.wrap(rt.path, rt.auth, rt.h))
+		// Without this, the mux answers a wrong method with a plain-text
+		// 405; every error of this API is JSON.
+		mux.Handle(pattern, s.wrap(rt.path, false, methodNotAllowed(rt.method)))
+	}
+	names = append(names, "other")
+	mux.Handle("/", s.wrap("other", false, func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)
+	}))
+	s.metrics = newMetrics(names)
+	s.handler = mux
+	s.ready.Store(true)
+	return s, nil
+}
+
+// Handler returns the service as an http.Handler (for httptest or another
+// server).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// ListenAndServe listens on Config.Addr and serves until ctx is done, then
+// shuts down gracefully (see Serve).
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx is done. It then stops accepting, reports not
+// ready, waits up to Config.ShutdownTimeout for in-flight requests to finish
+// and returns nil; a failure of the listener is returned as an error.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout.D(),
+		ReadTimeout:       s.cfg.ReadTimeout.D(),
+		WriteTimeout:      s.cfg.WriteTimeout.D(),
+		IdleTimeout:       s.cfg.IdleTimeout.D(),
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	addr := ln.Addr().String()
+	s.log.Info("ctxsel serve listening", "addr", addr, "url", "http://"+addr+"/",
+		"auth", len(s.keys) > 0, "embedder", s.embedderName(), "ask", s.asker != nil)
+	s.ready.Store(true)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.ready.Store(false)
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.ready.Store(false)
+	s.log.Info("shutting down: finishing in-flight requests", "timeout", s.cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout.D())
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	<-errc // http.ErrServerClosed, at once
+	if err != nil {
+		_ = hs.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	s.log.Info("stopped")
+	return nil
+}
+
+func (s *Server) tokenCounter() (token.Counter, error) {
+	s.counterOnce.Do(func() {
+		c, err := token.New(s.cfg.TokenEncoding)
+		if err != nil {
+			s.counterErr = fmt.Errorf("token counter: %w", err)
+			return
+		}
+		s.counter = c
+	})
+	return s.counter, s.counterErr
+}
+
+func (s *Server) embedderName() string {
+	if s.embedder == nil {
+		return "none"
+	}
+	return s.embedder.ModelID()
+}
+
+type ctxKey struct{}
+
+// RequestID returns the id of the request a context belongs to (the
+// X-Request-Id header, echoed or generated), or "".
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(ctxKey{}).(string)
+	return id
+}
+
+// requestID accepts a caller's X-Request-Id when it is short and plain, so
+// ids can be joined across services without letting a client inject log
+// lines; otherwise it makes one.
+func (s *Server) requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 {
+		ok := true
+		for i := 0; i < len(id) && ok; i++ {
+			c := id[i]
+			ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.:/+=", c) >= 0
+		}
+		if ok {
+			return id
+		}
+	}
+	return s.idPrefix + strconv.FormatUint(s.idCounter.Add(1), 10)
+}
+
+// statusWriter records what a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	bytes int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// wrap adds what every route gets: a request id, panic recovery, auth,
+// metrics and an access log line.
+func (s *Server) wrap(name string, auth bool, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.metrics.inFlight.Add(1)
+		id := s.requestID(r)
+		rw.Header().Set("X-Request-Id", id)
+		w := &statusWriter{ResponseWriter: rw}
+		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
+		defer func() {
+			p := recover()
+			started := w.code != 0 // the response was under way before the panic
+			if p != nil && p != http.ErrAbortHandler {
+				s.log.Error("panic in handler", "request_id", id, "route", name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if !started {
+					writeError(w, http.StatusInternalServerError, "", "internal error (request "+id+")")
+				}
+			}
+			code := w.code
+			if code == 0 {
+				code = http.StatusOK
+			}
+			if p != nil && code < 500 {
+				code = http.StatusInternalServerError // a response cut short
+			}
+			d := time.Since(start)
+			s.metrics.inFlight.Add(-1)
+			s.metrics.request(name, code, d)
+			level := slog.LevelInfo
+			if code >= 500 && code != http.StatusNotImplemented {
+				level = slog.LevelError
+			}
+			// No headers are logged: Authorization must never reach a log.
+			s.log.LogAttrs(r.Context(), level, "request",
+				slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.String("route", name), slog.Int("status", code), slog.Int("bytes", w.bytes),
+				slog.Duration("duration", d), slog.String("remote", r.RemoteAddr))
+			if p != nil && started && p != http.ErrAbortHandler {
+				// The response is already under way and now incomplete:
+				// abort the connection so the client cannot take it as whole.
+				panic(http.ErrAbortHandler)
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+		}()
+		if auth && len(s.keys) > 0 && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ctxsel"`)
+			writeError(w, http.StatusUnauthorized, "Authorization", "missing or invalid API key: send Authorization: Bearer KEY")
+			return
+		}
+		if s.hook != nil {
+			s.hook(r)
+		}
+		h(w, r)
+	})
+}
+
+// authorized checks the bearer key. Keys are compared as SHA-256 digests
+// with subtle.ConstantTimeCompare, against every configured key without
+// stopping early, so timing reveals neither a key's length nor which
+// prefix matched.
+func (s *Server) authorized(r *http.Request) bool {
+	const prefix = "bearer "
+	h := r.Header.Get("Authorization")
+	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(h[len(prefix):])))
+	match := 0
+	for i := range s.keys {
+		match |= subtle.ConstantTimeCompare(sum[:], s.keys[i][:])
+	}
+	return match == 1
+}
+
+func methodNotAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if allow == http.MethodGet {
+			allow = "GET, HEAD"
+		}
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, "", fmt.Sprintf("method %s not allowed: use %s", r.Method, allow))
+	}
+}
+
+// writeError writes {"error": {"message": ..., "field": ...}}.
+func writeError(w http.ResponseWriter, status int, field, msg string) {
+	b := make([]byte, 0, 64+len(msg))
+	b = append(b, `{"error":{"message":`...)
+	b = appendString(b, msg)
+	b = append(b, `,"field":`...)
+	b = appendString(b, field)
+	b = append(b, "}}\n"...)
+	writeJSON(w, status, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeFailure turns an error into the right response: a fieldError (or any
+// ctxsel.ErrInvalidInput) is the caller's to fix, a timeout is 504, and
+// anything else is 500 with the details kept in the log.
+func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error) {
+	var fe *fieldError
+	switch {
+	case errors.As(err, &fe):
+		status := fe.Status
+		if status == 0 {
+			status = http.StatusBadRequest
+		}
+		writeError(w, status, fe.Field, fe.Msg)
+	case errors.Is(err, ctxsel.ErrInvalidInput):
+		writeError(w, http.StatusBadRequest, "", err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		writeError(w, http.StatusGatewayTimeout, "", "timed out after "+s.cfg.RequestTimeout.String())
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		// The client went away mid-request: nobody reads this, and it is
+		// not a server fault. 499 is nginx's "client closed request".
+		writeError(w, 499, "", "request canceled by the client")
+	default:
+		s.log.Error("request failed", "request_id", RequestID(r.Context()), "error", err.Error())
+		writeError(w, http.StatusInternalServerError, "", "internal error (request "+RequestID(r.Context())+")")
+	}
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`+"\n"))
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if !s.ready.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"shutting down"}`+"\n"))
+		return
+	}
+	writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`+"\n"))
+}
+
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	s.metrics.writeTo(w)
+}
+
+func (s *Server) handleStrategies(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.strategies)
+}
+
+// strategiesJSON is the /v1/strategies document.
+func strategiesJSON() ([]byte, error) {
+	type strategy struct {
+		Name   string            `json:"name"`
+		Doc    string            `json:"doc"`
+		Params []ctxsel.ParamDef `json:"params"`
+	}
+	doc := struct {
+		Default    string            `json:"default"`
+		Strategies []strategy        `json:"strategies"`
+		Caps       []ctxsel.ParamDef `json:"caps"`
+		Orders     []string          `json:"orders"`
+	}{Default: defaultStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
+	for _, d := range ctxsel.Defs() {
+		params := d.Params
+		if params == nil {
+			params = []ctxsel.ParamDef{}
+		}
+		doc.Strategies = append(doc.Strategies, strategy{Name: d.Name, Doc: d.Doc, Params: params})
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("strategies: %w", err)
+	}
+	return append(b, '\n'), nil
+}
