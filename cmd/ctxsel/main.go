@@ -19,7 +19,9 @@ import (
 const usage = `ctxsel decides how much, and which, retrieved context to hand an LLM.
 
 Usage:
+  ctxsel ask [flags] "Q"     answer from your indexed documents: passages, why the cut, prompt, answer
   ctxsel eval [flags]        measure strategies on labelled data (default: the bundled sample)
+  ctxsel index SUBCOMMAND    add, rm, ls, stats: index your documents (on disk, or in Weaviate)
   ctxsel select [flags]      select from candidates given as JSON lines on stdin
   ctxsel serve [flags]       run the HTTP selection service and its web page
   ctxsel strategies          list strategies and their parameters
@@ -49,8 +51,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var err error
 	switch cmd, rest := args[0], args[1:]; cmd {
+	case "ask":
+		err = cmdAsk(ctx, rest, stdout, stderr)
 	case "eval":
 		err = cmdEval(ctx, rest, stdout, stderr)
+	case "index":
+		err = cmdIndex(ctx, rest, stdout, stderr)
 	case "select":
 		err = cmdSelect(rest, stdin, stdout, stderr)
 	case "serve":

@@ -66,6 +66,7 @@ Example:
 	idleTimeout := fs.Duration("idle-timeout", def.IdleTimeout.D(), "how long an idle keep-alive connection stays open")
 	requestTimeout := fs.Duration("request-timeout", def.RequestTimeout.D(), "bound on one request's embedding or ask")
 	shutdownTimeout := fs.Duration("shutdown-timeout", def.ShutdownTimeout.D(), "how long shutdown waits for in-flight requests")
+	indexLoc := fs.String("index", "", "answer /v1/ask from this index (directory or weaviate://host:port/Collection); none: /v1/ask answers 501")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
@@ -134,7 +135,15 @@ Example:
 		}
 		defer func() { _ = closeEmb() }()
 	}
-	srv, err := server.New(cfg, server.Options{Logger: logger, Embedder: emb})
+	var asker server.Asker
+	if *indexLoc != "" {
+		var closeAsker func()
+		if asker, closeAsker, err = newIndexAsker(ctx, *indexLoc); err != nil {
+			return err
+		}
+		defer closeAsker()
+	}
+	srv, err := server.New(cfg, server.Options{Logger: logger, Embedder: emb, Asker: asker})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

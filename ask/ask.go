@@ -1,0 +1,209 @@
+// Package ask answers a question over an index: embed the question, score
+// the index's chunks, let a ctxsel strategy cut the similarity curve, assemble
+// the prompt from the selected passages and, when an LLM is configured, ask
+// it. Every step is reported — the passages with their scores and tokens, the
+// explanation of the cut, the prompt, the answer with its token counts — so a
+// user sees exactly what the LLM was handed and why.
+//
+// Ask is what `ctxsel ask` runs; servers call it the same way.
+package ask
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ctxsel/ctxsel"
+	_ "github.com/ctxsel/ctxsel/cutoff" // registers the strategies
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/index"
+	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+// Defaults.
+const (
+	DefaultStrategy = "adaptivek"
+	// DefaultCandidates is how many of the best-scoring chunks the strategy
+	// chooses from — the papers score ~1000 passages per question, and it is
+	// what a vector database returns in one nearVector query.
+	DefaultCandidates = 1000
+)
+
+// Options configure Ask. The zero value asks with Adaptive-k over the best
+// 1000 chunks, rank order, the factoid QA prompt and no LLM.
+type Options struct {
+	// Strategy is a strategy spec, e.g. "adaptivek", "topk:k=5",
+	// "budget:tokens=2000", "knee:max_tokens=4000".
+	Strategy string
+	// Order arranges the selected passages in the prompt.
+	Order ctxsel.Order
+	// Candidates is how many best chunks the store returns (default 1000).
+	Candidates int
+	// Template is the prompt (default llm.FactoidQA).
+	Template llm.Template
+	// LLM answers when set; otherwise Answer.Reply is nil.
+	LLM llm.Client
+	// Encoding counts the prompt's tokens (default: the index's encoding).
+	Encoding string
+}
+
+// Passage is a selected chunk.
+type Passage struct {
+	index.Hit
+	// ID is the chunk id ("doc#index") the prompt cites.
+	ID string `json:"id"`
+	// Rank is the chunk's place among the candidates (0 = best match).
+	Rank int `json:"rank"`
+}
+
+// Timings are the wall times of Ask's steps.
+type Timings struct {
+	Embed  time.Duration `json:"embed_ns"`
+	Search time.Duration `json:"search_ns"`
+	Select time.Duration `json:"select_ns"`
+	LLM    time.Duration `json:"llm_ns,omitempty"`
+}
+
+// Answer is everything Ask did.
+type Answer struct {
+	Question string `json:"question"`
+	// Index is the store's location, Model the embedding model.
+	Index string `json:"index"`
+	Model string `json:"model"`
+	// Scores are the candidates' similarity scores in rank order: the curve
+	// the strategy cut.
+	Scores []float64 `json:"scores"`
+	// Passages are the selected chunks in the requested order.
+	Passages  []Passage        `json:"passages"`
+	Selection ctxsel.Selection `json:"selection"`
+	// Prompt is the assembled prompt; PromptTokens its exact token count.
+	Prompt       string `json:"prompt"`
+	PromptTokens int    `json:"prompt_tokens"`
+	Encoding     string `json:"encoding"`
+	// Reply is the LLM's answer, when one was asked.
+	Reply   *llm.Response `json:"reply,omitempty"`
+	Timings Timings       `json:"timings"`
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ctxsel.ErrInvalidInput, fmt.Sprintf(format, args...))
+}
+
+// Ask answers question over store, embedding it with e (which must be the
+// model the index was built with).
+func Ask(ctx context.Context, store index.Store, e embed.Embedder, question string, opts Options) (Answer, error) {
+	a := Answer{Question: question}
+	if strings.TrimSpace(question) == "" {
+		return a, invalidf("empty question")
+	}
+	if store == nil || e == nil {
+		return a, invalidf("ask needs an index and an embedder")
+	}
+	spec := opts.Strategy
+	if spec == "" {
+		spec = DefaultStrategy
+	}
+	strategy, caps, err := ctxsel.Parse(spec)
+	if err != nil {
+		return a, err
+	}
+	tmpl := opts.Template
+	if tmpl == "" {
+		tmpl = llm.FactoidQA
+	}
+	if err := tmpl.Check(); err != nil {
+		return a, fmt.Errorf("%w: %v", ctxsel.ErrInvalidInput, err)
+	}
+	n := opts.Candidates
+	if n == 0 {
+		n = DefaultCandidates
+	}
+	if n < 0 {
+		return a, invalidf("candidates=%d must be positive", n)
+	}
+	st, err := store.Stats(ctx)
+	if err != nil {
+		return a, err
+	}
+	a.Index, a.Model = st.Location, st.Config.Model
+	if st.Chunks == 0 {
+		return a, invalidf("index %s holds no passages: add documents first (ctxsel index add)", st.Location)
+	}
+	if st.Config.Model != e.ModelID() {
+		return a, fmt.Errorf("%w: the index was built with embedding model %q, the question would be embedded with %q",
+			index.ErrMismatch, st.Config.Model, e.ModelID())
+	}
+	encoding := opts.Encoding
+	if encoding == "" {
+		encoding = st.Config.Encoding
+	}
+	counter, err := token.New(encoding)
+	if err != nil {
+		return a, fmt.Errorf("%w: %v", ctxsel.ErrInvalidInput, err)
+	}
+	a.Encoding = counter.Encoding()
+
+	t := time.Now()
+	vecs, err := embed.Queries(ctx, e, []string{question})
+	if err != nil {
+		return a, fmt.Errorf("embed question: %w", err)
+	}
+	if _, err := embed.CheckVectors(vecs, 1); err != nil {
+		return a, fmt.Errorf("embed question: %w", err)
+	}
+	a.Timings.Embed = time.Since(t)
+
+	t = time.Now()
+	hits, err := store.Search(ctx, vecs[0], n)
+	if err != nil {
+		return a, fmt.Errorf("search: %w", err)
+	}
+	a.Timings.Search = time.Since(t)
+	if len(hits) == 0 {
+		return a, errors.New("search returned no passages")
+	}
+
+	t = time.Now()
+	cands := make([]ctxsel.Candidate, len(hits))
+	a.Scores = make([]float64, len(hits))
+	for i, h := range hits {
+		cands[i] = ctxsel.Candidate{ID: h.ID(), Score: h.Score, Tokens: h.Tokens}
+		a.Scores[i] = h.Score
+	}
+	curve, err := ctxsel.NewCurve(cands)
+	if err != nil {
+		return a, fmt.Errorf("candidates: %w", err)
+	}
+	sel, err := ctxsel.Select(curve, strategy, caps, opts.Order)
+	if err != nil {
+		return a, err
+	}
+	a.Selection = sel
+	a.Timings.Select = time.Since(t)
+
+	a.Passages = make([]Passage, len(sel.Indices))
+	ps := make([]llm.Passage, len(sel.Indices))
+	for i, idx := range sel.Indices {
+		a.Passages[i] = Passage{Hit: hits[idx], ID: hits[idx].ID(), Rank: idx}
+		ps[i] = llm.Passage{Label: hits[idx].ID(), Text: hits[idx].Text}
+	}
+	a.Prompt, err = tmpl.Render(question, llm.FormatContext(ps))
+	if err != nil {
+		return a, err
+	}
+	a.PromptTokens = counter.Count(a.Prompt)
+
+	if opts.LLM != nil {
+		t = time.Now()
+		r, err := llm.Ask(ctx, opts.LLM, a.Prompt)
+		if err != nil {
+			return a, fmt.Errorf("ask %s: %w", opts.LLM.Describe(), err)
+		}
+		a.Reply = &r
+		a.Timings.LLM = time.Since(t)
+	}
+	return a, nil
+}

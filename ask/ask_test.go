@@ -1,0 +1,210 @@
+package ask_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/ask"
+	"github.com/ctxsel/ctxsel/chunk"
+	"github.com/ctxsel/ctxsel/index"
+	"github.com/ctxsel/ctxsel/index/indextest"
+	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+var ctx = context.Background()
+
+// build indexes a small corpus in which two passages are about the
+// question's subject and the rest are not.
+func build(t *testing.T) index.Store {
+	t.Helper()
+	s, err := index.OpenDir(filepath.Join(t.TempDir(), "idx"), index.DirOptions{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ := token.New("")
+	c, _ := chunk.NewSentences(tk, 30)
+	texts := map[string]string{
+		"volcano.txt": "Mount Etna is an active volcano on Sicily. Etna volcano eruptions are frequent.",
+		"etna.md":     "The Etna volcano summit has four craters.",
+		"bread.txt":   "Bread rises because yeast produces gas. Flour water salt yeast.",
+		"moon.txt":    "The Moon has no atmosphere. Its craters come from impacts.",
+		"music.txt":   "Jazz improvisation uses scales and chords.",
+	}
+	var docs []index.Document
+	for id, text := range texts {
+		cs, err := c.Chunk(ctx, id, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := index.Document{ID: id, Hash: index.Hash([]byte(text)), Text: text, Chunks: cs}
+		for _, ch := range cs {
+			d.Vectors = append(d.Vectors, indextest.HashVector(ch.Text))
+		}
+		docs = append(docs, d)
+	}
+	cfg := index.Config{Model: indextest.HashEmbedder{}.ModelID(), Chunker: c.Spec(), Encoding: "cl100k_base"}
+	if err := s.Add(ctx, cfg, docs); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestAsk(t *testing.T) {
+	s := build(t)
+	a, err := ask.Ask(ctx, s, indextest.HashEmbedder{}, "Etna volcano", ask.Options{Strategy: "adaptivek:buffer=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Scores) == 0 || a.Selection.K == 0 || len(a.Passages) != a.Selection.K {
+		t.Fatalf("answer %+v", a)
+	}
+	for _, p := range a.Passages {
+		if !strings.Contains(strings.ToLower(p.Text), "etna") {
+			t.Errorf("selected an off-topic passage: %+v", p)
+		}
+		if !strings.Contains(a.Prompt, p.ID) || !strings.Contains(a.Prompt, p.Text) {
+			t.Errorf("passage %s missing from the prompt", p.ID)
+		}
+	}
+	if a.Selection.Explanation.Reason == "" || a.Selection.Explanation.Decision.Kind != "gap" {
+		t.Errorf("explanation %+v", a.Selection.Explanation)
+	}
+	tk, _ := token.New("")
+	if a.PromptTokens != tk.Count(a.Prompt) || a.Encoding != "cl100k_base" || a.Reply != nil {
+		t.Errorf("prompt tokens %d, encoding %s", a.PromptTokens, a.Encoding)
+	}
+	if !strings.HasPrefix(a.Prompt, "Your task is to answer the question provided.") || strings.Count(a.Prompt, "Etna volcano\n") != 2 {
+		t.Errorf("prompt:\n%s", a.Prompt)
+	}
+	for i := 1; i < len(a.Scores); i++ {
+		if a.Scores[i] > a.Scores[i-1] {
+			t.Fatal("scores not in rank order")
+		}
+	}
+	// orders
+	top, _ := ask.Ask(ctx, s, indextest.HashEmbedder{}, "Etna volcano craters", ask.Options{Strategy: "topk:k=4"})
+	edges, _ := ask.Ask(ctx, s, indextest.HashEmbedder{}, "Etna volcano craters", ask.Options{Strategy: "topk:k=4", Order: ctxsel.EdgesOrder})
+	ranks := func(a ask.Answer) (out []int) {
+		for _, p := range a.Passages {
+			out = append(out, p.Rank)
+		}
+		return out
+	}
+	if r := ranks(top); len(r) != 4 || r[0] != 0 || r[3] != 3 {
+		t.Errorf("rank order %v", r)
+	}
+	if r := ranks(edges); len(r) != 4 || r[0] != 0 || r[1] != 2 || r[2] != 3 || r[3] != 1 {
+		t.Errorf("edges order %v", r)
+	}
+	// budget
+	b, err := ask.Ask(ctx, s, indextest.HashEmbedder{}, "Etna", ask.Options{Strategy: "budget:tokens=15"})
+	if err != nil || b.Selection.Tokens > 15 {
+		t.Errorf("budget: %+v %v", b.Selection, err)
+	}
+	// JSON round trip keeps the passages' provenance
+	js, _ := json.Marshal(a)
+	var back map[string]any
+	json.Unmarshal(js, &back)
+	p0 := back["passages"].([]any)[0].(map[string]any)
+	for _, k := range []string{"id", "doc", "index", "start", "end", "tokens", "score", "rank", "text"} {
+		if _, ok := p0[k]; !ok {
+			t.Errorf("passage JSON lacks %q: %v", k, p0)
+		}
+	}
+}
+
+func TestAskErrors(t *testing.T) {
+	s := build(t)
+	cases := []struct {
+		q    string
+		opts ask.Options
+		e    interface {
+			ModelID() string
+			Embed(context.Context, []string) ([][]float32, error)
+		}
+		want error
+	}{
+		{"", ask.Options{}, indextest.HashEmbedder{}, ctxsel.ErrInvalidInput},
+		{"q", ask.Options{Strategy: "nope"}, indextest.HashEmbedder{}, ctxsel.ErrInvalidInput},
+		{"q", ask.Options{Strategy: "topk:k=-1"}, indextest.HashEmbedder{}, ctxsel.ErrInvalidInput},
+		{"q", ask.Options{Candidates: -5}, indextest.HashEmbedder{}, ctxsel.ErrInvalidInput},
+		{"q", ask.Options{Template: "no placeholders"}, indextest.HashEmbedder{}, ctxsel.ErrInvalidInput},
+		{"q", ask.Options{}, otherModel{}, index.ErrMismatch},
+	}
+	for i, tc := range cases {
+		if _, err := ask.Ask(ctx, s, tc.e, tc.q, tc.opts); !errors.Is(err, tc.want) {
+			t.Errorf("case %d: got %v, want %v", i, err, tc.want)
+		}
+	}
+	empty, _ := index.OpenDir(t.TempDir(), index.DirOptions{Create: true})
+	if _, err := ask.Ask(ctx, empty, indextest.HashEmbedder{}, "q", ask.Options{}); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Errorf("empty index: %v", err)
+	}
+}
+
+type otherModel struct{ indextest.HashEmbedder }
+
+func (otherModel) ModelID() string { return "other" }
+
+func TestAskWithLLM(t *testing.T) {
+	var prompt string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []llm.Message `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		prompt = req.Messages[0].Content
+		io.WriteString(w, `{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Four craters [2]."},"finish_reason":"stop"}],"usage":{"prompt_tokens":120,"completion_tokens":5,"total_tokens":125}}`)
+	}))
+	defer srv.Close()
+	client, _ := llm.NewOpenAI(llm.Options{BaseURL: srv.URL, Model: "m"})
+	a, err := ask.Ask(ctx, build(t), indextest.HashEmbedder{}, "How many craters does the Etna summit have?", ask.Options{LLM: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Reply == nil || a.Reply.Content != "Four craters [2]." || a.Reply.PromptTokens != 120 || prompt != a.Prompt {
+		t.Fatalf("reply %+v", a.Reply)
+	}
+}
+
+func TestCurveSVG(t *testing.T) {
+	a, err := ask.Ask(ctx, build(t), indextest.HashEmbedder{}, "Etna <volcano> & craters", ask.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := ask.WriteCurveSVG(&buf, a); err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(&buf)
+	circles := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "circle" {
+			circles++
+		}
+	}
+	if circles != len(a.Scores) {
+		t.Fatalf("%d points for %d scores", circles, len(a.Scores))
+	}
+	if err := ask.WriteCurveSVG(io.Discard, ask.Answer{}); err == nil {
+		t.Fatal("empty curve accepted")
+	}
+}

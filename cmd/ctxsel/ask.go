@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/ask"
+	"github.com/ctxsel/ctxsel/index"
+	"github.com/ctxsel/ctxsel/llm"
+)
+
+// llmFromEnv builds the configured LLM client; tests replace it.
+var llmFromEnv = llm.FromEnv
+
+func cmdAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("ask", `Usage: ctxsel ask [flags] "QUESTION"
+
+Embeds the question, scores every chunk of the index, lets a strategy cut the
+similarity curve, and prints the selected passages (document, score, tokens),
+why the curve was cut there, and the prompt the LLM would get (the factoid QA
+template of Adaptive-k, Appendix A.1.1). When an LLM is configured it is asked
+too and its answer is printed with its token counts:
+
+  CTXSEL_LLM_MODEL      model name (required to call anything)
+  CTXSEL_LLM_BASE_URL   OpenAI-compatible server, e.g. https://api.openai.com or http://localhost:8000/v1
+  CTXSEL_LLM_API_KEY    its API key
+  OLLAMA_HOST           an Ollama server, used when CTXSEL_LLM_BASE_URL is unset
+  CTXSEL_LLM_PROVIDER   openai or ollama, to choose explicitly
+
+Examples:
+  ctxsel ask "Who is Scrooge's clerk?"
+  ctxsel ask --strategy topk:k=5 --order edges "Who is Scrooge's clerk?"
+  ctxsel ask --strategy budget:tokens=2000 --json --show-curve curve.svg "…"`, stderr)
+	loc := fs.String("index", defaultIndexLocation(), "index directory, or weaviate://host:port/Collection")
+	strategy := fs.String("strategy", ask.DefaultStrategy, "strategy spec: adaptivek, topk:k=5, budget:tokens=2000, knee, … (see ctxsel strategies)")
+	var params paramFlag
+	fs.Var(&params, "param", "strategy parameter key=value (repeatable), caps included: min_k, max_k, max_tokens")
+	order := fs.String("order", "rank", "passage order in the prompt: rank, document, or edges (best at both ends, against lost-in-the-middle)")
+	candidates := fs.Int("candidates", ask.DefaultCandidates, "how many best-matching chunks the strategy chooses from")
+	embedder := fs.String("embedder", "", "embedding model (default: the one the index was built with)")
+	asJSON := fs.Bool("json", false, "print the whole answer as JSON")
+	curve := fs.String("show-curve", "", "write an SVG of the similarity curve with the cut marked to this file")
+	showPrompt := fs.Bool("prompt", true, "print the assembled prompt")
+	useLLM := fs.Bool("llm", true, "ask the configured LLM (set -llm=false to only select)")
+	templateFile := fs.String("template", "", "prompt template file with {question} and {context} (default: the factoid QA template)")
+	words, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	question := strings.TrimSpace(strings.Join(words, " "))
+	if question == "" {
+		fs.Usage()
+		return usageError{errors.New("ask: no question given")}
+	}
+	spec := *strategy
+	if len(params) > 0 {
+		sep := ":"
+		if strings.Contains(spec, ":") {
+			sep = ","
+		}
+		spec += sep + strings.Join(params, ",")
+	}
+	if _, _, err := ctxsel.Parse(spec); err != nil {
+		return err
+	}
+	ord, err := ctxsel.ParseOrder(*order)
+	if err != nil {
+		return err
+	}
+	opts := ask.Options{Strategy: spec, Order: ord, Candidates: *candidates}
+	if *candidates <= 0 {
+		return usageError{fmt.Errorf("ask: --candidates=%d must be positive", *candidates)}
+	}
+	if *templateFile != "" {
+		b, err := os.ReadFile(*templateFile)
+		if err != nil {
+			return usageError{fmt.Errorf("ask: template: %w", err)}
+		}
+		opts.Template = llm.Template(b)
+	}
+	if *useLLM {
+		c, err := llmFromEnv()
+		if err != nil {
+			return usageError{err}
+		}
+		opts.LLM = c
+	}
+	store, err := openStore(ctx, *loc, false, "")
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	st, err := store.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	e, closeEmb, err := embedderFor(*embedder, st.Config.Model)
+	if err != nil {
+		return err
+	}
+	defer closeEmb()
+	a, err := ask.Ask(ctx, store, e, question, opts)
+	if errors.Is(err, index.ErrMismatch) {
+		return usageError{fmt.Errorf("%w (choose the index's model with --embedder)", err)}
+	}
+	if err != nil {
+		return err
+	}
+	if *curve != "" {
+		if err := writeFile(*curve, func(w io.Writer) error { return ask.WriteCurveSVG(w, a) }); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return writeJSON(stdout, a)
+	}
+	printAnswer(stdout, a, *showPrompt)
+	if *curve != "" {
+		fmt.Fprintf(stdout, "\ncurve written to %s\n", *curve)
+	}
+	if opts.LLM == nil && *useLLM {
+		fmt.Fprintf(stdout, "\n(no LLM configured: set %s and %s or %s to get an answer)\n", llm.EnvModel, llm.EnvBaseURL, llm.EnvOllama)
+	}
+	return nil
+}
+
+func printAnswer(w io.Writer, a ask.Answer, showPrompt bool) {
+	ex := a.Selection.Explanation
+	fmt.Fprintf(w, "Question: %s\n", a.Question)
+	fmt.Fprintf(w, "Selected %d of %d candidate passages (%s), %d tokens of %d (ranks count from 0 = best match):\n\n", a.Selection.K, len(a.Scores), ex.Strategy, a.Selection.Tokens, ex.TotalTokens)
+	for i, p := range a.Passages {
+		fmt.Fprintf(w, "[%d] %s  score %.4f  rank %d  %d tokens  bytes %d–%d\n", i+1, p.ID, p.Score, p.Rank, p.Tokens, p.Start, p.End)
+		fmt.Fprintf(w, "    %s\n", snippet(p.Text, 160))
+	}
+	fmt.Fprintf(w, "\nWhy: %s\n", ex.Reason)
+	if len(ex.CapsApplied) > 0 {
+		fmt.Fprintf(w, "Caps applied: %s\n", strings.Join(ex.CapsApplied, ", "))
+	}
+	if showPrompt {
+		fmt.Fprintf(w, "\n--- prompt (%d tokens, %s) ---\n%s\n--- end of prompt ---\n", a.PromptTokens, a.Encoding, a.Prompt)
+	}
+	if r := a.Reply; r != nil {
+		fmt.Fprintf(w, "\n--- answer (%s; %d prompt + %d completion tokens, %s) ---\n%s\n", r.Model, r.PromptTokens, r.CompletionTokens,
+			r.Elapsed.Round(1e6), strings.TrimSpace(r.Content))
+	}
+}
+
+// snippet shortens text to about n characters on one line.
+func snippet(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/index/indextest"
+	"github.com/ctxsel/ctxsel/llm"
+)
+
+// useHashEmbedder makes the index and ask commands embed with the test
+// hash embedder, and keeps the environment from configuring an LLM.
+func useHashEmbedder(t *testing.T) {
+	t.Helper()
+	old, oldLLM := openEmbedder, llmFromEnv
+	openEmbedder = func(name string) (embed.Embedder, func() error, error) {
+		return indextest.HashEmbedder{}, func() error { return nil }, nil
+	}
+	llmFromEnv = func() (llm.Client, error) { return nil, nil }
+	t.Cleanup(func() { openEmbedder, llmFromEnv = old, oldLLM })
+	t.Setenv(envIndex, "")
+}
+
+func TestIndexAndAsk(t *testing.T) {
+	useHashEmbedder(t)
+	root := t.TempDir()
+	docs := filepath.Join(root, "docs")
+	os.MkdirAll(filepath.Join(docs, "sub"), 0o755)
+	os.WriteFile(filepath.Join(docs, "volcano.txt"), []byte("Mount Etna is an active volcano on Sicily. Its eruptions are frequent and its lava flows reach villages."), 0o644)
+	os.WriteFile(filepath.Join(docs, "sub", "bread.md"), []byte("# Bread\n\nBread rises because yeast makes gas. Knead the dough for ten minutes."), 0o644)
+	os.WriteFile(filepath.Join(docs, "page.html"), []byte("<html><body><p>The Moon has no air.</p><script>x()</script></body></html>"), 0o644)
+	os.WriteFile(filepath.Join(docs, "recs.jsonl"), []byte(`{"id":"r1","text":"Jazz uses improvisation over chords."}`+"\n"), 0o644)
+	idx := filepath.Join(root, "idx")
+
+	code, out, errs := runCLI(t, "", "index", "add", docs, "--index", idx, "--chunker", "sentences:max_tokens=40")
+	if code != 0 {
+		t.Fatalf("add: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "4 documents added") || !strings.Contains(out, "sentences:max_tokens=40") {
+		t.Fatalf("add output:\n%s", out)
+	}
+	// again: nothing to do
+	code, out, _ = runCLI(t, "", "index", "add", "--index", idx, docs)
+	if code != 0 || !strings.Contains(out, "4 unchanged files skipped") {
+		t.Fatalf("re-add: %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "index", "ls", "--index", idx)
+	if code != 0 || !strings.Contains(out, "docs/sub/bread.md") || !strings.Contains(out, "r1") || !strings.Contains(out, "4 documents") {
+		t.Fatalf("ls: %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "index", "stats", "--index", idx, "--json")
+	var st struct {
+		Docs   int `json:"docs"`
+		Config struct {
+			Model string `json:"model"`
+		} `json:"config"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Docs != 4 || st.Config.Model != "test-hash-512" {
+		t.Fatalf("stats: %d %s", code, out)
+	}
+
+	curve := filepath.Join(root, "curve.svg")
+	code, out, errs = runCLI(t, "", "ask", "--index", idx, "--strategy", "topk:k=2", "--show-curve", curve, "How", "often", "does", "Etna", "erupt?")
+	if code != 0 {
+		t.Fatalf("ask: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"Question: How often does Etna erupt?", "Selected 2 of", "volcano.txt#0", "Why:", "--- prompt (", "Your task is to answer", "no LLM configured"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ask output lacks %q:\n%s", want, out)
+		}
+	}
+	if b, err := os.ReadFile(curve); err != nil || !strings.HasPrefix(string(b), "<svg") {
+		t.Fatalf("curve: %v", err)
+	}
+	code, out, _ = runCLI(t, "", "ask", "--index", idx, "--json", "--order", "edges", "--param", "max_tokens=30", "Etna volcano")
+	var a struct {
+		Passages []struct {
+			ID    string  `json:"id"`
+			Score float64 `json:"score"`
+		} `json:"passages"`
+		Selection struct {
+			Explanation struct {
+				Reason string `json:"reason"`
+			} `json:"explanation"`
+		} `json:"selection"`
+		PromptTokens int `json:"prompt_tokens"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &a) != nil || len(a.Passages) == 0 || a.Selection.Explanation.Reason == "" || a.PromptTokens == 0 {
+		t.Fatalf("ask --json: %d %s", code, out)
+	}
+
+	// with an LLM
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"model":"tiny","choices":[{"message":{"role":"assistant","content":"Often."},"finish_reason":"stop"}],"usage":{"prompt_tokens":99,"completion_tokens":2,"total_tokens":101}}`)
+	}))
+	defer srv.Close()
+	llmFromEnv = func() (llm.Client, error) { return llm.NewOpenAI(llm.Options{BaseURL: srv.URL, Model: "tiny"}) }
+	code, out, errs = runCLI(t, "", "ask", "--index", idx, "--prompt=false", "How often does Etna erupt?")
+	if code != 0 || !strings.Contains(out, "--- answer (tiny; 99 prompt + 2 completion tokens") || !strings.Contains(out, "Often.") || strings.Contains(out, "--- prompt") {
+		t.Fatalf("ask with LLM: %d %s\n%s", code, errs, out)
+	}
+
+	// remove by folder path, then by id
+	code, out, _ = runCLI(t, "", "index", "rm", "--index", idx, filepath.Join(docs, "sub"))
+	if code != 0 || !strings.Contains(out, "removed 1 documents") {
+		t.Fatalf("rm folder: %d %s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "index", "rm", "--index", idx, "r1")
+	if code != 0 || !strings.Contains(out, "removed 1 documents") {
+		t.Fatalf("rm id: %d %s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "index", "ls", "--index", idx, "--json")
+	if code != 0 || strings.Count(out, `"id"`) != 2 {
+		t.Fatalf("ls after rm: %s", out)
+	}
+}
+
+func TestIndexAskErrors(t *testing.T) {
+	useHashEmbedder(t)
+	root := t.TempDir()
+	missing := filepath.Join(root, "none")
+	os.WriteFile(filepath.Join(root, "a.pdf"), []byte("%PDF"), 0o644)
+	os.WriteFile(filepath.Join(root, "ok.txt"), []byte("Fine text."), 0o644)
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"index"}, 2, "missing subcommand"},
+		{[]string{"index", "frob"}, 2, "unknown subcommand"},
+		{[]string{"index", "add", "--index", missing}, 2, "no files or folders"},
+		{[]string{"index", "add", "--index", missing, filepath.Join(root, "a.pdf")}, 2, "unsupported file type"},
+		{[]string{"index", "add", "--index", missing, filepath.Join(root, "nope.txt")}, 2, "no such file"},
+		{[]string{"index", "add", "--index", missing, "--chunker", "tokens:size=2", filepath.Join(root, "ok.txt")}, 2, "size=2"},
+		{[]string{"index", "add", "--index", missing, "--vectors", "f64", filepath.Join(root, "ok.txt")}, 2, "vector format"},
+		{[]string{"index", "ls", "--index", missing}, 2, "no index"},
+		{[]string{"index", "stats", "--index", missing}, 2, "no index"},
+		{[]string{"index", "rm", "--index", missing, "x"}, 2, "no index"},
+		{[]string{"index", "ls", "--index", "ftp://x/Y"}, 2, "unknown scheme"},
+		{[]string{"index", "ls", "--index", "weaviate://localhost:1/lowercase"}, 2, "capital letter"},
+		{[]string{"ask", "--index", missing}, 2, "no question"},
+		{[]string{"ask", "--index", missing, "why?"}, 2, "no index"},
+		{[]string{"ask", "--strategy", "nosuch", "why?"}, 2, "unknown strategy"},
+		{[]string{"ask", "--order", "sideways", "why?"}, 2, "order"},
+		{[]string{"ask", "--candidates", "0", "why?"}, 2, "candidates"},
+		{[]string{"help", "ask"}, 0, ""},
+		{[]string{"index", "add", "-h"}, 0, ""},
+	}
+	for _, tc := range cases {
+		code, _, errs := runCLI(t, "", tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.msg) {
+			t.Errorf("%v: exit %d (want %d), stderr %q (want it to contain %q)", tc.args, code, tc.code, errs, tc.msg)
+		}
+	}
+	// an index built with another model is refused by ask
+	idx := filepath.Join(root, "idx")
+	if code, _, errs := runCLI(t, "", "index", "add", "--index", idx, filepath.Join(root, "ok.txt")); code != 0 {
+		t.Fatal(errs)
+	}
+	openEmbedder = func(string) (embed.Embedder, func() error, error) {
+		return otherEmbedder{}, func() error { return nil }, nil
+	}
+	if code, _, errs := runCLI(t, "", "ask", "--index", idx, "why?"); code != 2 || !strings.Contains(errs, "does not match the index") {
+		t.Errorf("model mismatch: exit %d: %s", code, errs)
+	}
+}
+
+type otherEmbedder struct{ indextest.HashEmbedder }
+
+func (otherEmbedder) ModelID() string { return "other" }

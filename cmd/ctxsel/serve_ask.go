@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ctxsel/ctxsel/ask"
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/index"
+	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/server"
+)
+
+// indexAsker answers /v1/ask from an index with package ask: the server
+// only translates HTTP, ask does the retrieval, selection and prompting.
+type indexAsker struct {
+	store index.Store
+	e     embed.Embedder
+	llm   llm.Client // nil: select and build the prompt, no answer
+}
+
+func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskResponse, error) {
+	ans, err := ask.Ask(ctx, a.store, a.e, req.Query, ask.Options{Strategy: req.Spec, Order: req.Order, Candidates: req.TopN, LLM: a.llm})
+	if err != nil {
+		return server.AskResponse{}, fmt.Errorf("ask: %w", err)
+	}
+	resp := server.AskResponse{Selection: ans.Selection, Scores: ans.Scores}
+	if ans.Reply != nil {
+		resp.Answer = ans.Reply.Content
+	}
+	for _, p := range ans.Passages {
+		resp.Passages = append(resp.Passages, server.Passage{ID: p.ID, Score: p.Score, Tokens: p.Tokens, Text: p.Text})
+	}
+	return resp, nil
+}
+
+// newIndexAsker opens the index at loc with the embedder it was built with
+// and the LLM configured by the environment, if any.
+func newIndexAsker(ctx context.Context, loc string) (server.Asker, func(), error) {
+	store, err := openStore(ctx, loc, false, "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve --index: %w", err)
+	}
+	st, err := store.Stats(ctx)
+	if err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("serve --index: %w", err)
+	}
+	e, closeEmb, err := embedderFor("", st.Config.Model)
+	if err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("serve --index: %w", err)
+	}
+	c, err := llmFromEnv()
+	if err != nil {
+		store.Close()
+		closeEmb()
+		return nil, nil, usageError{fmt.Errorf("serve: %w", err)}
+	}
+	return indexAsker{store: store, e: e, llm: c}, func() { closeEmb(); store.Close() }, nil
+}

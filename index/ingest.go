@@ -1,0 +1,361 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ctxsel/ctxsel/chunk"
+	"github.com/ctxsel/ctxsel/embed"
+)
+
+// Ingester reads files, chunks and embeds their documents and adds them to
+// a Store — what `ctxsel index add` does. Files whose content hash matches
+// what the store recorded are skipped without being parsed; in a changed
+// .jsonl file only the records whose text changed are embedded again, and
+// records that disappeared are removed.
+//
+// Documents are committed in batches (CommitChunks chunks or CommitInterval,
+// whichever comes first), each batch atomically on the embedded index, so an
+// interrupted run keeps every batch committed before it.
+type Ingester struct {
+	Store    Store
+	Embedder embed.Embedder
+	Chunker  chunk.Chunker
+	// Encoding names the chunker's token encoding (recorded in the config).
+	Encoding string
+	// EmbedBatch is how many chunks go to the embedder at once (default 32).
+	EmbedBatch int
+	// CommitChunks and CommitInterval bound the work an interruption can
+	// lose (defaults 2048 chunks, 30 s).
+	CommitChunks   int
+	CommitInterval time.Duration
+	// Progress, when set, is called as work completes.
+	Progress func(Progress)
+}
+
+// Progress reports how far an ingestion is. Bytes count the input files'
+// sizes; a file's bytes are credited as its documents are embedded.
+type Progress struct {
+	Bytes, TotalBytes int64
+	Files, TotalFiles int
+	Chunks            int
+}
+
+// Report summarises an ingestion.
+type Report struct {
+	Files int `json:"files"`
+	// Unchanged counts files skipped because their content hash matched.
+	Unchanged int `json:"unchanged_files"`
+	// Added and Replaced count documents embedded and stored; Kept those
+	// of changed files whose own text had not changed; Removed those that
+	// disappeared from a re-read file.
+	Added    int      `json:"added"`
+	Replaced int      `json:"replaced"`
+	Kept     int      `json:"kept"`
+	Removed  int      `json:"removed"`
+	Chunks   int      `json:"chunks"`
+	Tokens   int      `json:"tokens"`
+	Commits  int      `json:"commits"`
+	Notices  []string `json:"notices,omitempty"`
+	Elapsed  time.Duration
+}
+
+// Hash is the content hash ctxsel records for files and document texts.
+func Hash(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:16])
+}
+
+type docState struct {
+	doc     Document
+	pending int   // chunks still to embed
+	weight  int64 // progress bytes credited when embedded
+}
+
+// Add ingests paths (files or folders).
+func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
+	start := time.Now()
+	var rep Report
+	if in.Store == nil || in.Embedder == nil || in.Chunker == nil {
+		return rep, invalidf("ingester needs a store, an embedder and a chunker")
+	}
+	batch := in.EmbedBatch
+	if batch <= 0 {
+		batch = 32
+	}
+	commitChunks := in.CommitChunks
+	if commitChunks <= 0 {
+		commitChunks = 2048
+	}
+	interval := in.CommitInterval
+	if interval <= 0 {
+		interval = 30 * time.Second
+	}
+	cfg := Config{Model: in.Embedder.ModelID(), Chunker: in.Chunker.Spec(), Encoding: in.Encoding}
+	st, err := in.Store.Stats(ctx)
+	if err != nil {
+		return rep, err
+	}
+	if st.Config != (Config{}) {
+		if err := cfg.Compatible(st.Config); err != nil {
+			return rep, fmt.Errorf("index %s: %w", st.Location, err)
+		}
+		cfg.Dim = st.Config.Dim
+	}
+	existing, err := in.Store.List(ctx)
+	if err != nil {
+		return rep, err
+	}
+	byID := make(map[string]DocInfo, len(existing))
+	bySource := map[string][]DocInfo{}
+	for _, d := range existing {
+		byID[d.ID] = d
+		if d.Source != "" {
+			bySource[d.Source] = append(bySource[d.Source], d)
+		}
+	}
+	walked, err := Walk(paths)
+	if err != nil {
+		return rep, err
+	}
+	if walked.Skipped > 0 {
+		rep.Notices = append(rep.Notices, fmt.Sprintf("skipped %d files of unsupported types (supported: %v)", walked.Skipped, Extensions))
+	}
+	prog := Progress{TotalFiles: len(walked.Files)}
+	for _, f := range walked.Files {
+		prog.TotalBytes += f.Size
+	}
+	report := func() {
+		if in.Progress != nil {
+			in.Progress(prog)
+		}
+	}
+	report()
+
+	var (
+		states     []*docState // documents being embedded, in order
+		queue      []chunkRef  // chunks waiting for the embedder
+		ready      []Document
+		readyN     int
+		lastCommit = time.Now()
+		stale      []string
+		noDocs     []string // files holding only questions (LaRA query files)
+		noDocsN    int
+	)
+	commit := func(force bool) error {
+		if len(ready) == 0 || !force && readyN < commitChunks && time.Since(lastCommit) < interval {
+			return nil
+		}
+		if err := in.Store.Add(ctx, cfg, ready); err != nil {
+			return err
+		}
+		if cfg.Dim == 0 {
+			for _, d := range ready {
+				if len(d.Vectors) > 0 {
+					cfg.Dim = len(d.Vectors[0])
+					break
+				}
+			}
+		}
+		rep.Commits++
+		ready, readyN, lastCommit = nil, 0, time.Now()
+		return nil
+	}
+	// promote moves fully embedded documents, in order, to ready.
+	promote := func() {
+		k := 0
+		for k < len(states) && states[k].pending == 0 {
+			s := states[k]
+			ready = append(ready, s.doc)
+			readyN += len(s.doc.Chunks)
+			prog.Bytes += s.weight
+			prog.Chunks += len(s.doc.Chunks)
+			k++
+		}
+		states = states[k:]
+	}
+	flush := func() error {
+		if len(queue) == 0 {
+			return nil
+		}
+		texts := make([]string, len(queue))
+		for i, q := range queue {
+			texts[i] = q.st.doc.Chunks[q.i].Text
+		}
+		vecs, err := in.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("embed: %w", err)
+		}
+		dim, err := embed.CheckVectors(vecs, len(texts))
+		if err != nil {
+			return fmt.Errorf("embed: %w", err)
+		}
+		if cfg.Dim != 0 && dim != cfg.Dim {
+			return fmt.Errorf("embed: %w: vectors of dimension %d, the index uses %d", ErrMismatch, dim, cfg.Dim)
+		}
+		for i, q := range queue {
+			q.st.doc.Vectors[q.i] = vecs[i]
+			q.st.pending--
+		}
+		queue = queue[:0]
+		promote()
+		report()
+		return commit(false)
+	}
+
+	for _, f := range walked.Files {
+		if err := ctx.Err(); err != nil {
+			return in.finish(rep, start, commit, err)
+		}
+		rep.Files++
+		prog.Files++
+		prev := bySource[f.Abs]
+		raw, err := readRaw(f)
+		if err != nil {
+			return in.finish(rep, start, commit, err)
+		}
+		srcHash := Hash(raw)
+		if len(prev) > 0 && allHash(prev, srcHash) {
+			rep.Unchanged++
+			prog.Bytes += f.Size
+			report()
+			continue
+		}
+		docs, err := parse(f, raw)
+		if errors.Is(err, ErrNoDocuments) {
+			if len(noDocs) < 3 {
+				noDocs = append(noDocs, f.Path)
+			}
+			noDocsN++
+			prog.Bytes += f.Size
+			report()
+			continue
+		}
+		if err != nil {
+			return in.finish(rep, start, commit, err)
+		}
+		// documents of this file no longer in it
+		present := make(map[string]bool, len(docs))
+		totalText := int64(0)
+		for _, d := range docs {
+			present[d.ID] = true
+			totalText += int64(len(d.Text))
+		}
+		for _, p := range prev {
+			if !present[p.ID] {
+				stale = append(stale, p.ID)
+			}
+		}
+		credited := int64(0)
+		for i, sd := range docs {
+			w := f.Size / int64(len(docs))
+			if totalText > 0 {
+				w = f.Size * int64(len(sd.Text)) / totalText
+			}
+			if i == len(docs)-1 {
+				w = f.Size - credited
+			}
+			credited += w
+			h := Hash([]byte(sd.Text))
+			if old, ok := byID[sd.ID]; ok && old.Hash == h && old.Source == f.Abs {
+				rep.Kept++
+				prog.Bytes += w
+				continue
+			}
+			chunks, err := in.Chunker.Chunk(ctx, sd.ID, sd.Text)
+			if err != nil {
+				return in.finish(rep, start, commit, fmt.Errorf("%s: %w", f.Path, err))
+			}
+			if _, ok := byID[sd.ID]; ok {
+				rep.Replaced++
+			} else {
+				rep.Added++
+			}
+			st := &docState{
+				doc: Document{ID: sd.ID, Source: f.Abs, SourceHash: srcHash, Hash: h, Text: sd.Text,
+					Chunks: chunks, Vectors: make([][]float32, len(chunks))},
+				pending: len(chunks), weight: w,
+			}
+			for _, c := range chunks {
+				rep.Tokens += c.Tokens
+			}
+			rep.Chunks += len(chunks)
+			states = append(states, st)
+			for ci := range chunks {
+				queue = append(queue, chunkRef{st, ci})
+				if len(queue) >= batch {
+					if err := flush(); err != nil {
+						return in.finish(rep, start, commit, err)
+					}
+				}
+			}
+			promote() // documents without chunks
+		}
+		report()
+	}
+	if err := flush(); err != nil {
+		return in.finish(rep, start, commit, err)
+	}
+	if err := commit(true); err != nil {
+		return in.finish(rep, start, nil, err)
+	}
+	if len(stale) > 0 {
+		n, err := in.Store.Remove(ctx, stale)
+		if err != nil {
+			return in.finish(rep, start, nil, err)
+		}
+		rep.Removed = n
+	}
+	if noDocsN > 0 {
+		more := ""
+		if noDocsN > len(noDocs) {
+			more = fmt.Sprintf(" and %d more", noDocsN-len(noDocs))
+		}
+		rep.Notices = append(rep.Notices, fmt.Sprintf("skipped %d files of questions without document text (%s%s): LaRA's query files; index the .txt documents they refer to",
+			noDocsN, strings.Join(noDocs, ", "), more))
+	}
+	prog.Bytes = prog.TotalBytes
+	report()
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+type chunkRef struct {
+	st *docState
+	i  int
+}
+
+// finish ends a run that failed: documents already embedded are committed
+// unless the context was cancelled (a user interrupt stops at once).
+func (in *Ingester) finish(rep Report, start time.Time, commit func(bool) error, err error) (Report, error) {
+	if commit != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		if cerr := commit(true); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, err
+}
+
+func allHash(docs []DocInfo, h string) bool {
+	for _, d := range docs {
+		if d.SourceHash != h {
+			return false
+		}
+	}
+	return true
+}
+
+func readRaw(f SourceFile) ([]byte, error) {
+	raw, err := os.ReadFile(f.Path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Path, err)
+	}
+	return raw, nil
+}

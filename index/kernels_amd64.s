@@ -1,0 +1,158 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Horizontal sum of Y0 into the float32 at (R8), then advance R8.
+#define REDUCE \
+	VADDPS Y1, Y0, Y0 \
+	VADDPS Y3, Y2, Y2 \
+	VADDPS Y2, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X1, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VMOVSS X0, (R8) \
+	ADDQ $4, R8
+
+#define ZERO \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3
+
+// func dotF32AVX2(q *float32, m *float32, dim, rows int, out *float32)
+TEXT ·dotF32AVX2(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), DI
+	MOVQ m+8(FP), SI
+	MOVQ dim+16(FP), CX
+	MOVQ rows+24(FP), DX
+	MOVQ out+32(FP), R8
+	MOVQ CX, BX
+	ANDQ $-32, BX
+
+f32row:
+	ZERO
+	XORQ AX, AX
+
+f32loop32:
+	CMPQ AX, BX
+	JGE  f32tail
+	VMOVUPS (DI)(AX*4), Y4
+	VMOVUPS 32(DI)(AX*4), Y5
+	VMOVUPS 64(DI)(AX*4), Y6
+	VMOVUPS 96(DI)(AX*4), Y7
+	VFMADD231PS (SI)(AX*4), Y4, Y0
+	VFMADD231PS 32(SI)(AX*4), Y5, Y1
+	VFMADD231PS 64(SI)(AX*4), Y6, Y2
+	VFMADD231PS 96(SI)(AX*4), Y7, Y3
+	ADDQ $32, AX
+	JMP  f32loop32
+
+f32tail:
+	CMPQ AX, CX
+	JGE  f32reduce
+	VMOVUPS (DI)(AX*4), Y4
+	VFMADD231PS (SI)(AX*4), Y4, Y0
+	ADDQ $8, AX
+	JMP  f32tail
+
+f32reduce:
+	REDUCE
+	LEAQ (SI)(CX*4), SI
+	DECQ DX
+	JNZ  f32row
+	VZEROUPPER
+	RET
+
+// func dotF16AVX2(q *float32, m *uint16, dim, rows int, out *float32)
+TEXT ·dotF16AVX2(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), DI
+	MOVQ m+8(FP), SI
+	MOVQ dim+16(FP), CX
+	MOVQ rows+24(FP), DX
+	MOVQ out+32(FP), R8
+	MOVQ CX, BX
+	ANDQ $-32, BX
+
+f16row:
+	ZERO
+	XORQ AX, AX
+
+f16loop32:
+	CMPQ AX, BX
+	JGE  f16tail
+	VCVTPH2PS (SI)(AX*2), Y4
+	VCVTPH2PS 16(SI)(AX*2), Y5
+	VCVTPH2PS 32(SI)(AX*2), Y6
+	VCVTPH2PS 48(SI)(AX*2), Y7
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	VFMADD231PS 32(DI)(AX*4), Y5, Y1
+	VFMADD231PS 64(DI)(AX*4), Y6, Y2
+	VFMADD231PS 96(DI)(AX*4), Y7, Y3
+	ADDQ $32, AX
+	JMP  f16loop32
+
+f16tail:
+	CMPQ AX, CX
+	JGE  f16reduce
+	VCVTPH2PS (SI)(AX*2), Y4
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	ADDQ $8, AX
+	JMP  f16tail
+
+f16reduce:
+	REDUCE
+	LEAQ (SI)(CX*2), SI
+	DECQ DX
+	JNZ  f16row
+	VZEROUPPER
+	RET
+
+// func dotI8AVX2(q *float32, m *int8, dim, rows int, out *float32)
+TEXT ·dotI8AVX2(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), DI
+	MOVQ m+8(FP), SI
+	MOVQ dim+16(FP), CX
+	MOVQ rows+24(FP), DX
+	MOVQ out+32(FP), R8
+	MOVQ CX, BX
+	ANDQ $-32, BX
+
+i8row:
+	ZERO
+	XORQ AX, AX
+
+i8loop32:
+	CMPQ AX, BX
+	JGE  i8tail
+	VPMOVSXBD (SI)(AX*1), Y4
+	VPMOVSXBD 8(SI)(AX*1), Y5
+	VPMOVSXBD 16(SI)(AX*1), Y6
+	VPMOVSXBD 24(SI)(AX*1), Y7
+	VCVTDQ2PS Y4, Y4
+	VCVTDQ2PS Y5, Y5
+	VCVTDQ2PS Y6, Y6
+	VCVTDQ2PS Y7, Y7
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	VFMADD231PS 32(DI)(AX*4), Y5, Y1
+	VFMADD231PS 64(DI)(AX*4), Y6, Y2
+	VFMADD231PS 96(DI)(AX*4), Y7, Y3
+	ADDQ $32, AX
+	JMP  i8loop32
+
+i8tail:
+	CMPQ AX, CX
+	JGE  i8reduce
+	VPMOVSXBD (SI)(AX*1), Y4
+	VCVTDQ2PS Y4, Y4
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	ADDQ $8, AX
+	JMP  i8tail
+
+i8reduce:
+	REDUCE
+	ADDQ CX, SI
+	DECQ DX
+	JNZ  i8row
+	VZEROUPPER
+	RET

@@ -1,0 +1,283 @@
+package index
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxsel/ctxsel"
+)
+
+// SourceDoc is one document read from a file, before chunking.
+type SourceDoc struct {
+	ID   string
+	Text string
+}
+
+// SourceFile is a file Walk found.
+type SourceFile struct {
+	// Path is the path to read; ID is the document id its text gets (the
+	// path as given, cleaned, with forward slashes); Abs identifies it
+	// across working directories.
+	Path, ID, Abs string
+	Size          int64
+}
+
+// Extensions lists the file types Walk picks up and ReadFile reads.
+var Extensions = []string{".txt", ".md", ".markdown", ".html", ".htm", ".jsonl", ".jsonl.gz"}
+
+func supported(name string) bool {
+	n := strings.ToLower(name)
+	for _, e := range Extensions {
+		if strings.HasSuffix(n, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// WalkResult is what Walk found.
+type WalkResult struct {
+	Files []SourceFile
+	// Skipped counts files of unsupported types inside folders.
+	Skipped int
+}
+
+// Walk expands paths (files or folders, walked recursively; hidden files and
+// folders such as .git or .ctxsel-index are skipped) into the supported files
+// they hold, sorted, each once. A file named explicitly must be of a
+// supported type.
+func Walk(paths []string) (WalkResult, error) {
+	var res WalkResult
+	seen := map[string]bool{}
+	add := func(path string, size int64) error {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return err
+		}
+		if seen[abs] {
+			return nil
+		}
+		seen[abs] = true
+		res.Files = append(res.Files, SourceFile{Path: path, ID: filepath.ToSlash(filepath.Clean(path)), Abs: abs, Size: size})
+		return nil
+	}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return res, fmt.Errorf("%w: %v", errInput, err)
+		}
+		if !st.IsDir() {
+			if !supported(p) {
+				return res, fmt.Errorf("%w: %s: unsupported file type (supported: %s)", errInput, p, strings.Join(Extensions, " "))
+			}
+			if err := add(p, st.Size()); err != nil {
+				return res, err
+			}
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if path != p && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() || !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
+				return nil
+			}
+			if !supported(path) {
+				res.Skipped++
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return add(path, info.Size())
+		})
+		if err != nil {
+			return res, fmt.Errorf("walk %s: %w", p, err)
+		}
+	}
+	return res, nil
+}
+
+// errInput wraps problems with what the user asked to read.
+var errInput = ctxsel.ErrInvalidInput
+
+// ErrNoDocuments marks a file that holds no documents, such as a LaRA query
+// file (questions and answers, no text to index).
+var ErrNoDocuments = errors.New("no documents in file")
+
+// ReadFile reads the documents of one file:
+//
+//   - .txt, .md, .markdown: the whole file is one document;
+//   - .html, .htm: the visible text (scripts, styles and markup dropped,
+//     block elements on their own lines), one document;
+//   - .jsonl (optionally .jsonl.gz): one document per line with "id" and
+//     "text"; lines in ctxsel's evaluation format ("id", "passages":
+//     [{"id","text"}]) give one document per passage, "RECORD/PASSAGE".
+//
+// LaRA (Alibaba-NLP/LaRA, datasets/): its documents are the .txt files under
+// datasets/{32k,128k}/{book,financial,paper}; its query files
+// (datasets/query/*.jsonl: "question", "answer", "file") hold no document
+// text and give ErrNoDocuments. Text is cleaned to valid UTF-8 with "\n" line
+// ends and no byte-order mark.
+func ReadFile(f SourceFile) ([]SourceDoc, error) {
+	raw, err := os.ReadFile(f.Path)
+	if err != nil {
+		return nil, err
+	}
+	return parse(f, raw)
+}
+
+func parse(f SourceFile, raw []byte) ([]SourceDoc, error) {
+	name := strings.ToLower(f.Path)
+	switch {
+	case strings.HasSuffix(name, ".jsonl.gz"):
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", errInput, f.Path, err)
+		}
+		data, err := io.ReadAll(io.LimitReader(zr, 8<<30))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", errInput, f.Path, err)
+		}
+		return parseJSONL(f, data)
+	case strings.HasSuffix(name, ".jsonl"):
+		return parseJSONL(f, raw)
+	case strings.HasSuffix(name, ".html"), strings.HasSuffix(name, ".htm"):
+		text, err := HTMLText(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		return []SourceDoc{{ID: f.ID, Text: CleanText(text)}}, nil
+	}
+	return []SourceDoc{{ID: f.ID, Text: CleanText(string(raw))}}, nil
+}
+
+// CleanText makes text safe to chunk and cite: valid UTF-8 (bad bytes
+// become U+FFFD), "\n" line ends, no byte-order mark.
+func CleanText(s string) string {
+	s = strings.TrimPrefix(s, "\ufeff")
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\ufffd")
+	}
+	if strings.Contains(s, "\r") {
+		s = strings.ReplaceAll(s, "\r\n", "\n")
+		s = strings.ReplaceAll(s, "\r", "\n")
+	}
+	return s
+}
+
+type jsonlLine struct {
+	ID       json.RawMessage `json:"id"`
+	Text     *string         `json:"text"`
+	Question *string         `json:"question"`
+	Passages []struct {
+		ID   json.RawMessage `json:"id"`
+		Text string          `json:"text"`
+	} `json:"passages"`
+}
+
+func parseJSONL(f SourceFile, data []byte) ([]SourceDoc, error) {
+	var docs []SourceDoc
+	seen := map[string]int{}
+	queries := 0
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var l jsonlLine
+		if err := json.Unmarshal(b, &l); err != nil {
+			return nil, fmt.Errorf("%w: %s line %d: %v", errInput, f.Path, line, err)
+		}
+		id, err := jsonID(l.ID)
+		addDoc := func(id, text string) error {
+			if prev, dup := seen[id]; dup {
+				return fmt.Errorf("%w: %s line %d: document id %q already on line %d", errInput, f.Path, line, id, prev)
+			}
+			seen[id] = line
+			docs = append(docs, SourceDoc{ID: id, Text: CleanText(text)})
+			return nil
+		}
+		switch {
+		case l.Text != nil:
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s line %d: %v", errInput, f.Path, line, err)
+			}
+			if err := addDoc(id, *l.Text); err != nil {
+				return nil, err
+			}
+		case len(l.Passages) > 0:
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s line %d: %v", errInput, f.Path, line, err)
+			}
+			for i, p := range l.Passages {
+				pid, err := jsonID(p.ID)
+				if err != nil {
+					pid = fmt.Sprint(i)
+				}
+				if err := addDoc(id+"/"+pid, p.Text); err != nil {
+					return nil, err
+				}
+			}
+		case l.Question != nil:
+			queries++
+		default:
+			return nil, fmt.Errorf("%w: %s line %d: want {\"id\": ..., \"text\": ...}", errInput, f.Path, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", errInput, f.Path, err)
+	}
+	if len(docs) == 0 && queries > 0 {
+		return nil, fmt.Errorf("%s: %w: %d questions without document text (a LaRA query file? index the .txt documents it refers to)", f.Path, ErrNoDocuments, queries)
+	}
+	return docs, nil
+}
+
+func jsonID(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", errors.New(`missing "id"`)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		if s == "" {
+			return "", errors.New(`empty "id"`)
+		}
+		return s, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return n.String(), nil
+	}
+	return "", fmt.Errorf(`"id" must be a string or a number, got %s`, shorten(string(raw), 40))
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,9 @@
+//go:build !linux && !(386 || arm || mips || mipsle)
+
+package weaviate_test
+
+import "os/exec"
+
+func loopbackUp() error { return nil }
+
+func setPdeathsig(*exec.Cmd) {}

@@ -1,0 +1,147 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ctxsel/ctxsel/internal/httpretry"
+)
+
+// Ollama talks to an Ollama server's /api/chat.
+type Ollama struct {
+	opts     Options
+	endpoint string
+	policy   httpretry.Policy
+}
+
+// NewOllama returns a client for the Ollama server at opts.BaseURL, an
+// OLLAMA_HOST-style address ("" means 127.0.0.1:11434).
+func NewOllama(opts Options) (*Ollama, error) {
+	opts = opts.withDefaults()
+	u, err := parseOllamaHost(opts.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/api")
+	return &Ollama{opts: opts, endpoint: u.String() + "/api/chat", policy: policy(opts, ollamaError)}, nil
+}
+
+// parseOllamaHost reads an address the way the ollama CLI reads
+// OLLAMA_HOST: no scheme means http, no port means 11434.
+func parseOllamaHost(s string) (*url.URL, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		s = "127.0.0.1:11434"
+	}
+	scheme, hostport, ok := strings.Cut(s, "://")
+	defPort := "11434"
+	switch {
+	case !ok:
+		scheme, hostport = "http", s
+	case scheme == "http":
+		defPort = "80"
+	case scheme == "https":
+		defPort = "443"
+	default:
+		return nil, fmt.Errorf("llm: Ollama host %q: scheme must be http or https", s)
+	}
+	hostport, path, _ := strings.Cut(hostport, "/")
+	if strings.ContainsAny(hostport, "@?# ") {
+		return nil, fmt.Errorf("llm: Ollama host %q: want [http(s)://]host[:port]", s)
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = strings.Trim(hostport, "[]"), defPort
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+		return nil, fmt.Errorf("llm: Ollama host %q: bad port", s)
+	}
+	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)}
+	if path != "" {
+		u.Path = "/" + path
+	}
+	return u, nil
+}
+
+// Describe implements Client.
+func (c *Ollama) Describe() string {
+	return fmt.Sprintf("ollama %s model %s", strings.TrimSuffix(c.endpoint, "/api/chat"), c.opts.Model)
+}
+
+type ollamaRequest struct {
+	Model    string         `json:"model"`
+	Messages []Message      `json:"messages"`
+	Stream   bool           `json:"stream"`
+	Options  map[string]any `json:"options,omitempty"`
+}
+
+type ollamaResponse struct {
+	Model           string  `json:"model"`
+	Message         Message `json:"message"`
+	Done            bool    `json:"done"`
+	DoneReason      string  `json:"done_reason"`
+	PromptEvalCount int     `json:"prompt_eval_count"`
+	EvalCount       int     `json:"eval_count"`
+}
+
+// Chat implements Client.
+func (c *Ollama) Chat(ctx context.Context, req Request) (Response, error) {
+	model, err := checkRequest(req, c.opts.Model)
+	if err != nil {
+		return Response{}, err
+	}
+	o := ollamaRequest{Model: model, Messages: req.Messages, Options: map[string]any{}}
+	if req.Temperature != nil {
+		o.Options["temperature"] = *req.Temperature
+	}
+	if n := max(req.MaxTokens, 0); n > 0 || c.opts.MaxTokens > 0 {
+		if n == 0 {
+			n = c.opts.MaxTokens
+		}
+		o.Options["num_predict"] = n
+	}
+	if len(o.Options) == 0 {
+		o.Options = nil
+	}
+	body, err := json.Marshal(o)
+	if err != nil {
+		return Response{}, fmt.Errorf("llm: %w", err)
+	}
+	start := time.Now()
+	raw, err := httpretry.Do(ctx, c.opts.HTTP, httpretry.Request{Method: http.MethodPost, URL: c.endpoint,
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: body}, c.policy)
+	if err != nil {
+		return Response{}, fmt.Errorf("llm: %s: %w", c.endpoint, err)
+	}
+	var r ollamaResponse
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Response{}, fmt.Errorf("llm: %s: decode response: %w", c.endpoint, err)
+	}
+	if !r.Done {
+		return Response{}, fmt.Errorf("llm: %s: incomplete response (done=false)", c.endpoint)
+	}
+	return Response{Content: r.Message.Content, Model: r.Model, FinishReason: r.DoneReason,
+		PromptTokens: r.PromptEvalCount, CompletionTokens: r.EvalCount, TotalTokens: r.PromptEvalCount + r.EvalCount,
+		Elapsed: time.Since(start)}, nil
+}
+
+// ollamaError extracts {"error": "..."}.
+func ollamaError(body []byte) string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil {
+		return e.Error
+	}
+	return ""
+}

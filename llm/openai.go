@@ -1,0 +1,113 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ctxsel/ctxsel/internal/httpretry"
+)
+
+// OpenAI talks to an OpenAI-compatible chat completions endpoint.
+type OpenAI struct {
+	opts     Options
+	endpoint string
+	policy   httpretry.Policy
+}
+
+// NewOpenAI returns a client for the OpenAI-compatible server at
+// opts.BaseURL (e.g. https://api.openai.com or http://localhost:8000/v1).
+func NewOpenAI(opts Options) (*OpenAI, error) {
+	opts = opts.withDefaults()
+	u, err := url.Parse(strings.TrimSpace(opts.BaseURL))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("llm: base URL %q: want http(s)://host[:port][/path]", opts.BaseURL)
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	u.RawQuery, u.Fragment = "", ""
+	return &OpenAI{opts: opts, endpoint: u.String() + "/v1/chat/completions", policy: policy(opts, openAIError)}, nil
+}
+
+func policy(o Options, msg func([]byte) string) httpretry.Policy {
+	return httpretry.Policy{MaxRetries: max(o.MaxRetries, 0), Timeout: o.Timeout, ErrorMessage: msg, Sleep: o.sleep}
+}
+
+// Describe implements Client.
+func (c *OpenAI) Describe() string {
+	return fmt.Sprintf("openai-compatible %s model %s", strings.TrimSuffix(c.endpoint, "/chat/completions"), c.opts.Model)
+}
+
+type openAIRequest struct {
+	Model       string    `json:"model"`
+	Messages    []Message `json:"messages"`
+	Temperature *float64  `json:"temperature,omitempty"`
+	MaxTokens   int       `json:"max_tokens,omitempty"`
+	Stream      bool      `json:"stream"`
+}
+
+type openAIResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Message      Message `json:"message"`
+		FinishReason string  `json:"finish_reason"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	} `json:"usage"`
+}
+
+// Chat implements Client.
+func (c *OpenAI) Chat(ctx context.Context, req Request) (Response, error) {
+	model, err := checkRequest(req, c.opts.Model)
+	if err != nil {
+		return Response{}, err
+	}
+	maxTok := req.MaxTokens
+	if maxTok <= 0 {
+		maxTok = c.opts.MaxTokens
+	}
+	body, err := json.Marshal(openAIRequest{Model: model, Messages: req.Messages, Temperature: req.Temperature, MaxTokens: maxTok})
+	if err != nil {
+		return Response{}, fmt.Errorf("llm: %w", err)
+	}
+	h := http.Header{"Content-Type": {"application/json"}}
+	if c.opts.APIKey != "" {
+		h.Set("Authorization", "Bearer "+c.opts.APIKey)
+	}
+	start := time.Now()
+	raw, err := httpretry.Do(ctx, c.opts.HTTP, httpretry.Request{Method: http.MethodPost, URL: c.endpoint, Header: h, Body: body}, c.policy)
+	if err != nil {
+		return Response{}, httpretry.Redact(fmt.Errorf("llm: %s: %w", c.endpoint, err), c.opts.APIKey)
+	}
+	var r openAIResponse
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Response{}, fmt.Errorf("llm: %s: decode response: %w", c.endpoint, err)
+	}
+	if len(r.Choices) == 0 {
+		return Response{}, fmt.Errorf("llm: %s: response without choices", c.endpoint)
+	}
+	return Response{
+		Content: r.Choices[0].Message.Content, Model: r.Model, FinishReason: r.Choices[0].FinishReason,
+		PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens, TotalTokens: r.Usage.TotalTokens,
+		Elapsed: time.Since(start),
+	}, nil
+}
+
+// openAIError extracts {"error":{"message":...}}.
+func openAIError(body []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil {
+		return e.Error.Message
+	}
+	return ""
+}
