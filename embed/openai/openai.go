@@ -61,6 +61,7 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/internal/remote"
 	"github.com/ctxsel/ctxsel/internal/httpretry"
 )
 
@@ -262,37 +263,9 @@ func (c *Client) EmbedQuery(ctx context.Context, texts []string) ([][]float32, e
 }
 
 func (c *Client) embed(ctx context.Context, texts []string, prefix string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	if len(texts) == 0 {
-		return out, ctx.Err()
-	}
-	err := httpretry.Batches(ctx, len(texts), c.opts.BatchSize, c.opts.Concurrency,
-		func(ctx context.Context, lo, hi int) error {
-			input := make([]string, hi-lo)
-			for i, t := range texts[lo:hi] {
-				input[i] = prefix + t
-			}
-			vecs, err := c.request(ctx, input)
-			if err != nil {
-				if hi-lo < len(texts) {
-					return fmt.Errorf("openai: texts %d..%d: %w", lo, hi-1, err)
-				}
-				return fmt.Errorf("openai: %w", err)
-			}
-			copy(out[lo:hi], vecs)
-			return nil
-		})
-	if err != nil {
-		return nil, httpretry.Redact(err, c.key)
-	}
-	dim, err := embed.CheckVectors(out, len(texts))
-	if err != nil {
-		return nil, fmt.Errorf("openai: %s: %w", c.opts.Model, err)
-	}
-	if c.opts.Dimensions > 0 && dim != c.opts.Dimensions {
-		return nil, fmt.Errorf("openai: %s returned %d-dimensional vectors, want %d", c.opts.Model, dim, c.opts.Dimensions)
-	}
-	return out, nil
+	b := remote.Batch{Backend: "openai", Model: c.opts.Model, Size: c.opts.BatchSize, Concurrency: c.opts.Concurrency,
+		Dimensions: c.opts.Dimensions, Secret: c.key}
+	return b.Embed(ctx, texts, prefix, c.request)
 }
 
 type request struct {
