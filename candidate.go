@@ -54,15 +54,13 @@ func NewCurve(cands []Candidate) (*Curve, error) {
 	}
 	c := &Curve{cands: make([]Candidate, len(cands)), scores: make([]float64, len(cands))}
 	copy(c.cands, cands)
-	seen := make(map[string]int, len(cands))
+	if i, j, dup := firstDuplicate(cands); dup {
+		return nil, invalidf("candidate %d: duplicate id %q (also candidate %d)", j, cands[j].ID, i)
+	}
 	for i, cd := range cands {
 		if cd.ID == "" {
 			return nil, invalidf("candidate %d: empty id", i)
 		}
-		if j, dup := seen[cd.ID]; dup {
-			return nil, invalidf("candidate %d: duplicate id %q (also candidate %d)", i, cd.ID, j)
-		}
-		seen[cd.ID] = i
 		if math.IsNaN(cd.Score) || math.IsInf(cd.Score, 0) {
 			return nil, invalidf("candidate %q: score %v is not a finite number", cd.ID, cd.Score)
 		}
