@@ -25,6 +25,7 @@ Usage:
   ctxsel select [flags]      select from candidates given as JSON lines on stdin
   ctxsel serve [flags]       run the HTTP selection service and its web page
   ctxsel strategies          list strategies and their parameters
+  ctxsel train band [flags]  train the learned band selector (LDAR) on labelled data
   ctxsel help [command]      show help
 
 Run 'ctxsel COMMAND -h' for a command's flags.
@@ -63,6 +64,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdServe(ctx, rest, stdout, stderr)
 	case "strategies":
 		err = cmdStrategies(rest, stdout, stderr)
+	case "train":
+		err = cmdTrain(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 {
 			return run(ctx, []string{rest[0], "-h"}, stdin, stdout, stderr)

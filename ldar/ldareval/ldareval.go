@@ -1,0 +1,192 @@
+// Package ldareval prepares labelled data for the LDAR band policy and
+// measures it: seeded train/test splits by question, pooled long contexts
+// scored into training curves (cached on disk), and eval.Run reports of the
+// band beside fixed top-k and the other strategies.
+package ldareval
+
+import (
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+
+	"github.com/ctxsel/ctxsel"
+	_ "github.com/ctxsel/ctxsel/cutoff" // the baselines Report measures
+	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/ldar"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+// Split partitions records by question: a seeded permutation of the
+// records in file order puts round(frac·n) of them in train, the rest in
+// test. Both keep file order.
+func Split(recs []eval.Record, frac float64, seed uint64) (train, test []eval.Record) {
+	perm := rand.New(rand.NewPCG(seed, 0x5b17)).Perm(len(recs))
+	nTrain := int(frac*float64(len(recs)) + 0.5)
+	in := make([]bool, len(recs))
+	for _, i := range perm[:nTrain] {
+		in[i] = true
+	}
+	for i, r := range recs {
+		if in[i] {
+			train = append(train, r)
+		} else {
+			test = append(test, r)
+		}
+	}
+	return train, test
+}
+
+// IDs returns the records' ids as a set.
+func IDs(recs []eval.Record) map[string]bool {
+	m := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		m[r.ID] = true
+	}
+	return m
+}
+
+// Filter keeps the records whose id is in ids, in order.
+func Filter(recs []eval.Record, ids map[string]bool) []eval.Record {
+	var out []eval.Record
+	for _, r := range recs {
+		if ids[r.ID] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// CurveSpec names one set of curves: a dataset file pooled to Pool
+// passages with PoolSeed (the whole file is pooled, so a question's
+// distractors do not depend on the split), scored by Scorer.
+type CurveSpec struct {
+	Path     string
+	Pool     int
+	PoolSeed uint64
+	Scorer   string
+	Encoding string
+}
+
+// Questions scores the pooled questions of spec (all records of the file;
+// filter afterwards) into training questions, reading and writing a cache
+// file under cacheDir ("" disables the cache). Records without gold are
+// skipped by eval.Curves.
+func Questions(ctx context.Context, spec CurveSpec, scorer eval.Scorer, counter token.Counter, cacheDir string) ([]ldar.Question, error) {
+	var cachePath string
+	if cacheDir != "" {
+		b, err := os.ReadFile(spec.Path)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(b)
+		h := sha256.Sum256(fmt.Appendf(nil, "%x|%d|%d|%s|%s|v2", sum, spec.Pool, spec.PoolSeed, spec.Scorer, spec.Encoding))
+		cachePath = filepath.Join(cacheDir, "curves-"+hex.EncodeToString(h[:8])+".gob.gz")
+		if qs, err := readCache(cachePath); err == nil {
+			return qs, nil
+		}
+	}
+	recs, err := eval.LoadFile(spec.Path)
+	if err != nil {
+		return nil, err
+	}
+	pooled, err := eval.Pool(recs, spec.Pool, spec.PoolSeed)
+	if err != nil {
+		return nil, err
+	}
+	curves, _, err := eval.Curves(ctx, pooled, scorer, counter, 1)
+	if err != nil {
+		return nil, err
+	}
+	qs := make([]ldar.Question, len(curves))
+	for i, c := range curves {
+		qs[i] = ldar.Question{ID: c.RecordID, Scores: c.Scores, Tokens: c.Tokens, Gold: c.Gold}
+	}
+	if cachePath != "" {
+		if err := writeCache(cachePath, qs); err != nil {
+			return nil, err
+		}
+	}
+	return qs, nil
+}
+
+func readCache(path string) ([]ldar.Question, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	var qs []ldar.Question
+	if err := gob.NewDecoder(zr).Decode(&qs); err != nil {
+		return nil, err
+	}
+	return qs, nil
+}
+
+func writeCache(path string, qs []ldar.Question) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".curves*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	zw := gzip.NewWriter(tmp)
+	if err := gob.NewEncoder(zw).Encode(qs); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// SelectQuestions keeps the questions whose id is in ids, in order.
+func SelectQuestions(qs []ldar.Question, ids map[string]bool) []ldar.Question {
+	var out []ldar.Question
+	for _, q := range qs {
+		if ids[q.ID] {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// BaselineStrategies are measured beside the band: fixed top-k at several
+// k, Adaptive-k and the knee.
+var BaselineStrategies = []string{"topk:k=1", "topk:k=2", "topk:k=3", "topk:k=5", "topk:k=7", "topk:k=10", "topk:k=15", "topk:k=20", "adaptivek", "knee"}
+
+// Report runs eval.Run on already pooled records with the baselines and
+// the band strategy, using policy p for "band".
+func Report(ctx context.Context, recs []eval.Record, scorer eval.Scorer, counter token.Counter, p *ldar.Policy, extra ...string) (*eval.Report, error) {
+	ldar.SetDefault(p)
+	defer ldar.SetDefault(nil)
+	var specs []string
+	specs = append(specs, BaselineStrategies...)
+	specs = append(specs, extra...)
+	specs = append(specs, "band")
+	parsed := make([]ctxsel.Spec, 0, len(specs))
+	for _, s := range specs {
+		sp, err := ctxsel.ParseSpec(s)
+		if err != nil {
+			return nil, err
+		}
+		parsed = append(parsed, sp)
+	}
+	return eval.Run(ctx, recs, scorer, eval.Options{Strategies: parsed, Counter: counter, Workers: 1})
+}

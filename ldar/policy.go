@@ -1,0 +1,290 @@
+package ldar
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// FormatName and FormatVersion identify a policy file: safetensors with
+// metadata format=ctxsel-ldar-policy and version=1, the network size as
+// JSON under "config", and free-form provenance (scorer, data, reward,
+// command) under other keys.
+const (
+	FormatName    = "ctxsel-ldar-policy"
+	FormatVersion = 1
+)
+
+// Policy is a trained band selector: it reads a similarity curve and
+// returns the band of ranks to hand the reader.
+type Policy struct {
+	model *Model
+	// Meta is the provenance stored in the file (scorer, data, reward, …).
+	Meta map[string]string
+
+	pool sync.Pool // *pass
+}
+
+// NewPolicy wraps a model (trained or fresh) as a policy.
+func NewPolicy(m *Model, meta map[string]string) *Policy {
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	return &Policy{model: m, Meta: meta}
+}
+
+// Model returns the policy's network.
+func (p *Policy) Model() *Model { return p.model }
+
+// Config returns the network's configuration.
+func (p *Policy) Config() Config { return p.model.Cfg }
+
+// Load reads a policy file.
+func Load(path string) (*Policy, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("ldar: load policy: %w", err)
+	}
+	p, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("ldar: load policy %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// Parse decodes a policy file's bytes. Every error about the content wraps
+// ErrFormat.
+func Parse(b []byte) (*Policy, error) {
+	f, err := readSafetensors(b)
+	if err != nil {
+		return nil, err
+	}
+	m, err := modelFromFile(f, FormatName)
+	if err != nil {
+		return nil, err
+	}
+	return NewPolicy(m, f.Meta), nil
+}
+
+func modelFromFile(f *stFile, format string) (*Model, error) {
+	if f.Meta["format"] != format {
+		return nil, formatf("metadata format %q, want %q", f.Meta["format"], format)
+	}
+	if v := f.Meta["version"]; v != strconv.Itoa(FormatVersion) {
+		return nil, formatf("version %q, this build reads %d", v, FormatVersion)
+	}
+	var cfg Config
+	dec := json.NewDecoder(bytes.NewReader([]byte(f.Meta["config"])))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, formatf("config: %v", err)
+	}
+	m, err := newModel(cfg)
+	if err != nil {
+		return nil, formatf("config: %v", err)
+	}
+	for _, t := range m.Tensors {
+		w, ok := f.Tensors[t.Name]
+		if !ok {
+			return nil, formatf("tensor %q missing", t.Name)
+		}
+		if !equalInts(f.Shapes[t.Name], t.Shape) {
+			return nil, formatf("tensor %q has shape %v, config wants %v", t.Name, f.Shapes[t.Name], t.Shape)
+		}
+		copy(t.W, w)
+	}
+	return m, nil
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *Model) tensorMaps() (names []string, shapes map[string][]int, data map[string][]float64) {
+	shapes, data = map[string][]int{}, map[string][]float64{}
+	for _, t := range m.Tensors {
+		names = append(names, t.Name)
+		shapes[t.Name] = t.Shape
+		data[t.Name] = t.W
+	}
+	return names, shapes, data
+}
+
+func fileMeta(m *Model, format string, extra map[string]string) map[string]string {
+	meta := map[string]string{}
+	for k, v := range extra {
+		meta[k] = v
+	}
+	cj, _ := json.Marshal(m.Cfg)
+	meta["format"] = format
+	meta["version"] = strconv.Itoa(FormatVersion)
+	meta["config"] = string(cj)
+	return meta
+}
+
+// WriteTo writes the policy file (F32 weights).
+func (p *Policy) WriteTo(w io.Writer) (int64, error) {
+	names, shapes, data := p.model.tensorMaps()
+	var buf bytes.Buffer
+	if err := writeSafetensors(&buf, fileMeta(p.model, FormatName, p.Meta), names, shapes, data, false); err != nil {
+		return 0, err
+	}
+	return buf.WriteTo(w)
+}
+
+// Save writes the policy file atomically (a temporary file renamed into
+// place).
+func (p *Policy) Save(path string) error {
+	return atomicWrite(path, func(w io.Writer) error {
+		_, err := p.WriteTo(w)
+		return err
+	})
+}
+
+func atomicWrite(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Prediction is the policy's decision on one curve.
+type Prediction struct {
+	// AlphaL, BetaL, AlphaD, BetaD are the two Beta distributions.
+	AlphaL, BetaL, AlphaD, BetaD float64
+	// QL and QU are the band's quantiles (Beta means at inference), in the
+	// ascending convention of BandRanks.
+	QL, QU float64
+	// M is the number of ranks the band was placed on: min(N, window).
+	M int
+	// Start and End are the selected ranks [Start, End), rank 0 = best.
+	Start, End int
+}
+
+// window returns how many ranks the policy reads for a curve of n.
+func (c Config) window(n int) int {
+	if c.Window <= 0 || c.Window > n {
+		return n
+	}
+	return c.Window
+}
+
+func (p *Policy) getPass() *pass {
+	if ps, ok := p.pool.Get().(*pass); ok {
+		return ps
+	}
+	return &pass{}
+}
+
+// PredictTop runs the policy given a curve's best scores in descending
+// order (at least min(n, window+1) of them) with their token counts (nil
+// when unknown), and the mean and standard deviation of all n scores.
+func (p *Policy) PredictTop(top []float64, tokens []int, n int, mean, std float64) Prediction {
+	cfg := p.model.Cfg
+	m := cfg.window(n)
+	ps := p.getPass()
+	defer p.pool.Put(ps)
+	ps.resize(cfg, m)
+	features(top, tokens, m, mean, std, ps.x)
+	p.model.forward(ps)
+	return predictionFrom(ps.beta, m)
+}
+
+func predictionFrom(beta []float64, m int) Prediction {
+	pr := Prediction{AlphaL: beta[0], BetaL: beta[1], AlphaD: beta[2], BetaD: beta[3], M: m}
+	pr.QL = pr.AlphaL / (pr.AlphaL + pr.BetaL)
+	pr.QU = min(pr.QL+pr.AlphaD/(pr.AlphaD+pr.BetaD), 1)
+	pr.Start, pr.End = BandRanks(m, pr.QL, pr.QU)
+	return pr
+}
+
+// Predict runs the policy on scores in any order with their token counts
+// (nil when unknown: the policy then sees passages of 0 tokens).
+func (p *Policy) Predict(scores []float64, tokens []int) Prediction {
+	if len(scores) == 0 || (tokens != nil && len(tokens) != len(scores)) {
+		return Prediction{}
+	}
+	mean, std := curveStats(scores)
+	order := rankOrder(scores)
+	m := min(len(scores), p.model.Cfg.window(len(scores))+1)
+	top := make([]float64, m)
+	var tt []int
+	if tokens != nil {
+		tt = make([]int, m)
+	}
+	for r := range m {
+		top[r] = scores[order[r]]
+		if tokens != nil {
+			tt[r] = tokens[order[r]]
+		}
+	}
+	return p.PredictTop(top, tt, len(scores), mean, std)
+}
+
+// rankOrder returns input indices by descending score, ties in input order
+// (the order of ctxsel.Curve).
+func rankOrder(scores []float64) []int {
+	idx := make([]int, len(scores))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch sa, sb := scores[a], scores[b]; {
+		case sa > sb:
+			return -1
+		case sa < sb:
+			return 1
+		}
+		return 0
+	})
+	return idx
+}
+
+//go:embed default.safetensors
+var defaultPolicyFile []byte
+
+var defaultPolicy = sync.OnceValues(func() (*Policy, error) {
+	p, err := Parse(defaultPolicyFile)
+	if err != nil {
+		return nil, fmt.Errorf("ldar: embedded default policy: %w", err)
+	}
+	return p, nil
+})
+
+// Default returns the policy embedded in the binary.
+func Default() (*Policy, error) { return defaultPolicy() }
