@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/ctxsel/ctxsel/internal/atomicfile"
 )
 
 // FormatName and FormatVersion identify a policy file: safetensors with
@@ -150,37 +151,10 @@ func (p *Policy) WriteTo(w io.Writer) (int64, error) {
 // Save writes the policy file atomically (a temporary file renamed into
 // place).
 func (p *Policy) Save(path string) error {
-	return atomicWrite(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		_, err := p.WriteTo(w)
 		return err
 	})
-}
-
-func atomicWrite(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 // Prediction is the policy's decision on one curve.

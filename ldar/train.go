@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/ctxsel/ctxsel/internal/atomicfile"
 )
 
 // TrainOptions configure Train. Zero values take the defaults noted.
@@ -492,7 +494,7 @@ func saveCheckpoint(path string, model, best *Model, ad *adam, st *trainState) e
 	}
 	sj, _ := json.Marshal(st)
 	meta := fileMeta(model, checkpointFormat, map[string]string{"state": string(sj), "adam_t": fmt.Sprint(ad.t)})
-	return atomicWrite(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		return writeSafetensors(w, meta, all, shapes, data, true)
 	})
 }

@@ -4,18 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/eval/sample"
+	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/internal/progress"
 	"github.com/ctxsel/ctxsel/token"
 )
 
-const defaultStrategies = "topk:k=1,topk:k=3,topk:k=5,topk:k=10,topk:k=20,budget:tokens=1000,budget:tokens=2000,adaptivek,adaptivek:head=0.05,knee,topp"
+const defaultStrategies = "topk:k=1,topk:k=3,topk:k=5,topk:k=10,topk:k=20,budget:tokens=1000,budget:tokens=2000,adaptivek,adaptivek:head=0.05,knee,topp,band"
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--scorer NAME] [--strategies LIST] [--json FILE] [--plot FILE]
@@ -104,27 +104,8 @@ the same mean token count. Without --data it runs the bundled sample.`, stderr)
 	return nil
 }
 
-// writeFile writes through a temporary file and renames it into place, so
-// an interrupted run never leaves half a report.
+// writeFile writes a report atomically, so an interrupted run never leaves
+// half a file.
 func writeFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	// CreateTemp makes files private; a report is an ordinary file.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, write)
 }
