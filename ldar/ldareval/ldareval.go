@@ -11,6 +11,7 @@ import (
 	"encoding/gob"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	_ "github.com/ctxsel/ctxsel/cutoff" // the baselines Report measures
 	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -136,24 +138,13 @@ func writeCache(path string, qs []ldar.Question) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".curves*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	zw := gzip.NewWriter(tmp)
-	if err := gob.NewEncoder(zw).Encode(qs); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, func(w io.Writer) error {
+		zw := gzip.NewWriter(w)
+		if err := gob.NewEncoder(zw).Encode(qs); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
 }
 
 // SelectQuestions keeps the questions whose id is in ids, in order.
