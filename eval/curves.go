@@ -35,16 +35,31 @@ func Curves(ctx context.Context, recs []Record, scorer Scorer, counter token.Cou
 			kept = append(kept, r)
 		}
 	}
+	out, err := score(ctx, kept, scorer, counter, workers, nil, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("curves: %w", err)
+	}
+	return out, len(recs) - len(kept), nil
+}
+
+// score is the one scoring path of Curves and Run: the scorer prepares every
+// distinct passage once, then workers score the records in parallel and
+// count their tokens. The first failure stops the rest.
+func score(ctx context.Context, recs []Record, scorer Scorer, counter token.Counter, workers int, progress, prepareProgress func(done, total int)) ([]QuestionCurve, error) {
 	if p, ok := scorer.(Preparer); ok {
-		if err := p.Prepare(ctx, uniqueTexts(kept), nil); err != nil {
-			return nil, 0, fmt.Errorf("curves: prepare %s: %w", scorer.Name(), err)
+		if err := p.Prepare(ctx, uniqueTexts(recs), prepareProgress); err != nil {
+			return nil, fmt.Errorf("prepare %s: %w", scorer.Name(), err)
 		}
 	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	out := make([]QuestionCurve, len(kept))
-	errs := make([]error, len(kept))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([]QuestionCurve, len(recs))
+	errs := make([]error, len(recs))
+	var mu sync.Mutex
+	done := 0
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range workers {
@@ -52,38 +67,55 @@ func Curves(ctx context.Context, recs []Record, scorer Scorer, counter token.Cou
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				r := kept[i]
-				texts := make([]string, len(r.Passages))
-				q := QuestionCurve{RecordID: r.ID, Tokens: make([]int, len(texts)), Gold: make([]bool, len(texts))}
-				for j, p := range r.Passages {
-					texts[j], q.Tokens[j], q.Gold[j] = p.Text, counter.Count(p.Text), p.Gold
+				if out[i], errs[i] = scoreRecord(ctx, recs[i], scorer, counter); errs[i] != nil {
+					cancel()
+					continue
 				}
-				s, err := scorer.Score(ctx, r.Question, texts)
-				if err == nil && len(s) != len(texts) {
-					err = fmt.Errorf("scorer %s returned %d scores for %d passages", scorer.Name(), len(s), len(texts))
+				if progress != nil {
+					mu.Lock()
+					done++
+					progress(done, len(recs))
+					mu.Unlock()
 				}
-				q.Scores = s
-				out[i], errs[i] = q, err
 			}
 		}()
 	}
-	for i := range kept {
-		if ctx.Err() != nil {
-			break
+feed:
+	for i := range recs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
 		}
-		next <- i
 	}
 	close(next)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, 0, fmt.Errorf("curves: %w", err)
-	}
 	for i, err := range errs {
 		if err != nil {
-			return nil, 0, fmt.Errorf("curves: record %q: %w", kept[i].ID, err)
+			return nil, fmt.Errorf("record %q: %w", recs[i].ID, err)
 		}
 	}
-	return out, len(recs) - len(kept), nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func scoreRecord(ctx context.Context, r Record, scorer Scorer, counter token.Counter) (QuestionCurve, error) {
+	texts := make([]string, len(r.Passages))
+	q := QuestionCurve{RecordID: r.ID, Tokens: make([]int, len(texts)), Gold: make([]bool, len(texts))}
+	for j, p := range r.Passages {
+		texts[j], q.Tokens[j], q.Gold[j] = p.Text, counter.Count(p.Text), p.Gold
+	}
+	s, err := scorer.Score(ctx, r.Question, texts)
+	if err != nil {
+		return QuestionCurve{}, fmt.Errorf("score: %w", err)
+	}
+	if len(s) != len(texts) {
+		return QuestionCurve{}, fmt.Errorf("scorer %s returned %d scores for %d passages", scorer.Name(), len(s), len(texts))
+	}
+	q.Scores = s
+	return q, nil
 }
 
 func uniqueTexts(recs []Record) []string {

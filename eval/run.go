@@ -3,8 +3,6 @@ package eval
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/token"
@@ -77,62 +75,15 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	if len(kept) == 0 {
 		return nil, fmt.Errorf("eval: none of %d records has a gold passage", len(recs))
 	}
-	if p, ok := scorer.(Preparer); ok {
-		if err := p.Prepare(ctx, uniqueTexts(kept), opt.PrepareProgress); err != nil {
-			return nil, fmt.Errorf("eval: prepare %s: %w", scorer.Name(), err)
-		}
-	}
-
-	stats := make([]questionStats, len(kept))
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	jobs := make(chan int)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				q, err := measure(ctx, kept[i], scorer, counter, strategies)
-				if err != nil {
-					errs <- fmt.Errorf("eval: record %q: %w", kept[i].ID, err)
-					cancel()
-					return
-				}
-				stats[i] = q
-				if opt.Progress != nil {
-					mu.Lock()
-					done++
-					opt.Progress(done, len(kept))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-feed:
-	for i := range kept {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return nil, err
-	default:
-	}
-	if err := ctx.Err(); err != nil {
+	curves, err := score(ctx, kept, scorer, counter, opt.Workers, opt.Progress, opt.PrepareProgress)
+	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
+	}
+	stats := make([]questionStats, len(kept))
+	for i, q := range curves {
+		if stats[i], err = measure(kept[i], q, strategies); err != nil {
+			return nil, fmt.Errorf("eval: record %q: %w", kept[i].ID, err)
+		}
 	}
 
 	for _, q := range stats {
@@ -156,53 +107,42 @@ type strategyCaps struct {
 	caps ctxsel.Caps
 }
 
-// measure scores one question and applies every strategy to its curve.
-func measure(ctx context.Context, r Record, scorer Scorer, counter token.Counter, strategies []strategyCaps) (questionStats, error) {
-	texts := make([]string, len(r.Passages))
+// measure applies every strategy to one scored question.
+func measure(r Record, q QuestionCurve, strategies []strategyCaps) (questionStats, error) {
+	cands := make([]ctxsel.Candidate, len(r.Passages))
 	for i, p := range r.Passages {
-		texts[i] = p.Text
-	}
-	scores, err := scorer.Score(ctx, r.Question, texts)
-	if err != nil {
-		return questionStats{}, fmt.Errorf("score: %w", err)
-	}
-	if len(scores) != len(texts) {
-		return questionStats{}, fmt.Errorf("scorer %s returned %d scores for %d passages", scorer.Name(), len(scores), len(texts))
-	}
-	cands := make([]ctxsel.Candidate, len(texts))
-	for i, p := range r.Passages {
-		cands[i] = ctxsel.Candidate{ID: p.ID, Score: scores[i], Tokens: counter.Count(p.Text)}
+		cands[i] = ctxsel.Candidate{ID: p.ID, Score: q.Scores[i], Tokens: q.Tokens[i]}
 	}
 	curve, err := ctxsel.NewCurve(cands)
 	if err != nil {
 		return questionStats{}, err
 	}
 	n := curve.Len()
-	q := questionStats{gold: r.GoldCount(), totalTokens: curve.TotalTokens(), goldPrefix: make([]int, n+1), tokenPrefix: make([]int, n+1)}
+	st := questionStats{gold: r.GoldCount(), totalTokens: curve.TotalTokens(), goldPrefix: make([]int, n+1), tokenPrefix: make([]int, n+1)}
 	for rank, idx := range curve.Top(n) {
 		g := 0
-		if r.Passages[idx].Gold {
+		if q.Gold[idx] {
 			g = 1
 		}
-		q.goldPrefix[rank+1] = q.goldPrefix[rank] + g
-		q.tokenPrefix[rank+1] = q.tokenPrefix[rank] + cands[idx].Tokens
-		if g == 1 && q.goldPrefix[rank+1] == q.gold {
-			q.trueK = rank + 1
+		st.goldPrefix[rank+1] = st.goldPrefix[rank] + g
+		st.tokenPrefix[rank+1] = st.tokenPrefix[rank] + cands[idx].Tokens
+		if g == 1 && st.goldPrefix[rank+1] == st.gold {
+			st.trueK = rank + 1
 		}
 	}
-	q.perStrategy = make([]selStats, len(strategies))
-	for i, st := range strategies {
-		sel, err := ctxsel.Select(curve, st.s, st.caps, ctxsel.RankOrder)
+	st.perStrategy = make([]selStats, len(strategies))
+	for i, sc := range strategies {
+		sel, err := ctxsel.Select(curve, sc.s, sc.caps, ctxsel.RankOrder)
 		if err != nil {
-			return questionStats{}, fmt.Errorf("select %s: %w", st.s.Name(), err)
+			return questionStats{}, fmt.Errorf("select %s: %w", sc.s.Name(), err)
 		}
-		s := selStats{k: sel.K, tokens: sel.Tokens}
+		ss := selStats{k: sel.K, tokens: sel.Tokens}
 		for _, idx := range sel.Indices {
-			if r.Passages[idx].Gold {
-				s.gold++
+			if q.Gold[idx] {
+				ss.gold++
 			}
 		}
-		q.perStrategy[i] = s
+		st.perStrategy[i] = ss
 	}
-	return q, nil
+	return st, nil
 }
