@@ -58,14 +58,7 @@ Examples:
 		fs.Usage()
 		return usageError{errors.New("ask: no question given")}
 	}
-	spec := *strategy
-	if len(params) > 0 {
-		sep := ":"
-		if strings.Contains(spec, ":") {
-			sep = ","
-		}
-		spec += sep + strings.Join(params, ",")
-	}
+	spec := params.appendTo(*strategy)
 	if _, _, err := ctxsel.Parse(spec); err != nil {
 		return err
 	}

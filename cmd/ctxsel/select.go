@@ -19,6 +19,19 @@ type paramFlag []string
 func (p *paramFlag) String() string     { return strings.Join(*p, ",") }
 func (p *paramFlag) Set(v string) error { *p = append(*p, v); return nil }
 
+// appendTo adds the collected parameters to a strategy spec:
+// "adaptivek" + [buffer=0] → "adaptivek:buffer=0".
+func (p paramFlag) appendTo(spec string) string {
+	if len(p) == 0 {
+		return spec
+	}
+	sep := ":"
+	if strings.Contains(spec, ":") {
+		sep = ","
+	}
+	return spec + sep + strings.Join(p, ",")
+}
+
 // inputCandidate is one line of select's input.
 type inputCandidate struct {
 	ID     json.RawMessage `json:"id"`
@@ -46,14 +59,7 @@ Example:
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	spec := *strategy
-	if len(params) > 0 {
-		sep := ":"
-		if strings.Contains(spec, ":") {
-			sep = ","
-		}
-		spec += sep + strings.Join(params, ",")
-	}
+	spec := params.appendTo(*strategy)
 	st, caps, err := ctxsel.Parse(spec)
 	if err != nil {
 		return err
