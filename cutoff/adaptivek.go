@@ -51,7 +51,8 @@ type AdaptiveKResult struct {
 	GapIndex int
 	// Gap is the size of that gap, Above and Below the scores either side.
 	Gap, Above, Below float64
-	// SearchFrom and SearchTo bound the gap indices searched: [h, n−1−t).
+	// SearchFrom and SearchTo bound the gap indices searched: [h, n−1−t),
+	// or the last gap before the tail when rounding leaves none.
 	SearchFrom, SearchTo int
 }
 
@@ -73,8 +74,8 @@ func AdaptiveK(scores []float64, p AdaptiveKParams) (AdaptiveKResult, error) {
 	if n < 2 {
 		return AdaptiveKResult{K: n, GapIndex: -1}, nil
 	}
-	h, t := int(float64(n-1)*p.Head), int(float64(n-1)*p.Tail)
-	res := AdaptiveKResult{SearchFrom: h, SearchTo: n - 1 - t}
+	h, lowRank := searchWindow(n, p) // gap indices [h, lowRank): values of ranks h … lowRank
+	res := AdaptiveKResult{SearchFrom: h, SearchTo: lowRank}
 
 	zero := func(v float64) AdaptiveKResult { // every searched gap is zero: argmax picks the first
 		res.GapIndex, res.Gap, res.Above, res.Below = h, 0, v, v
@@ -109,15 +110,14 @@ func AdaptiveK(scores []float64, p AdaptiveKParams) (AdaptiveKResult, error) {
 			g.max[j] = x
 		}
 	}
-	// The searched window is ranks h … n−1−t: its values run from b up to a.
-	lowRank := n - 1 - t
-	jb, beforeB := g.binOfRank(nb, lowRank)
-	b := g.valueOfRank(scores, jb, lowRank-beforeB, hi, scale, nb)
+	// The searched window is ranks h … lowRank: its values run from b up to a.
+	jb, beforeB := binOfRank(g.count[:nb], lowRank)
+	b := rankInBin(scores, jb, int(g.count[jb]), lowRank-beforeB, hi, scale, nb)
 	ja, a := 0, hi
 	if h > 0 {
 		var beforeA int
-		ja, beforeA = g.binOfRank(nb, h)
-		a = g.valueOfRank(scores, ja, h-beforeA, hi, scale, nb)
+		ja, beforeA = binOfRank(g.count[:nb], h)
+		a = rankInBin(scores, ja, int(g.count[ja]), h-beforeA, hi, scale, nb)
 	}
 	if a == b {
 		return zero(a), nil
@@ -192,28 +192,6 @@ type gapBins struct {
 
 var gapBinsPool = sync.Pool{New: func() any { return new(gapBins) }}
 
-// binOfRank returns the bin holding rank r and how many values rank above
-// that bin.
-func (g *gapBins) binOfRank(nb, r int) (bin, before int) {
-	for ; bin < nb-1 && before+int(g.count[bin]) <= r; bin++ {
-		before += int(g.count[bin])
-	}
-	return bin, before
-}
-
-// valueOfRank returns the value of rank r within one bin.
-func (g *gapBins) valueOfRank(scores []float64, bin, r int, hi, scale float64, nb int) float64 {
-	buf := getFloats(int(g.count[bin]))
-	defer putFloats(buf)
-	in := (*buf)[:0]
-	for _, x := range scores {
-		if binOf(x, hi, scale, nb) == bin {
-			in = append(in, x)
-		}
-	}
-	return selectDesc(in, r)
-}
-
 // largestInside looks for a gap inside the bins marked for refinement that
 // beats best (or equals it higher up, above upper).
 func (g *gapBins) largestInside(scores []float64, b, a, best, upper, hi, scale float64, nb int) (u, l float64, found bool) {
@@ -264,8 +242,8 @@ func adaptiveKSorted(s []float64, p AdaptiveKParams) AdaptiveKResult {
 	for i := range gaps {
 		gaps[i] = s[i] - s[i+1]
 	}
-	h, t := int(float64(n-1)*p.Head), int(float64(n-1)*p.Tail)
-	window := gaps[h : len(gaps)-t]
+	h, to := searchWindow(n, p)
+	window := gaps[h:to]
 	best := 0
 	for i, g := range window {
 		if g > window[best] {
@@ -275,8 +253,21 @@ func adaptiveKSorted(s []float64, p AdaptiveKParams) AdaptiveKResult {
 	i := h + best
 	return AdaptiveKResult{
 		K: min(n, i+1+p.Buffer), GapIndex: i, Gap: gaps[i], Above: s[i], Below: s[i+1],
-		SearchFrom: h, SearchTo: n - 1 - t,
+		SearchFrom: h, SearchTo: to,
 	}
+}
+
+// searchWindow returns the gap indices [from, to) that Adaptive-k searches
+// among the n−1 gaps: from = int((n−1)·Head), to = n−1−int((n−1)·Tail).
+// Head + Tail < 1 leaves a gap to search in exact arithmetic, but the
+// floating-point products can round up and leave none (Head 0.8999999999999999,
+// Tail 0.1, n = 11 gives [9, 9)); then the last gap before the tail is
+// searched, so fast and plain paths agree and k stays defined. n ≥ 2.
+func searchWindow(n int, p AdaptiveKParams) (from, to int) {
+	from, to = int(float64(n-1)*p.Head), n-1-int(float64(n-1)*p.Tail)
+	to = max(to, 1)
+	from = min(from, to-1)
+	return from, to
 }
 
 // finiteRange returns the smallest and largest score in one pass, or an

@@ -35,6 +35,9 @@ func TestAdaptiveKHandComputed(t *testing.T) {
 		// skips the big first gap; the first 0.5 gap (index 1) wins.
 		{"head excludes the top gap", []float64{20, 15, 14.5, 14, 13.5, 13, 12.5, 12, 11.5, 11, 10.5, 10, 9.5, 9, 8.5, 8, 7.5, 7, 6.5, 6, 5.5}, p(0.05, 0.1, 0), 2, 1},
 		{"same curve, head 0", []float64{20, 15, 14.5, 14, 13.5, 13, 12.5, 12, 11.5, 11, 10.5, 10, 9.5, 9, 8.5, 8, 7.5, 7, 6.5, 6, 5.5}, p(0, 0.1, 0), 1, 0},
+		// 10·0.8999999999999999 rounds up to 9, and int(10·0.1) = 1, leaving
+		// gap indices [9, 9): the last gap before the tail (index 8) is searched.
+		{"rounding leaves no gap to search", []float64{20, 19, 18, 17, 16, 15, 14, 13, 12, 2, 1}, p(0.8999999999999999, 0.1, 0), 9, 8},
 		{"buffer past n", []float64{4, 3, 1, 0}, p(0, 0.1, 10), 4, 1},
 		{"default buffer 5", []float64{0.9, 0.88, 0.5, 0.49, 0.48, 0.47, 0.46, 0.45, 0.44, 0.43, 0.42, 0.41}, DefaultAdaptiveK, 7, 1},
 	}

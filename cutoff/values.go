@@ -54,11 +54,23 @@ func rankValue(v []float64, r int, lo, hi float64) float64 {
 	for _, x := range v {
 		counts[binOf(x, hi, scale, nb)]++
 	}
-	bin, before := 0, 0
-	for ; bin < nb-1 && before+int(counts[bin]) <= r; bin++ {
+	bin, before := binOfRank(counts[:nb], r)
+	return rankInBin(v, bin, int(counts[bin]), r-before, hi, scale, nb)
+}
+
+// binOfRank returns the bin (of a histogram, highest values in bin 0)
+// holding rank r, and how many values rank above that bin.
+func binOfRank(counts []int32, r int) (bin, before int) {
+	for ; bin < len(counts)-1 && before+int(counts[bin]) <= r; bin++ {
 		before += int(counts[bin])
 	}
-	buf := getFloats(int(counts[bin]))
+	return bin, before
+}
+
+// rankInBin returns the value of rank r among the size values of v that
+// fall in one bin.
+func rankInBin(v []float64, bin, size, r int, hi, scale float64, nb int) float64 {
+	buf := getFloats(size)
 	defer putFloats(buf)
 	in := (*buf)[:0]
 	for _, x := range v {
@@ -66,7 +78,7 @@ func rankValue(v []float64, r int, lo, hi float64) float64 {
 			in = append(in, x)
 		}
 	}
-	return selectDesc(in, r-before)
+	return selectDesc(in, r)
 }
 
 func quickRank(v []float64, r int) float64 {
