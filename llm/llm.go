@@ -70,8 +70,11 @@ type Response struct {
 	PromptTokens     int    `json:"prompt_tokens"`
 	CompletionTokens int    `json:"completion_tokens"`
 	TotalTokens      int    `json:"total_tokens"`
-	// Elapsed is the wall time of the call, retries included.
+	// Elapsed is the wall time of the call, retries included (for a cached
+	// reply: of the original call).
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// Cached is set when the reply came from a Cache, not the server.
+	Cached bool `json:"cached,omitempty"`
 }
 
 // Client sends chat requests. Implementations are safe for concurrent use.
