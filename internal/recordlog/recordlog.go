@@ -235,7 +235,7 @@ func (l *Log) Append(recs []Record, has func(Key) bool) (int, error) {
 			return fmt.Errorf("recordlog: fsync %s: %w", l.path, err)
 		}
 		if l.end == 0 {
-			syncDir(filepath.Dir(l.path))
+			SyncDir(filepath.Dir(l.path))
 		}
 		l.end += int64(len(buf))
 		for _, r := range out {
@@ -270,11 +270,11 @@ func (l *Log) closeFile() {
 }
 
 func (l *Log) locked(fn func() error) error {
-	if err := lockFile(l.lockf); err != nil {
+	if err := LockFile(l.lockf); err != nil {
 		return fmt.Errorf("recordlog: locking %s: %w", l.lockf.Name(), err)
 	}
 	err := fn()
-	if uerr := unlockFile(l.lockf); uerr != nil && err == nil {
+	if uerr := UnlockFile(l.lockf); uerr != nil && err == nil {
 		err = fmt.Errorf("recordlog: unlocking: %w", uerr)
 	}
 	return err
@@ -407,7 +407,7 @@ func (l *Log) corrupt(ce *CorruptError) error {
 	if err := os.Rename(tmp, l.path); err != nil {
 		return fmt.Errorf("recordlog: rebuilding %s: %w", l.path, err)
 	}
-	syncDir(filepath.Dir(l.path))
+	SyncDir(filepath.Dir(l.path))
 	l.opts.Note(fmt.Sprintf("cache file %s was damaged (%s); moved aside to %s and rebuilt from its intact records", l.path, ce.Reason, filepath.Base(q)))
 	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
@@ -572,9 +572,9 @@ func formatError(err error) bool {
 	return false
 }
 
-// syncDir fsyncs a directory so new or renamed entries survive a crash
+// SyncDir fsyncs a directory so new or renamed entries survive a crash
 // (best effort).
-func syncDir(dir string) {
+func SyncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		d.Close()
