@@ -661,4 +661,3 @@ func (s *Store) put(n ns, keys []key, vecs [][]float32) error {
 	}
 	return nil
 }
-
