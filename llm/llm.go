@@ -4,6 +4,24 @@
 // and Ollama (POST {host}/api/chat), plus the prompt templates of the papers
 // ctxsel follows.
 //
+// # Endpoint specs
+//
+// Commands name an endpoint with one spec per role (see Spec):
+//
+//	PROVIDER:MODEL[@BASE_URL][#window=N]    e.g. openai:gpt-4o-mini, ollama:llama3.2@127.0.0.1:11434
+//
+// Open turns a Spec into a Client: the key comes from CTXSEL_LLM_API_KEY;
+// Options set temperature, seed, max tokens, the total deadline of a call
+// (Timeout, retries and backoff included) and the Limiter that bounds calls
+// in flight (default 8; share one Limiter across roles).
+//
+// # Call cache
+//
+// Cached(client, cache) answers a repeated request from an on-disk Cache
+// keyed by the client's Identity (provider, endpoint, model, defaults) and
+// the full Request. OpenCacheFromEnv reads CTXSEL_LLM_CACHE: unset means
+// os.UserCacheDir()/ctxsel/llm, "off" disables, else a directory.
+//
 // # Configuration from the environment
 //
 // FromEnv builds a client when one is configured, and returns nil otherwise:
