@@ -148,6 +148,9 @@ func Open(path, id string, opts Options, add func(Record)) (*Log, error) {
 	if opts.Note == nil {
 		opts.Note = func(msg string) { slog.Warn(msg) }
 	}
+	if add == nil {
+		add = func(Record) {}
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("recordlog: %w", err)
 	}
@@ -479,28 +482,32 @@ func (l *Log) readRecord(off, size int64) (Record, int, error) {
 }
 
 // findRecord returns the offset of the first intact record starting in
-// [from, size).
+// [from, size), reading the file in chunks.
 func (l *Log) findRecord(from, size int64) (int64, bool, error) {
-	if from >= size {
-		return 0, false, nil
-	}
-	data := make([]byte, size-from)
-	if _, err := l.f.ReadAt(data, from); err != nil && !errors.Is(err, io.EOF) {
-		return 0, false, err
-	}
+	const chunk = 1 << 20
 	var magic [4]byte
 	binary.LittleEndian.PutUint32(magic[:], recMagic)
-	for i := 0; ; {
-		j := bytes.Index(data[i:], magic[:])
-		if j < 0 {
-			return 0, false, nil
+	buf := make([]byte, max(0, min(int64(chunk+len(magic)-1), size-from)))
+	for pos := from; pos < size; pos += chunk {
+		n := int(min(int64(len(buf)), size-pos))
+		if _, err := l.f.ReadAt(buf[:n], pos); err != nil && !errors.Is(err, io.EOF) {
+			return 0, false, err
 		}
-		p := from + int64(i+j)
-		if _, _, err := l.readRecord(p, size); err == nil {
-			return p, true, nil
+		for i := 0; i < n; {
+			j := bytes.Index(buf[i:n], magic[:])
+			if j < 0 {
+				break
+			}
+			p := pos + int64(i+j)
+			if _, _, err := l.readRecord(p, size); err == nil {
+				return p, true, nil
+			} else if !formatError(err) {
+				return 0, false, err
+			}
+			i += j + 1
 		}
-		i += j + 1
 	}
+	return 0, false, nil
 }
 
 func (l *Log) readHeader(size int64) (int64, error) {
