@@ -216,3 +216,13 @@ func TestParseJudge(t *testing.T) {
 		t.Fatalf("llm judge without an opener: %v", err)
 	}
 }
+
+func TestSummarize(t *testing.T) {
+	s := Summarize([]Verdict{{Score: 1}, {Score: 0.5}, {Invalid: true, Raw: "??"}, {Score: 0}})
+	if s != (Summary{N: 4, Valid: 3, Invalid: 1, Mean: 0.5}) {
+		t.Fatalf("%+v", s)
+	}
+	if Summarize(nil) != (Summary{}) {
+		t.Fatal("empty")
+	}
+}

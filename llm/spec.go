@@ -236,3 +236,20 @@ func Identity(c Client) string {
 	}
 	return c.Describe()
 }
+
+// Opener returns a function that opens endpoint specs with opts, every
+// client it opens sharing one Limiter (opts.Limiter, or a fresh one of
+// DefaultConcurrency) and, when cache is non-nil, the call cache: the
+// wiring a command needs for its reader, judge and other roles.
+func Opener(opts Options, cache *Cache) func(spec string) (Client, error) {
+	if opts.Limiter == nil {
+		opts.Limiter = NewLimiter(DefaultConcurrency)
+	}
+	return func(spec string) (Client, error) {
+		c, _, err := OpenSpec(spec, opts)
+		if err != nil {
+			return nil, err
+		}
+		return Cached(c, cache), nil
+	}
+}
