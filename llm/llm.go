@@ -4,6 +4,24 @@
 // and Ollama (POST {host}/api/chat), plus the prompt templates of the papers
 // ctxsel follows.
 //
+// # Endpoint specs
+//
+// Commands name an endpoint with one spec per role (see Spec):
+//
+//	PROVIDER:MODEL[@BASE_URL][#window=N]    e.g. openai:gpt-4o-mini, ollama:llama3.2@127.0.0.1:11434
+//
+// Open turns a Spec into a Client: the key comes from CTXSEL_LLM_API_KEY;
+// Options set temperature, seed, max tokens, the total deadline of a call
+// (Timeout, retries and backoff included) and the Limiter that bounds calls
+// in flight (default 8; share one Limiter across roles).
+//
+// # Call cache
+//
+// Cached(client, cache) answers a repeated request from an on-disk Cache
+// keyed by the client's Identity (provider, endpoint, model, defaults) and
+// the full Request. OpenCacheFromEnv reads CTXSEL_LLM_CACHE: unset means
+// os.UserCacheDir()/ctxsel/llm, "off" disables, else a directory.
+//
 // # Configuration from the environment
 //
 // FromEnv builds a client when one is configured, and returns nil otherwise:
@@ -15,7 +33,7 @@
 //	OLLAMA_HOST            an Ollama server (host:port or URL), used when
 //	                       CTXSEL_LLM_BASE_URL is unset
 //	CTXSEL_LLM_PROVIDER    openai or ollama, to choose explicitly
-//	CTXSEL_LLM_TIMEOUT     per-request timeout (Go duration, default 2m)
+//	CTXSEL_LLM_TIMEOUT     total deadline of one call, retries included (Go duration, default 2m)
 //	CTXSEL_LLM_MAX_TOKENS  cap on the answer's tokens (default: the server's)
 //
 // Requests are retried on 429, 5xx and network errors with backoff; the API
@@ -36,7 +54,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
+
+	"github.com/ctxsel/ctxsel/internal/httpretry"
 )
 
 // Message is one chat message.
@@ -54,6 +75,9 @@ type Request struct {
 	Temperature *float64 `json:"temperature,omitempty"`
 	// MaxTokens caps the answer when positive.
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// Seed asks the server for reproducible sampling when non-nil (sent as
+	// "seed" to OpenAI-compatible servers and options.seed to Ollama).
+	Seed *int `json:"seed,omitempty"`
 }
 
 // Response is the model's reply with the token counts the server reported.
@@ -64,8 +88,11 @@ type Response struct {
 	PromptTokens     int    `json:"prompt_tokens"`
 	CompletionTokens int    `json:"completion_tokens"`
 	TotalTokens      int    `json:"total_tokens"`
-	// Elapsed is the wall time of the call, retries included.
+	// Elapsed is the wall time of the call, retries included (for a cached
+	// reply: of the original call).
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// Cached is set when the reply came from a Cache, not the server.
+	Cached bool `json:"cached,omitempty"`
 }
 
 // Client sends chat requests. Implementations are safe for concurrent use.
@@ -82,12 +109,22 @@ type Options struct {
 	BaseURL, Model string
 	// APIKey is sent as "Authorization: Bearer" (OpenAI-compatible only).
 	APIKey string
-	// Timeout bounds each attempt (default 2 minutes); MaxRetries is how
-	// often a retryable failure is retried (default 2; negative: never).
-	Timeout    time.Duration
-	MaxRetries int
+	// Timeout bounds one Chat call in total, retries and backoff waits
+	// included (default 2 minutes). AttemptTimeout additionally bounds each
+	// attempt (default: none beyond Timeout), so that a hung attempt can be
+	// retried. MaxRetries is how often a retryable failure is retried
+	// (default 2; negative: never).
+	Timeout        time.Duration
+	AttemptTimeout time.Duration
+	MaxRetries     int
 	// MaxTokens is the default answer cap for requests that set none.
 	MaxTokens int
+	// Temperature and Seed are the defaults for requests that set none.
+	Temperature *float64
+	Seed        *int
+	// Limiter bounds concurrent calls of the client Open returns (default:
+	// a fresh NewLimiter(DefaultConcurrency)); NewOpenAI/NewOllama ignore it.
+	Limiter *Limiter
 	// HTTP is the client to use (default http.DefaultClient).
 	HTTP *http.Client
 	// sleep replaces backoff waits in tests.
@@ -114,6 +151,58 @@ func Ask(ctx context.Context, c Client, prompt string) (Response, error) {
 	}
 	zero := 0.0
 	return c.Chat(ctx, Request{Messages: []Message{{Role: "user", Content: prompt}}, Temperature: &zero})
+}
+
+// fill applies the client's defaults to req.
+func (o Options) fill(req Request) Request {
+	if req.MaxTokens <= 0 {
+		req.MaxTokens = o.MaxTokens
+	}
+	if req.Temperature == nil {
+		req.Temperature = o.Temperature
+	}
+	if req.Seed == nil {
+		req.Seed = o.Seed
+	}
+	return req
+}
+
+// identity names the settings that change a reply besides the request.
+func (o Options) identity(provider, endpoint string) string {
+	s := fmt.Sprintf("%s %s model=%s max_tokens=%d", provider, endpoint, o.Model, o.MaxTokens)
+	if o.Temperature != nil {
+		s += fmt.Sprintf(" temperature=%g", *o.Temperature)
+	}
+	if o.Seed != nil {
+		s += fmt.Sprintf(" seed=%d", *o.Seed)
+	}
+	return s
+}
+
+// call runs send under the total deadline o.Timeout and turns its expiry
+// into an error that says so. Errors never show the endpoint or the key.
+func (o Options) call(ctx context.Context, provider, endpoint string, send func(context.Context) ([]byte, error)) ([]byte, error) {
+	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	raw, err := send(cctx)
+	if err == nil {
+		return raw, nil
+	}
+	if ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("call exceeded its total deadline of %s: %w", o.Timeout, err)
+	}
+	return nil, redactEndpoint(fmt.Errorf("llm: %s: %w", provider, err), endpoint, o.APIKey)
+}
+
+// redactEndpoint scrubs the server's address and the key from err (net/http
+// puts the URL in transport errors).
+func redactEndpoint(err error, endpoint, key string) error {
+	err = httpretry.Redact(err, key)
+	if u, perr := url.Parse(endpoint); perr == nil && u.Host != "" {
+		err = httpretry.Redact(err, endpoint)
+		err = httpretry.Redact(err, u.Host)
+	}
+	return err
 }
 
 func checkRequest(req Request, model string) (string, error) {

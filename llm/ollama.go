@@ -73,6 +73,9 @@ func parseOllamaHost(s string) (*url.URL, error) {
 	return u, nil
 }
 
+// Identity is the cache identity (see the Identity function).
+func (c *Ollama) Identity() string { return c.opts.identity("ollama", c.endpoint) }
+
 // Describe implements Client.
 func (c *Ollama) Describe() string {
 	return fmt.Sprintf("ollama %s model %s", strings.TrimSuffix(c.endpoint, "/api/chat"), c.opts.Model)
@@ -100,15 +103,16 @@ func (c *Ollama) Chat(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
+	req = c.opts.fill(req)
 	o := ollamaRequest{Model: model, Messages: req.Messages, Options: map[string]any{}}
 	if req.Temperature != nil {
 		o.Options["temperature"] = *req.Temperature
 	}
-	if n := max(req.MaxTokens, 0); n > 0 || c.opts.MaxTokens > 0 {
-		if n == 0 {
-			n = c.opts.MaxTokens
-		}
-		o.Options["num_predict"] = n
+	if req.Seed != nil {
+		o.Options["seed"] = *req.Seed
+	}
+	if req.MaxTokens > 0 {
+		o.Options["num_predict"] = req.MaxTokens
 	}
 	if len(o.Options) == 0 {
 		o.Options = nil
@@ -118,17 +122,19 @@ func (c *Ollama) Chat(ctx context.Context, req Request) (Response, error) {
 		return Response{}, fmt.Errorf("llm: %w", err)
 	}
 	start := time.Now()
-	raw, err := httpretry.Do(ctx, c.opts.HTTP, httpretry.Request{Method: http.MethodPost, URL: c.endpoint,
-		Header: http.Header{"Content-Type": {"application/json"}}, Body: body}, c.policy)
+	raw, err := c.opts.call(ctx, "ollama", c.endpoint, func(ctx context.Context) ([]byte, error) {
+		return httpretry.Do(ctx, c.opts.HTTP, httpretry.Request{Method: http.MethodPost, URL: c.endpoint,
+			Header: http.Header{"Content-Type": {"application/json"}}, Body: body}, c.policy)
+	})
 	if err != nil {
-		return Response{}, fmt.Errorf("llm: %s: %w", c.endpoint, err)
+		return Response{}, err
 	}
 	var r ollamaResponse
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return Response{}, fmt.Errorf("llm: %s: decode response: %w", c.endpoint, err)
+		return Response{}, fmt.Errorf("llm: ollama: decode response: %w", err)
 	}
 	if !r.Done {
-		return Response{}, fmt.Errorf("llm: %s: incomplete response (done=false)", c.endpoint)
+		return Response{}, fmt.Errorf("llm: ollama: incomplete response (done=false)")
 	}
 	return Response{Content: r.Message.Content, Model: r.Model, FinishReason: r.DoneReason,
 		PromptTokens: r.PromptEvalCount, CompletionTokens: r.EvalCount, TotalTokens: r.PromptEvalCount + r.EvalCount,

@@ -33,8 +33,11 @@ func NewOpenAI(opts Options) (*OpenAI, error) {
 }
 
 func policy(o Options, msg func([]byte) string) httpretry.Policy {
-	return httpretry.Policy{MaxRetries: max(o.MaxRetries, 0), Timeout: o.Timeout, ErrorMessage: msg, Sleep: o.sleep}
+	return httpretry.Policy{MaxRetries: max(o.MaxRetries, 0), Timeout: o.AttemptTimeout, ErrorMessage: msg, Sleep: o.sleep}
 }
+
+// Identity is the cache identity (see the Identity function).
+func (c *OpenAI) Identity() string { return c.opts.identity("openai", c.endpoint) }
 
 // Describe implements Client.
 func (c *OpenAI) Describe() string {
@@ -46,6 +49,7 @@ type openAIRequest struct {
 	Messages    []Message `json:"messages"`
 	Temperature *float64  `json:"temperature,omitempty"`
 	MaxTokens   int       `json:"max_tokens,omitempty"`
+	Seed        *int      `json:"seed,omitempty"`
 	Stream      bool      `json:"stream"`
 }
 
@@ -68,11 +72,8 @@ func (c *OpenAI) Chat(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	maxTok := req.MaxTokens
-	if maxTok <= 0 {
-		maxTok = c.opts.MaxTokens
-	}
-	body, err := json.Marshal(openAIRequest{Model: model, Messages: req.Messages, Temperature: req.Temperature, MaxTokens: maxTok})
+	req = c.opts.fill(req)
+	body, err := json.Marshal(openAIRequest{Model: model, Messages: req.Messages, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Seed: req.Seed})
 	if err != nil {
 		return Response{}, fmt.Errorf("llm: %w", err)
 	}
@@ -81,16 +82,18 @@ func (c *OpenAI) Chat(ctx context.Context, req Request) (Response, error) {
 		h.Set("Authorization", "Bearer "+c.opts.APIKey)
 	}
 	start := time.Now()
-	raw, err := httpretry.Do(ctx, c.opts.HTTP, httpretry.Request{Method: http.MethodPost, URL: c.endpoint, Header: h, Body: body}, c.policy)
+	raw, err := c.opts.call(ctx, "openai", c.endpoint, func(ctx context.Context) ([]byte, error) {
+		return httpretry.Do(ctx, c.opts.HTTP, httpretry.Request{Method: http.MethodPost, URL: c.endpoint, Header: h, Body: body}, c.policy)
+	})
 	if err != nil {
-		return Response{}, httpretry.Redact(fmt.Errorf("llm: %s: %w", c.endpoint, err), c.opts.APIKey)
+		return Response{}, err
 	}
 	var r openAIResponse
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return Response{}, fmt.Errorf("llm: %s: decode response: %w", c.endpoint, err)
+		return Response{}, fmt.Errorf("llm: openai: decode response: %w", err)
 	}
 	if len(r.Choices) == 0 {
-		return Response{}, fmt.Errorf("llm: %s: response without choices", c.endpoint)
+		return Response{}, fmt.Errorf("llm: openai: response without choices")
 	}
 	return Response{
 		Content: r.Choices[0].Message.Content, Model: r.Model, FinishReason: r.Choices[0].FinishReason,

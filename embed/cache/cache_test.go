@@ -447,7 +447,7 @@ func TestCorruptMiddleDetected(t *testing.T) {
 		b := slices.Clone(orig)
 		b[i] ^= 0x10
 		os.WriteFile(p, b, 0o644)
-		s, err := Open(dir)
+		s, err := OpenWith(dir, Options{FailOnCorrupt: true})
 		var ce *CorruptError
 		if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) {
 			if s != nil {
@@ -459,13 +459,15 @@ func TestCorruptMiddleDetected(t *testing.T) {
 			t.Fatalf("flip at %d: %v (offset %d), want path %s offset %d", i, err, ce.Offset, p, mid)
 		}
 
-		// Quarantine mode carries on, never serving a wrong vector.
-		s, err = OpenWith(dir, Options{Quarantine: true})
+		// By default it is quarantined, with a note, and the store carries
+		// on, never serving a wrong vector.
+		var notes []string
+		s, err = OpenWith(dir, Options{Note: func(m string) { notes = append(notes, m) }})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if q := s.Stats().Quarantined; len(q) != 1 || !strings.HasPrefix(q[0], p+".corrupt-") {
-			t.Fatalf("quarantined %v", q)
+		if q := s.Stats().Quarantined; len(q) != 1 || !strings.HasPrefix(q[0], p+".corrupt-") || len(notes) != 1 {
+			t.Fatalf("quarantined %v, notes %v", q, notes)
 		}
 		f := &fake{id: "m", dim: 8}
 		got, err := Wrap(f, s).Embed(context.Background(), texts)
@@ -509,7 +511,7 @@ func TestCorruptHeaderDetected(t *testing.T) {
 		b := slices.Clone(orig)
 		b[i] ^= 0x04
 		os.WriteFile(filepath.Join(dir, filepath.Base(file)), b, 0o644)
-		s, err := Open(dir)
+		s, err := OpenWith(dir, Options{FailOnCorrupt: true})
 		if err == nil {
 			s.Close()
 			t.Fatalf("flip at %d: header damage not detected", i)
@@ -525,8 +527,17 @@ func TestMisnamedFileDetected(t *testing.T) {
 	_, file, _, _ := writeRecords(t, 2)
 	dir := t.TempDir()
 	copyFile(t, file, filepath.Join(dir, strings.Repeat("0", 32)+fileExt))
-	if _, err := Open(dir); !errors.Is(err, ErrCorrupt) {
+	if _, err := OpenWith(dir, Options{FailOnCorrupt: true}); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("err = %v, want ErrCorrupt", err)
+	}
+	// By default the misnamed file is moved aside and Open succeeds.
+	s, err := OpenWith(dir, Options{Note: func(string) {}})
+	if err != nil {
+		t.Fatalf("default Open: %v", err)
+	}
+	defer s.Close()
+	if q := s.Stats().Quarantined; len(q) != 1 {
+		t.Fatalf("quarantined %v", q)
 	}
 }
 
@@ -639,6 +650,9 @@ func TestHelperProcess(t *testing.T) {
 	}
 	defer s.Close()
 	e := Wrap(&fake{id: "m", dim: 8}, s)
+	if os.Getenv("CTXSEL_CACHE_HELPER_SHARED") != "" {
+		who = "shared" // every process embeds the same texts
+	}
 	for r := range 50 {
 		if _, err := e.Embed(context.Background(), words(who+"-"+strconv.Itoa(r), 4)); err != nil {
 			t.Fatal(err)
@@ -675,6 +689,42 @@ func TestProcesses(t *testing.T) {
 	defer s.Close()
 	if recomputed != 0 || s.Recovered() != 0 {
 		t.Fatalf("recomputed %d, recovered %d", recomputed, s.Recovered())
+	}
+}
+
+// TestProcessesDoNotDuplicate: three processes embedding the same texts
+// into one directory store each vector once (issue 14: three concurrent
+// evals wrote 6.65 MB where 2.30 MB sufficed).
+func TestProcessesDoNotDuplicate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	var cmds []*exec.Cmd
+	for i := range 3 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "CTXSEL_CACHE_HELPER_DIR="+dir, "CTXSEL_CACHE_HELPER_ID=p"+strconv.Itoa(i), "CTXSEL_CACHE_HELPER_SHARED=1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("helper: %v", err)
+		}
+	}
+	files := logFiles(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	fi, err := os.Stat(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64(len(encodeHeader(ns{kindPassage, "m"}))) + int64(50*4*recordSize(8))
+	if fi.Size() != want {
+		t.Fatalf("cache file is %d bytes, want exactly %d (each of 200 vectors once)", fi.Size(), want)
 	}
 }
 

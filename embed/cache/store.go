@@ -30,11 +30,12 @@
 // any later read of the file) truncates such a tail away and counts the
 // dropped bytes in Recovered. A bad record or header followed by an intact
 // record cannot come from an interrupted append; it is reported as a
-// *CorruptError (errors.Is(err, ErrCorrupt)) naming the file and offset, and
-// Open fails. With Options.Quarantine instead, the file is renamed to
-// "<name>.corrupt-<unixnano>" (listed in Stats().Quarantined) and rebuilt
-// from every intact record found in it, before and after the damage; only
-// the damaged records are lost. Records are checked (CRC, dimension, finite
+// *CorruptError (errors.Is(err, ErrCorrupt)) naming the file and offset.
+// By default the file is then renamed to "<name>.corrupt-<unixnano>"
+// (listed in Stats().Quarantined, and reported through Options.Note) and
+// rebuilt from every intact record found in it, before and after the
+// damage; only the damaged records are lost, and cost a recomputation. With
+// Options.FailOnCorrupt, Open fails with the *CorruptError instead. Records are checked (CRC, dimension, finite
 // values) before use, so a damaged file never yields a wrong vector.
 //
 // # Durability
@@ -52,7 +53,8 @@
 // flock(2) on dir/LOCK, and before appending a process reads (and adopts)
 // whatever other processes appended since it last looked, so records never
 // interleave and a torn tail left by a crashed process is cut before anyone
-// appends after it. Each process still only sees other processes' vectors
+// appends after it. Records another process appended meanwhile are not
+// written again. Each process still only sees other processes' vectors
 // when it next reads the file (on Open, first use of a model, or its next
 // append). On systems without flock (Windows, Plan 9, …) the lock is a no-op
 // and a directory must have a single writer process.
@@ -65,12 +67,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ctxsel/ctxsel/internal/recordlog"
 )
 
 // DefaultSyncEvery is how many appended records trigger an fsync when
@@ -88,9 +93,12 @@ type Options struct {
 	// SyncEvery is how many appended records trigger an fsync of a file:
 	// 0 means DefaultSyncEvery, 1 every write, < 0 only on Sync and Close.
 	SyncEvery int
-	// Quarantine renames a corrupt file aside and rebuilds it from its
-	// intact records, instead of failing with a *CorruptError.
-	Quarantine bool
+	// FailOnCorrupt makes a file damaged in the middle a *CorruptError
+	// instead of renaming it aside and rebuilding it from its intact records.
+	FailOnCorrupt bool
+	// Note receives a one-line notice when a file is quarantined (default:
+	// slog.Warn).
+	Note func(msg string)
 }
 
 // Stats describes a Store.
@@ -146,6 +154,9 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 	}
 	if opts.SyncEvery == 0 {
 		opts.SyncEvery = DefaultSyncEvery
+	}
+	if opts.Note == nil {
+		opts.Note = func(msg string) { slog.Warn(msg) }
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
@@ -244,11 +255,11 @@ func (s *Store) Close() error {
 
 // withFileLock runs fn holding the directory's inter-process lock.
 func (s *Store) withFileLock(fn func() error) error {
-	if err := lockFile(s.lockf); err != nil {
+	if err := recordlog.LockFile(s.lockf); err != nil {
 		return fmt.Errorf("cache: locking %s: %w", s.lockf.Name(), err)
 	}
 	err := fn()
-	if uerr := unlockFile(s.lockf); uerr != nil && err == nil {
+	if uerr := recordlog.UnlockFile(s.lockf); uerr != nil && err == nil {
 		err = fmt.Errorf("cache: unlocking %s: %w", s.lockf.Name(), uerr)
 	}
 	return err
@@ -356,9 +367,9 @@ func (m *model) add(k key, v []float32) {
 	m.vecs[k] = dst
 }
 
-// corrupt quarantines path when Options.Quarantine is set, else returns err.
+// corrupt quarantines path, or returns err with Options.FailOnCorrupt.
 func (s *Store) corrupt(path string, err error) error {
-	if !s.opts.Quarantine {
+	if s.opts.FailOnCorrupt {
 		return err
 	}
 	q := fmt.Sprintf("%s.corrupt-%d", path, time.Now().UnixNano())
@@ -366,17 +377,18 @@ func (s *Store) corrupt(path string, err error) error {
 		return fmt.Errorf("%w (quarantine failed: %v)", err, rerr)
 	}
 	s.quarantined = append(s.quarantined, q)
-	syncDir(s.dir)
+	recordlog.SyncDir(s.dir)
+	s.opts.Note(fmt.Sprintf("embedding cache: %v; moved aside to %s and rebuilt from its intact records", err, filepath.Base(q)))
 	return nil
 }
 
-// refreshOrQuarantine is refresh, except that with Options.Quarantine a
-// corrupt file is renamed aside and replaced by a file holding every intact
+// refreshOrQuarantine is refresh, except that (unless
+// Options.FailOnCorrupt) a corrupt file is renamed aside and replaced by a file holding every intact
 // record found in it (before and after the damage) plus those already in m.
 func (s *Store) refreshOrQuarantine(m *model, create bool) error {
 	err := s.refresh(m, create)
 	var ce *CorruptError
-	if err == nil || !errors.As(err, &ce) || !s.opts.Quarantine {
+	if err == nil || !errors.As(err, &ce) || s.opts.FailOnCorrupt {
 		return err
 	}
 	// Records before the damage are in m already; salvage those after it.
@@ -420,7 +432,7 @@ func (s *Store) rewrite(m *model) error {
 		os.Remove(m.path)
 		return fmt.Errorf("cache: rebuilding %s: %w", m.path, err)
 	}
-	syncDir(s.dir)
+	recordlog.SyncDir(s.dir)
 	m.f, m.end, m.unsynced = f, int64(len(buf)), 0
 	return nil
 }
@@ -579,17 +591,20 @@ func (s *Store) put(n ns, keys []key, vecs [][]float32) error {
 	var (
 		buf   []byte
 		added []int
-		seen  = map[key]bool{}
 	)
-	for i, k := range keys {
-		if _, ok := m.vecs[k]; ok || seen[k] {
-			continue
+	pending := func() {
+		buf, added = buf[:0], added[:0]
+		seen := map[key]bool{}
+		for i, k := range keys {
+			if _, ok := m.vecs[k]; ok || seen[k] {
+				continue
+			}
+			seen[k] = true
+			buf = appendRecord(buf, k, vecs[i])
+			added = append(added, i)
 		}
-		seen[k] = true
-		buf = appendRecord(buf, k, vecs[i])
-		added = append(added, i)
 	}
-	if len(added) == 0 {
+	if pending(); len(added) == 0 {
 		return nil
 	}
 	created := false
@@ -599,6 +614,11 @@ func (s *Store) put(n ns, keys []key, vecs [][]float32) error {
 		}
 		if m.dim != 0 && m.dim != dim {
 			return fmt.Errorf("cache: model %q: new vectors have dimension %d, cached ones %d", n.id, dim, m.dim)
+		}
+		// Other processes may have appended some of these meanwhile
+		// (refresh adopted them): write only what is still missing.
+		if pending(); len(added) == 0 {
+			return nil
 		}
 		created = m.end == 0
 		if created {
@@ -616,7 +636,7 @@ func (s *Store) put(n ns, keys []key, vecs [][]float32) error {
 			if err := m.f.Sync(); err != nil {
 				return fmt.Errorf("cache: fsync %s: %w", m.path, err)
 			}
-			syncDir(s.dir)
+			recordlog.SyncDir(s.dir)
 		}
 		return nil
 	})
@@ -640,13 +660,4 @@ func (s *Store) put(n ns, keys []key, vecs [][]float32) error {
 		m.unsynced = 0
 	}
 	return nil
-}
-
-// syncDir fsyncs a directory so that new or renamed entries survive a
-// crash. Best effort: not every platform supports it.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
 }

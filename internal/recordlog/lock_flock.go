@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package cache
+package recordlog
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 	"syscall"
 )
 
-// lockFile takes an exclusive flock(2) on f, waiting for other holders.
-func lockFile(f *os.File) error {
+// LockFile takes an exclusive flock(2) on f, waiting for other holders.
+func LockFile(f *os.File) error {
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
 		if !errors.Is(err, syscall.EINTR) {
@@ -18,6 +18,6 @@ func lockFile(f *os.File) error {
 	}
 }
 
-func unlockFile(f *os.File) error {
+func UnlockFile(f *os.File) error {
 	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 }

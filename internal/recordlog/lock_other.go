@@ -1,10 +1,10 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package cache
+package recordlog
 
 import "os"
 
 // Without flock(2) there is no inter-process lock: a cache directory must
 // have a single writer process (see the package documentation).
-func lockFile(*os.File) error   { return nil }
-func unlockFile(*os.File) error { return nil }
+func LockFile(*os.File) error   { return nil }
+func UnlockFile(*os.File) error { return nil }

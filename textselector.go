@@ -1,0 +1,59 @@
+package ctxsel
+
+import (
+	"context"
+	"fmt"
+)
+
+// TextQuery is what a TextSelector reads: the question, the scored
+// candidates and their texts, and the caps and order the result must obey.
+type TextQuery struct {
+	Question string
+	// Curve holds the candidates (ids, scores, token counts).
+	Curve *Curve
+	// Texts[i] is the text of Curve.Candidate(i); one per candidate.
+	Texts []string
+	Caps  Caps
+	Order Order
+}
+
+// Validate reports a query a TextSelector cannot work on.
+func (q TextQuery) Validate() error {
+	if q.Curve == nil || q.Curve.Len() == 0 {
+		return invalidf("no candidates")
+	}
+	if len(q.Texts) != q.Curve.Len() {
+		return invalidf("%d texts for %d candidates", len(q.Texts), q.Curve.Len())
+	}
+	return q.Caps.Validate()
+}
+
+// TextSelector is the second kind of selector: one that reads the question
+// and the passages' texts, and may call a model (an LLM picker, an
+// LLM-routed choice). Unlike a Strategy it is not pure: it takes a context
+// and may fail for reasons outside its input (a server down, a deadline).
+// Implementations are safe for concurrent use and must return a Selection
+// obeying q.Caps and q.Order, with Explanation saying what was decided and
+// why (including any fallback taken).
+type TextSelector interface {
+	Name() string
+	SelectTexts(ctx context.Context, q TextQuery) (Selection, error)
+}
+
+// StrategyTexts lets a pure Strategy serve where a TextSelector is
+// expected: it ignores the question and the texts and selects as Select.
+func StrategyTexts(s Strategy) TextSelector { return strategyTexts{s} }
+
+type strategyTexts struct{ s Strategy }
+
+func (a strategyTexts) Name() string { return a.s.Name() }
+
+func (a strategyTexts) SelectTexts(ctx context.Context, q TextQuery) (Selection, error) {
+	if err := ctx.Err(); err != nil {
+		return Selection{}, fmt.Errorf("select %s: %w", a.s.Name(), err)
+	}
+	if err := q.Validate(); err != nil {
+		return Selection{}, err
+	}
+	return Select(q.Curve, a.s, q.Caps, q.Order)
+}
