@@ -44,8 +44,13 @@ var Defs = []ctxsel.Def{
 	},
 	{
 		Name: "knee", Doc: "knee (autocut): cut before the cutoff-th bend of the normalised curve",
-		Params: []ctxsel.ParamDef{{Name: "cutoff", Default: 1, Min: 1, Max: maxInt, Integer: true, Doc: "which local maximum to cut at (1 = the first)"}},
-		New:    func(p map[string]float64) (ctxsel.Strategy, error) { return knee{cutoff: int(p["cutoff"])}, nil },
+		Params: []ctxsel.ParamDef{
+			{Name: "cutoff", Default: 1, Min: 1, Max: maxInt - 1, Integer: true, Doc: "which local maximum to cut at (1 = the first)"},
+			{Name: "head_guard", Default: 1, Min: 0, Max: 1, Integer: true, Doc: "1 = a knee after rank 0 (only the best passage kept) moves to the next knee, flagged in the explanation; 0 = keep it"},
+		},
+		New: func(p map[string]float64) (ctxsel.Strategy, error) {
+			return knee{cutoff: int(p["cutoff"]), guard: p["head_guard"] == 1}, nil
+		},
 	},
 	{
 		Name: "threshold", Doc: "absolute threshold: every passage scoring at least min",
