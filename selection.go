@@ -64,7 +64,7 @@ func (c Caps) Validate() error {
 // Decision says what decided a cut: the gap, knee, threshold, mass or band
 // that a strategy found, at which rank, with the scores either side.
 type Decision struct {
-	// Kind is one of fixed, budget, all, gap, knee, threshold, mass, band.
+	// Kind is one of fixed, budget, all, gap, spike, knee, threshold, mass, band.
 	Kind string `json:"kind"`
 	// Rank is the rank (0 = best) where the decision fell: the last rank
 	// before the gap or knee, the last rank kept by a threshold.
