@@ -106,7 +106,7 @@ type Explanation struct {
 	Reason      string   `json:"reason"`
 	CapsApplied []string `json:"caps_applied,omitempty"`
 	// Guards names every guard that fired: the strategy's own (head_guard,
-	// window_clamped) and Select's: min_k_fallback (the strategy chose
+	// head_gap, window_clamped) and Select's: min_k_fallback (the strategy chose
 	// nothing and min_k filled the context) and tie_split (the cut falls
 	// inside a run of equal scores, so which of them are kept follows the
 	// tie-break rule: input order). Reason describes each.

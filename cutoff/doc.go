@@ -14,7 +14,8 @@
 // their reference definitions exactly. The strategies add guards on top, each
 // reported in the selection's Explanation.Guards and reason: head_guard (a
 // largest gap or first knee right after rank 0, which would keep only the best
-// passage, moves to the next one below; head_guard=0 turns it off) and
+// passage, moves to the next one below; with head_guard=0 the cut stays and
+// is flagged head_gap instead) and
 // window_clamped (head/tail counts that leave no gap on a short curve).
 //
 // The gap, spike and knee rules read only the curve's shape: an affine

@@ -15,7 +15,7 @@ import (
 
 // MaxMovingAvgWindow bounds the moving-average window: the average costs
 // O(n·window).
-const MaxMovingAvgWindow = 1024
+const MaxMovingAvgWindow = 256
 
 // MovingAvg cuts at the largest drop of the curve's moving average: sort
 // descending, average each run of window scores (m[j] = mean s[j … j+w−1],
@@ -267,10 +267,15 @@ func (s gapStrategy) Cut(c *ctxsel.Curve) (ctxsel.Cut, error) {
 		}
 	}
 	var guards, notes []string
-	if s.guard && lower != nil {
-		var note string
-		if r, note = headGuard(r, lower); note != "" {
-			guards, notes = append(guards, "head_guard"), append(notes, note)
+	if lower != nil {
+		if r2, note := headGuard(r, lower); note != "" {
+			if s.guard {
+				r = r2
+				guards, notes = append(guards, "head_guard"), append(notes, note)
+			} else { // detected, not acted on: still never silent
+				guards = append(guards, "head_gap")
+				notes = append(notes, fmt.Sprintf("the largest gap follows rank 0, so only the best passage is kept before the buffer; head_guard=1 would cut after rank %d", r2.GapIndex))
+			}
 		}
 	}
 	if r.Clamped {

@@ -131,10 +131,15 @@ func (s knee) Cut(c *ctxsel.Curve) (ctxsel.Cut, error) {
 	// next knee is where the rest of the curve bends.
 	var guards []string
 	note := ""
-	if s.guard && r.K == 1 {
+	if r.K == 1 {
 		if r2, err := Knee(c.Scores(), s.cutoff+1); err == nil && r2.Found {
-			note = fmt.Sprintf("; head guard: knee %d fell after rank 0 (height %.3g), which would keep only the best passage, so knee %d was used (head_guard=0 keeps the first)", s.cutoff, r.Height, s.cutoff+1)
-			r, guards = r2, []string{"head_guard"}
+			if s.guard {
+				note = fmt.Sprintf("; head guard: knee %d fell after rank 0 (height %.3g), which would keep only the best passage, so knee %d was used (head_guard=0 keeps the first)", s.cutoff, r.Height, s.cutoff+1)
+				r, guards = r2, []string{"head_guard"}
+			} else {
+				note = fmt.Sprintf("; the knee falls after rank 0, so only the best passage is kept; head_guard=1 would use knee %d (keeping %d)", s.cutoff+1, r2.K)
+				guards = []string{"head_gap"}
+			}
 		}
 	}
 	top := c.Top(r.K + 1)

@@ -136,6 +136,12 @@ func TestHeadOutlierGuard(t *testing.T) {
 			if fired && !strings.Contains(sel.Explanation.Reason, "head guard") {
 				t.Errorf("%s: the guard fired but the reason does not say so: %q", tc.spec, sel.Explanation.Reason)
 			}
+			// With the guard off, a cut that keeps only the best passage is
+			// still flagged: never silent.
+			detected := slices.Contains(sel.Explanation.Guards, "head_gap")
+			if want := strings.Contains(tc.spec, "head_guard=0"); detected != want {
+				t.Errorf("%s on %s: head_gap flagged=%v, want %v; %s", tc.spec, fam, detected, want, sel.Explanation.Reason)
+			}
 		}
 	}
 	// The gap after the outlier (1020 base units) is 15.7 times the cliff (65):
