@@ -239,9 +239,10 @@ func (s gapStrategy) Cut(c *ctxsel.Curve) (ctxsel.Cut, error) {
 	case "moving_avg":
 		r, err = MovingAvg(scores, s.window, s.p)
 		if err == nil && r.GapIndex >= 0 {
-			srt := c.Sorted()
-			gaps := movingAvgGaps(srt, s.window, s.p.Float32)
-			lower = func(from int) AdaptiveKResult { return movingAvgCut(srt, gaps, from, r.SearchTo, r.Clamped, s.p) }
+			lower = func(from int) AdaptiveKResult { // only called when the gap follows rank 0
+				srt := c.Sorted()
+				return movingAvgCut(srt, movingAvgGaps(srt, s.window, s.p.Float32), from, r.SearchTo, r.Clamped, s.p)
+			}
 		}
 	case "2diff_spike":
 		var sr SpikeResult

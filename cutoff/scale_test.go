@@ -68,10 +68,16 @@ func TestCutsAcrossScoreScales(t *testing.T) {
 		// of 2, 1, 1 stay under the diagonal, the cliff rises above it, and
 		// the tail's steps of at most 3 fall back: one peak, at rank 4.
 		{"knee", 4, "the first local maximum of the normalised curve is the first passage after the cliff"},
+		{"topk:k=7", 7, "rank-based"},
+		{"budget:tokens=100", 10, "ten passages of 10 tokens"},
+	}
+	tokens := make([]int, 40)
+	for i := range tokens {
+		tokens[i] = 10
 	}
 	for fam, scores := range families(baseCurve()) {
 		for _, tc := range shape {
-			sel := selection(t, tc.spec, scores, nil)
+			sel := selection(t, tc.spec, scores, tokens)
 			if sel.K != tc.k {
 				t.Errorf("%s on %s: k=%d, want %d (%s); %s", tc.spec, fam, sel.K, tc.k, tc.why, sel.Explanation.Reason)
 			}
@@ -125,10 +131,16 @@ func TestHeadOutlierGuard(t *testing.T) {
 		{"2diff_spike:buffer=0", 6, false},
 		{"knee:head_guard=0", 1, false},
 		{"knee", 5, true},
+		{"topk:k=3", 3, false},
+		{"budget:tokens=100", 10, false},
+	}
+	tokens := make([]int, len(scores))
+	for i := range tokens {
+		tokens[i] = 10
 	}
 	for fam, s := range families(scores) {
 		for _, tc := range cases {
-			sel := selection(t, tc.spec, s, nil)
+			sel := selection(t, tc.spec, s, tokens)
 			fired := slices.Contains(sel.Explanation.Guards, "head_guard")
 			if sel.K != tc.k || fired != tc.guard {
 				t.Errorf("%s on %s: k=%d guard=%v, want k=%d guard=%v; %s", tc.spec, fam, sel.K, fired, tc.k, tc.guard, sel.Explanation.Reason)
