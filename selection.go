@@ -169,7 +169,7 @@ func Select(c *Curve, s Strategy, caps Caps, order Order) (Selection, error) {
 		end = start + caps.MaxK
 		applied = append(applied, "max_k")
 	}
-	ranked := c.Top(end)[start:end]
+	ranked := c.Top(min(n, end+1))[start:end] // one rank more: tieSplit reads it
 	tokens := 0
 	for i, idx := range ranked {
 		t := c.TokensOf(idx)
