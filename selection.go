@@ -64,7 +64,7 @@ func (c Caps) Validate() error {
 // Decision says what decided a cut: the gap, knee, threshold, mass or band
 // that a strategy found, at which rank, with the scores either side.
 type Decision struct {
-	// Kind is one of fixed, budget, all, gap, knee, threshold, mass, band.
+	// Kind is one of fixed, budget, all, gap, spike, knee, threshold, mass, band.
 	Kind string `json:"kind"`
 	// Rank is the rank (0 = best) where the decision fell: the last rank
 	// before the gap or knee, the last rank kept by a threshold.
@@ -86,6 +86,9 @@ type Cut struct {
 	Start, End int
 	Decision   Decision
 	Reason     string
+	// Guards names the guards that changed or qualified the strategy's own
+	// rule (head_guard, window_clamped, …); Reason says what each did.
+	Guards []string
 }
 
 // Explanation tells a user why a selection is what it is.
@@ -102,6 +105,12 @@ type Explanation struct {
 	Decision    Decision `json:"decision"`
 	Reason      string   `json:"reason"`
 	CapsApplied []string `json:"caps_applied,omitempty"`
+	// Guards names every guard that fired: the strategy's own (head_guard,
+	// head_gap, window_clamped) and Select's: min_k_fallback (the strategy chose
+	// nothing and min_k filled the context) and tie_split (the cut falls
+	// inside a run of equal scores, so which of them are kept follows the
+	// tie-break rule: input order). Reason describes each.
+	Guards      []string `json:"guards,omitempty"`
 	Tokens      int      `json:"tokens"`
 	TotalTokens int      `json:"total_tokens"`
 }
@@ -147,7 +156,12 @@ func Select(c *Curve, s Strategy, caps Caps, order Order) (Selection, error) {
 	}
 	start, end := cut.Start, cut.End
 	var applied []string
+	guards, reason := slices.Clone(cut.Guards), cut.Reason
 	if caps.MinK > 0 && end-start < caps.MinK && end < n {
+		if end == start {
+			guards = append(guards, "min_k_fallback")
+			reason += fmt.Sprintf("; the strategy selected nothing, so min_k=%d filled the context from rank %d (min_k=0 allows an empty selection)", caps.MinK, start)
+		}
 		end = min(n, start+caps.MinK)
 		applied = append(applied, "min_k")
 	}
@@ -155,7 +169,7 @@ func Select(c *Curve, s Strategy, caps Caps, order Order) (Selection, error) {
 		end = start + caps.MaxK
 		applied = append(applied, "max_k")
 	}
-	ranked := c.Top(end)[start:end]
+	ranked := c.Top(min(n, end+1))[start:end] // one rank more: tieSplit reads it
 	tokens := 0
 	for i, idx := range ranked {
 		t := c.TokensOf(idx)
@@ -166,6 +180,10 @@ func Select(c *Curve, s Strategy, caps Caps, order Order) (Selection, error) {
 			break
 		}
 		tokens += t
+	}
+	if note := tieSplit(c, start, end); note != "" {
+		guards = append(guards, "tie_split")
+		reason += "; " + note
 	}
 	ordered := arrange(ranked, order)
 	sel := Selection{
@@ -182,8 +200,9 @@ func Select(c *Curve, s Strategy, caps Caps, order Order) (Selection, error) {
 			Start:       start,
 			K:           end - start,
 			Decision:    cut.Decision,
-			Reason:      cut.Reason,
+			Reason:      reason,
 			CapsApplied: applied,
+			Guards:      guards,
 			Tokens:      tokens,
 			TotalTokens: c.TotalTokens(),
 		},
@@ -192,6 +211,40 @@ func Select(c *Curve, s Strategy, caps Caps, order Order) (Selection, error) {
 		sel.IDs[i] = c.cands[idx].ID
 	}
 	return sel, nil
+}
+
+// tieSplit describes a selected band [start, end) whose edge falls inside a
+// run of equal scores, or returns "". Strategies decide how many passages
+// to keep from the scores alone, so that count never depends on the order
+// ties are broken in; which of the tied passages fill it does, and the
+// Curve's rule decides: equal scores rank in input order.
+func tieSplit(c *Curve, start, end int) string {
+	n := c.Len()
+	if end <= start {
+		return ""
+	}
+	top := c.Top(min(n, end+1))
+	var v float64
+	switch {
+	case end < n && c.scores[top[end-1]] == c.scores[top[end]]:
+		v = c.scores[top[end]]
+	case start > 0 && c.scores[top[start-1]] == c.scores[top[start]]:
+		v = c.scores[top[start]]
+	default:
+		return ""
+	}
+	tied, kept := 0, 0
+	for _, x := range c.scores {
+		if x == v {
+			tied++
+		}
+	}
+	for _, i := range top[start:end] {
+		if c.scores[i] == v {
+			kept++
+		}
+	}
+	return fmt.Sprintf("the cut splits %d passages tied at score %.6g: %d of them kept, the first in input order (equal scores rank in input order)", tied, v, kept)
 }
 
 // arrange returns a fresh slice of the ranked input indices in the given order.

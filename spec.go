@@ -131,11 +131,16 @@ type Def struct {
 	Doc    string                                            `json:"doc"`
 	Params []ParamDef                                        `json:"params"`
 	New    func(params map[string]float64) (Strategy, error) `json:"-"`
+	// AllowEmpty marks a strategy whose own parameters can ask for no
+	// passage (a token budget below the best passage's count): its min_k cap
+	// defaults to 0. Every other strategy's min_k defaults to 1, so a cut
+	// never returns an empty context unless min_k=0 is given.
+	AllowEmpty bool `json:"allow_empty,omitempty"`
 }
 
 // CapParams are the parameters every strategy accepts.
 var CapParams = []ParamDef{
-	{Name: "min_k", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at least this many passages (0 = no minimum); max_tokens still wins"},
+	{Name: "min_k", Default: 1, Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at least this many passages (default 1, or 0 for strategies that allow an empty selection such as budget; 0 = no minimum); max_tokens still wins"},
 	{Name: "max_k", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at most this many passages (0 = no maximum)"},
 	{Name: "max_tokens", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "stop before the passage that would push the total past this many tokens (0 = no limit)"},
 }
@@ -192,6 +197,9 @@ func New(sp Spec) (Strategy, Caps, error) {
 		params[p.Name] = p.Default
 	}
 	var caps Caps
+	if _, given := sp.Params["min_k"]; !given && !def.AllowEmpty {
+		caps.MinK = 1 // the minimum-k fallback: no empty context unless asked for
+	}
 	for k, v := range sp.Params {
 		// A strategy's own parameter wins over a cap of the same name (topp's
 		// min_k is part of its definition, with its own default).

@@ -21,8 +21,25 @@ type AdaptiveKParams struct {
 	// large gap among the least relevant passages cannot select nearly all.
 	Tail float64
 	// Buffer is how many passages are added after the gap (the paper's B = 5),
-	// because relevant passages often sit just below it.
+	// because relevant passages often sit just below it: the official code's
+	// retrieve_more given as an integer.
 	Buffer int
+	// HeadN and TailN, when positive, exclude that many gaps at the top or
+	// bottom instead of the fractions Head and Tail: the official code's
+	// ignore_extreme and ignore_extreme_tail given as integers.
+	HeadN, TailN int
+	// BelowMedian excludes the bottom half of the gaps (int((n−1)·0.5)),
+	// replacing Tail and TailN, as the official ignore_below_median does.
+	BelowMedian bool
+	// Factor, when positive, scales the gap index before the buffer:
+	// k = int(i*·Factor) + 1 + Buffer, the official retrieve_more given as a
+	// float (it is used there with no buffer). 0 leaves i* as it is.
+	Factor float64
+	// Float32 computes on the scores rounded to float32 with float32 gaps, as
+	// the official code does on faiss/torch float32 similarities, so its cut
+	// is reproduced bit for bit (ties that float32 rounding creates included).
+	// It takes the plain sorted path.
+	Float32 bool
 }
 
 // DefaultAdaptiveK is the paper's setting: search the top 90 %, buffer 5.
@@ -34,12 +51,39 @@ func (p AdaptiveKParams) validate() error {
 		return fmt.Errorf("%w: adaptivek head=%v must be in [0, 1)", ctxsel.ErrInvalidInput, p.Head)
 	case !(p.Tail >= 0 && p.Tail < 1):
 		return fmt.Errorf("%w: adaptivek tail=%v must be in [0, 1)", ctxsel.ErrInvalidInput, p.Tail)
-	case !(p.Head+p.Tail < 1):
+	case p.HeadN == 0 && p.TailN == 0 && !p.BelowMedian && !(p.Head+p.Tail < 1):
 		return fmt.Errorf("%w: adaptivek head+tail=%v must be below 1, or no gap is left to search", ctxsel.ErrInvalidInput, p.Head+p.Tail)
 	case p.Buffer < 0:
 		return fmt.Errorf("%w: adaptivek buffer=%d must not be negative", ctxsel.ErrInvalidInput, p.Buffer)
+	case p.HeadN < 0 || p.TailN < 0:
+		return fmt.Errorf("%w: adaptivek head_n=%d and tail_n=%d must not be negative", ctxsel.ErrInvalidInput, p.HeadN, p.TailN)
+	case !(p.Factor >= 0 && p.Factor <= maxFactor):
+		return fmt.Errorf("%w: adaptivek factor=%v must be in [0, %d]", ctxsel.ErrInvalidInput, p.Factor, maxFactor)
+	case p.BelowMedian && p.HeadN == 0 && !(p.Head < 0.5):
+		return fmt.Errorf("%w: adaptivek head=%v with ignore_below_median must be below 0.5, or no gap is left to search", ctxsel.ErrInvalidInput, p.Head)
 	}
 	return nil
+}
+
+// maxFactor bounds Factor so that int(i*·Factor) cannot overflow.
+const maxFactor = 1 << 20
+
+// k is how many passages a cut after gap index i keeps: i scaled by Factor
+// (truncated, as Python's int() does), plus one, plus Buffer, capped at n.
+func (p AdaptiveKParams) k(n, i int) int { return p.kOf(n, i, true) }
+
+// kOf is k; tensor says whether the official code holds i as a torch
+// tensor (its largest-gap paths: the factor product is then float32 under
+// Float32) or as a Python int (2diff_spike's spike: always float64).
+func (p AdaptiveKParams) kOf(n, i int, tensor bool) int {
+	if p.Factor > 0 {
+		if p.Float32 && tensor {
+			i = int(float32(float32(i) * float32(p.Factor)))
+		} else {
+			i = int(float64(i) * p.Factor)
+		}
+	}
+	return min(n, i+1+min(p.Buffer, n))
 }
 
 // AdaptiveKResult is what Adaptive-k decided.
@@ -54,6 +98,9 @@ type AdaptiveKResult struct {
 	// SearchFrom and SearchTo bound the gap indices searched: [h, n−1−t),
 	// or the last gap before the tail when rounding leaves none.
 	SearchFrom, SearchTo int
+	// Clamped reports that the requested head and tail left no gap (counts
+	// larger than the curve, or rounding), so the window was clamped.
+	Clamped bool
 }
 
 // AdaptiveK finds the cut exactly as the reference implementation does —
@@ -70,25 +117,37 @@ func AdaptiveK(scores []float64, p AdaptiveKParams) (AdaptiveKResult, error) {
 	if err != nil {
 		return AdaptiveKResult{}, err
 	}
+	if err := checkFloat32(scores, p); err != nil {
+		return AdaptiveKResult{}, err
+	}
 	n := len(scores)
 	if n < 2 {
 		return AdaptiveKResult{K: n, GapIndex: -1}, nil
 	}
-	h, lowRank := searchWindow(n, p) // gap indices [h, lowRank): values of ranks h … lowRank
-	res := AdaptiveKResult{SearchFrom: h, SearchTo: lowRank}
+	from, to, clamped := searchWindow(n, p)
+	return gapSearch(scores, lo, hi, from, to, clamped, p), nil
+}
 
+// gapSearch finds the largest gap among gap indices [h, lowRank) of finite
+// scores whose extremes are lo and hi; n >= 2.
+func gapSearch(scores []float64, lo, hi float64, h, lowRank int, clamped bool, p AdaptiveKParams) AdaptiveKResult {
+	n := len(scores)
+	if p.Float32 {
+		return adaptiveKSorted32(sortedDesc(scores), h, lowRank, clamped, p)
+	}
+	res := AdaptiveKResult{SearchFrom: h, SearchTo: lowRank, Clamped: clamped}
 	zero := func(v float64) AdaptiveKResult { // every searched gap is zero: argmax picks the first
 		res.GapIndex, res.Gap, res.Above, res.Below = h, 0, v, v
-		res.K = min(n, h+1+p.Buffer)
+		res.K = p.k(n, h)
 		return res
 	}
 	if lo == hi {
-		return zero(lo), nil
+		return zero(lo)
 	}
 	nb := binsFor(n)
 	scale := float64(nb) / (hi - lo)
 	if math.IsInf(hi-lo, 0) || math.IsInf(scale, 0) { // extreme magnitudes: the plain path
-		return adaptiveKSorted(sortedDesc(scores), p), nil
+		return adaptiveKSorted(sortedDesc(scores), h, lowRank, clamped, p)
 	}
 	// One histogram pass (bin 0 holds the highest scores) gives each bin's
 	// count, minimum and maximum.
@@ -120,7 +179,7 @@ func AdaptiveK(scores []float64, p AdaptiveKParams) (AdaptiveKResult, error) {
 		a = rankInBin(scores, ja, int(g.count[ja]), h-beforeA, hi, scale, nb)
 	}
 	if a == b {
-		return zero(a), nil
+		return zero(a)
 	}
 	// Within the window the edge bins are clipped to [b, a]; bins strictly
 	// between ja and jb lie wholly inside it (bins are ordered by value).
@@ -179,8 +238,8 @@ func AdaptiveK(scores []float64, p AdaptiveKParams) (AdaptiveKResult, error) {
 		}
 	}
 	res.GapIndex, res.Gap, res.Above, res.Below = above-1, upper-lower, upper, lower
-	res.K = min(n, above+p.Buffer)
-	return res, nil
+	res.K = p.k(n, above-1)
+	return res
 }
 
 // gapBins is the histogram of AdaptiveK's fast path.
@@ -230,44 +289,91 @@ func AdaptiveKReference(scores []float64, p AdaptiveKParams) (AdaptiveKResult, e
 	if err := p.validate(); err != nil {
 		return AdaptiveKResult{}, err
 	}
-	return adaptiveKSorted(sortedDesc(scores), p), nil
+	if err := checkFloat32(scores, p); err != nil {
+		return AdaptiveKResult{}, err
+	}
+	n := len(scores)
+	if n < 2 {
+		return AdaptiveKResult{K: n, GapIndex: -1}, nil
+	}
+	from, to, clamped := searchWindow(n, p)
+	if p.Float32 {
+		return adaptiveKSorted32(sortedDesc(scores), from, to, clamped, p), nil
+	}
+	return adaptiveKSorted(sortedDesc(scores), from, to, clamped, p), nil
 }
 
-func adaptiveKSorted(s []float64, p AdaptiveKParams) AdaptiveKResult {
-	n := len(s)
-	if n < 2 {
-		return AdaptiveKResult{K: n, GapIndex: -1}
-	}
-	gaps := make([]float64, n-1)
-	for i := range gaps {
-		gaps[i] = s[i] - s[i+1]
-	}
-	h, to := searchWindow(n, p)
-	window := gaps[h:to]
-	best := 0
-	for i, g := range window {
-		if g > window[best] {
+// adaptiveKSorted is the plain scan over descending scores s (len >= 2):
+// gaps g[i] = s[i] − s[i+1], argmax over g[from:to], the first index winning
+// ties.
+func adaptiveKSorted(s []float64, from, to int, clamped bool, p AdaptiveKParams) AdaptiveKResult {
+	best := from
+	for i := from; i < to; i++ {
+		if s[i]-s[i+1] > s[best]-s[best+1] {
 			best = i
 		}
 	}
-	i := h + best
 	return AdaptiveKResult{
-		K: min(n, i+1+p.Buffer), GapIndex: i, Gap: gaps[i], Above: s[i], Below: s[i+1],
-		SearchFrom: h, SearchTo: to,
+		K: p.k(len(s), best), GapIndex: best, Gap: s[best] - s[best+1], Above: s[best], Below: s[best+1],
+		SearchFrom: from, SearchTo: to, Clamped: clamped,
 	}
 }
 
-// searchWindow returns the gap indices [from, to) that Adaptive-k searches
-// among the n−1 gaps: from = int((n−1)·Head), to = n−1−int((n−1)·Tail).
-// Head + Tail < 1 leaves a gap to search in exact arithmetic, but the
-// floating-point products can round up and leave none (Head 0.8999999999999999,
-// Tail 0.1, n = 11 gives [9, 9)); then the last gap before the tail is
-// searched, so fast and plain paths agree and k stays defined. n ≥ 2.
-func searchWindow(n int, p AdaptiveKParams) (from, to int) {
-	from, to = int(float64(n-1)*p.Head), n-1-int(float64(n-1)*p.Tail)
-	to = max(to, 1)
-	from = min(from, to-1)
-	return from, to
+// adaptiveKSorted32 is adaptiveKSorted in float32, the official code's
+// arithmetic: faiss returns float32 similarities and torch.diff subtracts in
+// float32. float32 rounding is monotone, so s stays descending; it may merge
+// near-equal scores and gaps into ties, which the first index wins as torch's
+// argmin does. (The official code takes argmin of s[i+1] − s[i]; negation is
+// exact, so that is the argmax of s[i] − s[i+1] taken here.)
+func adaptiveKSorted32(s []float64, from, to int, clamped bool, p AdaptiveKParams) AdaptiveKResult {
+	gap := func(i int) float32 { return float32(s[i]) - float32(s[i+1]) }
+	best := from
+	for i := from; i < to; i++ {
+		if gap(i) > gap(best) {
+			best = i
+		}
+	}
+	return AdaptiveKResult{
+		K: p.k(len(s), best), GapIndex: best, Gap: float64(gap(best)),
+		Above: float64(float32(s[best])), Below: float64(float32(s[best+1])),
+		SearchFrom: from, SearchTo: to, Clamped: clamped,
+	}
+}
+
+// searchWindow returns the gap indices [from, to) searched among the n−1
+// gaps: from = int((n−1)·Head) or HeadN, to = n−1 − (int((n−1)·Tail), TailN,
+// or int((n−1)·0.5) with BelowMedian). When that leaves no gap (counts larger
+// than the curve, or floating-point products rounding up: Head
+// 0.8999999999999999, Tail 0.1, n = 11 gives [9, 9)), the last gap before the
+// tail is searched — or the first gap when the tail swallows everything — and
+// clamped reports it, so the fast and plain paths agree and k stays defined.
+// The official code would index an empty tensor there. n >= 2.
+func searchWindow(n int, p AdaptiveKParams) (from, to int, clamped bool) {
+	return gapWindow(n, n-1, p)
+}
+
+// gapWindow is searchWindow over m gaps whose head and tail fractions are
+// taken of n−1, as the official moving_avg does (m = n − window there).
+func gapWindow(n, m int, p AdaptiveKParams) (from, to int, clamped bool) {
+	from = int(float64(n-1) * p.Head)
+	if p.HeadN > 0 {
+		from = p.HeadN
+	}
+	tail := int(float64(n-1) * p.Tail)
+	switch {
+	case p.BelowMedian:
+		tail = int(float64(n-1) * 0.5)
+	case p.TailN > 0:
+		tail = p.TailN
+	}
+	to = m - min(tail, m+1)
+	if to < 1 {
+		to, clamped = 1, true
+	}
+	if from > to-1 {
+		from, clamped = to-1, true
+	}
+	return from, to, clamped
 }
 
 // finiteRange returns the smallest and largest score in one pass, or an
@@ -293,6 +399,23 @@ func finiteRange(scores []float64) (lo, hi float64, err error) {
 	return lo, hi, nil
 }
 
+// maxFloat32Score bounds scores under Float32: far beyond any similarity or
+// logit, and small enough that float32 sums and differences stay finite.
+const maxFloat32Score = 1e30
+
+// checkFloat32 rejects scores that float32 arithmetic would overflow.
+func checkFloat32(scores []float64, p AdaptiveKParams) error {
+	if !p.Float32 {
+		return nil
+	}
+	for i, s := range scores {
+		if math.Abs(s) > maxFloat32Score {
+			return fmt.Errorf("%w: score %d is %v, too large for float32=1 (at most %g in magnitude)", ctxsel.ErrInvalidInput, i, s, maxFloat32Score)
+		}
+	}
+	return nil
+}
+
 func checkScores(scores []float64) error {
 	for i, s := range scores {
 		if math.IsNaN(s) || math.IsInf(s, 0) {
@@ -300,30 +423,4 @@ func checkScores(scores []float64) error {
 		}
 	}
 	return nil
-}
-
-type adaptiveK struct{ p AdaptiveKParams }
-
-func (s adaptiveK) Name() string { return "adaptivek" }
-func (s adaptiveK) Params() map[string]float64 {
-	return map[string]float64{"head": s.p.Head, "tail": s.p.Tail, "buffer": float64(s.p.Buffer)}
-}
-
-func (s adaptiveK) Cut(c *ctxsel.Curve) (ctxsel.Cut, error) {
-	r, err := AdaptiveK(c.Scores(), s.p)
-	if err != nil {
-		return ctxsel.Cut{}, err
-	}
-	if r.GapIndex < 0 {
-		return ctxsel.Cut{End: r.K, Decision: ctxsel.Decision{Kind: "all", Rank: r.K - 1},
-			Reason: "fewer than two candidates: nothing to cut"}, nil
-	}
-	from, to := r.SearchFrom, r.SearchTo
-	return ctxsel.Cut{
-		End: r.K,
-		Decision: ctxsel.Decision{Kind: "gap", Rank: r.GapIndex, Value: r.Gap,
-			Above: &r.Above, Below: &r.Below, SearchFrom: &from, SearchTo: &to},
-		Reason: fmt.Sprintf("largest gap %.4g between ranks %d and %d (scores %.4g → %.4g), searched gap indices [%d, %d); kept %d + buffer %d",
-			r.Gap, r.GapIndex, r.GapIndex+1, r.Above, r.Below, from, to, r.GapIndex+1, s.p.Buffer),
-	}, nil
 }

@@ -2,8 +2,11 @@ package cutoff
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"testing"
+
+	"github.com/ctxsel/ctxsel"
 )
 
 // scoresFrom decodes fuzz bytes as float64s, dropping non-finite ones.
@@ -58,6 +61,44 @@ func FuzzKneeMatchesReference(f *testing.F) {
 		}
 		if err1 == nil && got != want {
 			t.Fatalf("scores %v cutoff %d: fast %+v reference %+v", s, cutoff, got, want)
+		}
+	})
+}
+
+// FuzzStrategySpecs drives every registered strategy through the user-facing
+// path (spec text → Parse → Select): bad specs are errors, never panics, and
+// a selection keeps min_k passages whenever the curve has them.
+func FuzzStrategySpecs(f *testing.F) {
+	for _, spec := range []string{"moving_avg:window=2,head_n=3", "2diff_spike:float32=1,ignore_below_median=1",
+		"adaptivek:factor=1.5,buffer=0,tail_n=2", "knee:head_guard=0", "threshold:min=3", "threshold:min=3,min_k=0",
+		"moving_avg:window=1024", "adaptivek:head=0.4,ignore_below_median=1", "topk:k=2"} {
+		f.Add(spec, []byte{9, 9, 8, 1, 1, 0, 3, 2, 2, 7})
+	}
+	f.Fuzz(func(t *testing.T, spec string, raw []byte) {
+		s := scoresFrom(raw)
+		if len(s) == 0 || len(s) > 500 {
+			return
+		}
+		st, caps, err := ctxsel.Parse(spec)
+		if err != nil {
+			if !errors.Is(err, ctxsel.ErrInvalidInput) {
+				t.Fatalf("%q: error %v does not wrap ErrInvalidInput", spec, err)
+			}
+			return
+		}
+		c, err := ctxsel.NewScoreCurve(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel, err := ctxsel.Select(c, st, caps, ctxsel.RankOrder)
+		if err != nil {
+			if !errors.Is(err, ctxsel.ErrInvalidInput) {
+				t.Fatalf("%q on %v: %v", spec, s, err)
+			}
+			return
+		}
+		if sel.K < min(caps.MinK, len(s)) || sel.K > len(s) {
+			t.Fatalf("%q on %d scores: k=%d with min_k=%d", spec, len(s), sel.K, caps.MinK)
 		}
 	})
 }

@@ -102,10 +102,19 @@ func KneeReference(scores []float64, cutoff int) (KneeResult, error) {
 	return KneeResult{K: n}, nil
 }
 
-type knee struct{ cutoff int }
+type knee struct {
+	cutoff int
+	guard  bool
+}
 
-func (s knee) Name() string               { return "knee" }
-func (s knee) Params() map[string]float64 { return map[string]float64{"cutoff": float64(s.cutoff)} }
+func (s knee) Name() string { return "knee" }
+func (s knee) Params() map[string]float64 {
+	g := 0.0
+	if s.guard {
+		g = 1
+	}
+	return map[string]float64{"cutoff": float64(s.cutoff), "head_guard": g}
+}
 
 func (s knee) Cut(c *ctxsel.Curve) (ctxsel.Cut, error) {
 	r, err := Knee(c.Scores(), s.cutoff)
@@ -116,12 +125,30 @@ func (s knee) Cut(c *ctxsel.Curve) (ctxsel.Cut, error) {
 		return ctxsel.Cut{End: r.K, Decision: ctxsel.Decision{Kind: "all", Rank: r.K - 1},
 			Reason: fmt.Sprintf("no knee number %d on the curve (fewer than 3 passages, all scores equal, or a curve without bends): kept all %d", s.cutoff, r.K)}, nil
 	}
+	// The head guard: a knee after rank 0 keeps only the best passage. One
+	// outlying top score squeezes the rest of the normalised curve into a
+	// sliver, so that knee says only that the best passage stands apart; the
+	// next knee is where the rest of the curve bends.
+	var guards []string
+	note := ""
+	if r.K == 1 {
+		if r2, err := Knee(c.Scores(), s.cutoff+1); err == nil && r2.Found {
+			if s.guard {
+				note = fmt.Sprintf("; head guard: knee %d fell after rank 0 (height %.3g), which would keep only the best passage, so knee %d was used (head_guard=0 keeps the first)", s.cutoff, r.Height, s.cutoff+1)
+				r, guards = r2, []string{"head_guard"}
+			} else {
+				note = fmt.Sprintf("; the knee falls after rank 0, so only the best passage is kept; head_guard=1 would use knee %d (keeping %d)", s.cutoff+1, r2.K)
+				guards = []string{"head_gap"}
+			}
+		}
+	}
 	top := c.Top(r.K + 1)
 	above, below := c.Scores()[top[r.K-1]], c.Scores()[top[r.K]]
 	return ctxsel.Cut{
 		End:      r.K,
 		Decision: ctxsel.Decision{Kind: "knee", Rank: r.K - 1, Value: r.Height, Above: &above, Below: &below},
 		Reason: fmt.Sprintf("knee %d of the normalised curve after rank %d (scores %.4g → %.4g, height %.3g above the diagonal): kept %d",
-			s.cutoff, r.K-1, above, below, r.Height, r.K),
+			s.cutoff, r.K-1, above, below, r.Height, r.K) + note,
+		Guards: guards,
 	}, nil
 }

@@ -61,15 +61,21 @@ func TestStrategies(t *testing.T) {
 		{"budget:tokens=220", ctxsel.RankOrder, "p1 p3 p2"},
 		{"budget:tokens=99", ctxsel.RankOrder, ""},
 		{"threshold:min=0.5", ctxsel.RankOrder, "p1 p3 p2"},
-		{"threshold:min=2", ctxsel.RankOrder, ""},
+		{"threshold:min=2", ctxsel.RankOrder, "p1"}, // the min_k=1 fallback
+		{"threshold:min=2,min_k=0", ctxsel.RankOrder, ""},
 		{"threshold:min=2,min_k=1", ctxsel.RankOrder, "p1"},
 		{"topk:k=4,max_tokens=200", ctxsel.RankOrder, "p1 p3"},
 		{"topk:k=4,max_k=1", ctxsel.RankOrder, "p1"},
 		{"topp:p=0.5,temperature=100", ctxsel.RankOrder, "p1 p3 p2"}, // near-uniform mass
 		{"topp:p=0.5,temperature=0.01", ctxsel.RankOrder, "p1"},
 		{"topp:p=0.5,temperature=0.01,min_k=2", ctxsel.RankOrder, "p1 p3"},
-		{"adaptivek:buffer=0", ctxsel.RankOrder, "p1"}, // gaps .2 .2 .2 .2 → first
-		{"adaptivek:buffer=1", ctxsel.RankOrder, "p1 p3"},
+		// gaps .2 .2 .2 .2 in decimal, in binary .20000000000000007,
+		// .19999999999999996, .2, .19999999999999998: the official cut is at
+		// rank 0; the head guard moves it to the largest gap below, rank 2.
+		{"adaptivek:buffer=0,head_guard=0", ctxsel.RankOrder, "p1"},
+		{"adaptivek:buffer=1,head_guard=0", ctxsel.RankOrder, "p1 p3"},
+		{"adaptivek:buffer=0", ctxsel.RankOrder, "p1 p3 p2"},
+		{"adaptivek:buffer=1", ctxsel.RankOrder, "p1 p3 p2 p4"},
 	}
 	for _, tc := range cases {
 		sel := selectIDs(t, tc.spec, scores, tokens, tc.order)

@@ -550,6 +550,13 @@ func (s *Server) appendExplanation(b []byte, e ctxsel.Explanation, sorted []floa
 		}
 		b = appendString(b, c)
 	}
+	b = append(b, `],"guards":[`...)
+	for i, g := range e.Guards {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, g)
+	}
 	b = append(b, `],"tokens":`...)
 	b = appendInt(b, e.Tokens)
 	b = append(b, `,"total_tokens":`...)

@@ -74,6 +74,7 @@ type selectResp struct {
 		Decision    ctxsel.Decision `json:"decision"`
 		Reason      string          `json:"reason"`
 		CapsApplied []string        `json:"caps_applied"`
+		Guards      []string        `json:"guards"`
 		Curve       struct {
 			N       int       `json:"n"`
 			Min     float64   `json:"min"`
@@ -376,7 +377,8 @@ func TestSelectMatchesInProcess(t *testing.T) {
 	s := newTestServer(t, func(c *Config) { c.MaxCurvePoints = 50 }, Options{})
 	rng := rand.New(rand.NewPCG(1, 2))
 	specs := []string{"adaptivek", "adaptivek:head=0.05,buffer=0", "knee", "knee:cutoff=2", "topk:k=7", "budget:tokens=900",
-		"threshold:min=0.6", "topp:p=0.8,temperature=0.05", "full", "adaptivek:max_tokens=500,min_k=3"}
+		"threshold:min=0.6", "topp:p=0.8,temperature=0.05", "full", "adaptivek:max_tokens=500,min_k=3",
+		"moving_avg", "2diff_spike:buffer=0", "threshold:min=2", "topk:k=3"}
 	for trial := range 60 {
 		n := 1 + rng.IntN(120)
 		cands := make([]ctxsel.Candidate, n)
@@ -414,7 +416,8 @@ func TestSelectMatchesInProcess(t *testing.T) {
 		e := got.Explanation
 		if !slices.Equal(got.IDs, want.IDs) || !slices.Equal(got.Indices, want.Indices) || got.K != want.K || got.Tokens != want.Tokens ||
 			e.K != want.Explanation.K || e.StrategyK != want.Explanation.StrategyK || e.Decision.Kind != want.Explanation.Decision.Kind ||
-			e.Decision.Rank != want.Explanation.Decision.Rank || e.Reason != want.Explanation.Reason {
+			e.Decision.Rank != want.Explanation.Decision.Rank || e.Reason != want.Explanation.Reason ||
+			!slices.Equal(e.Guards, want.Explanation.Guards) || e.Guards == nil {
 			t.Fatalf("%s n=%d: got %+v\nwant %+v", spec, n, got, want)
 		}
 		sorted := curve.Sorted()

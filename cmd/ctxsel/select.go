@@ -154,12 +154,12 @@ func cmdStrategies(args []string, stdout, stderr io.Writer) error {
 	for _, d := range ctxsel.Defs() {
 		fmt.Fprintf(stdout, "%s — %s\n", d.Name, d.Doc)
 		for _, p := range d.Params {
-			fmt.Fprintf(stdout, "    %-12s default %-8g %s\n", p.Name, p.Default, p.Doc)
+			fmt.Fprintf(stdout, "    %-19s default %-8g %s\n", p.Name, p.Default, p.Doc)
 		}
 	}
 	fmt.Fprintln(stdout, "\ncaps, accepted by every strategy:")
 	for _, p := range ctxsel.CapParams {
-		fmt.Fprintf(stdout, "    %-12s %s\n", p.Name, p.Doc)
+		fmt.Fprintf(stdout, "    %-19s %s\n", p.Name, p.Doc)
 	}
 	fmt.Fprintln(stdout, "\nexample: ctxsel select --strategy adaptivek:head=0.05,buffer=3,max_tokens=4000 < candidates.jsonl")
 	return nil

@@ -57,7 +57,7 @@
   const fmtParam = (x) => (Math.abs(x) >= 1e9 ? x.toExponential(2) : String(x));
   const decisionNames = {
     gap: "largest gap", knee: "knee", threshold: "threshold", mass: "probability mass",
-    fixed: "fixed k", budget: "token budget", all: "everything", band: "band",
+    fixed: "fixed k", budget: "token budget", all: "everything", band: "band", spike: "curvature spike",
   };
 
   function el(tag, attrs, ...children) {
@@ -340,6 +340,7 @@
     const reason = $("reason");
     reason.replaceChildren(el("strong", { text: `${ex.strategy}: ` }), ex.reason);
     if (ex.caps_applied.length) reason.append(`; then capped by ${ex.caps_applied.join(", ")} → k = ${ex.k}`);
+    if (ex.guards && ex.guards.length) reason.append(` [guards: ${ex.guards.join(", ")}]`);
     reason.append(".");
 
     state.last = { ex, goldByRank };
