@@ -183,17 +183,21 @@ func TestIngestFailureSaysWhatWasCommitted(t *testing.T) {
 	}
 	writeFiles(t, root, files)
 	t.Chdir(root)
-	s, _ := index.OpenDir(filepath.Join(root, "idx"), index.DirOptions{Create: true})
-	in := newIngester(t, s, nil)
-	in.Embedder = failingEmbedder{calls: new(atomic.Int64), n: 4}
-	in.EmbedBatch, in.CommitChunks = 1, 1
-	rep, err := in.Add(ctx, []string{"."})
-	if err == nil || !strings.Contains(err.Error(), "embedder down") {
-		t.Fatalf("err %v", err)
-	}
-	stored := listIDs(t, s)
-	if rep.Committed != 3 || !slices.Equal(rep.CommittedIDs, stored) {
-		t.Fatalf("report says %d committed (%v), the index holds %v", rep.Committed, rep.CommittedIDs, stored)
+	// committed as they come, or all by the final commit after the failure
+	for _, every := range []int{1, 1000} {
+		idx := filepath.Join(root, fmt.Sprint("idx", every))
+		s, _ := index.OpenDir(idx, index.DirOptions{Create: true})
+		in := newIngester(t, s, nil)
+		in.Embedder = failingEmbedder{calls: new(atomic.Int64), n: 4}
+		in.EmbedBatch, in.CommitChunks = 1, every
+		rep, err := in.Add(ctx, []string{"d0.txt", "d1.txt", "d2.txt", "d3.txt", "d4.txt", "d5.txt"})
+		if err == nil || !strings.Contains(err.Error(), "embedder down") {
+			t.Fatalf("err %v", err)
+		}
+		stored := listIDs(t, s)
+		if rep.Committed != 3 || !slices.Equal(rep.CommittedIDs, stored) {
+			t.Fatalf("commit every %d: report says %d committed (%v), the index holds %v", every, rep.Committed, rep.CommittedIDs, stored)
+		}
 	}
 }
 

@@ -257,7 +257,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 
 	for _, f := range walked.Files {
 		if err := ctx.Err(); err != nil {
-			return in.finish(rep, start, commit, err)
+			return in.finish(&rep, start, commit, err)
 		}
 		rep.Files++
 		prog.Files++
@@ -323,7 +323,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 			}
 			chunks, err := in.Chunker.Chunk(ctx, sd.ID, sd.Text)
 			if err != nil {
-				return in.finish(rep, start, commit, fmt.Errorf("%s: %w", f.Path, err))
+				return in.finish(&rep, start, commit, fmt.Errorf("%s: %w", f.Path, err))
 			}
 			if _, ok := byID[sd.ID]; ok {
 				rep.Replaced++
@@ -344,7 +344,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 				queue = append(queue, chunkRef{st, ci})
 				if len(queue) >= batch {
 					if err := flush(); err != nil {
-						return in.finish(rep, start, commit, err)
+						return in.finish(&rep, start, commit, err)
 					}
 				}
 			}
@@ -353,15 +353,15 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 		report()
 	}
 	if err := flush(); err != nil {
-		return in.finish(rep, start, commit, err)
+		return in.finish(&rep, start, commit, err)
 	}
 	if err := commit(true); err != nil {
-		return in.finish(rep, start, nil, err)
+		return in.finish(&rep, start, nil, err)
 	}
 	if len(stale) > 0 {
 		n, err := in.Store.Remove(ctx, stale)
 		if err != nil {
-			return in.finish(rep, start, nil, err)
+			return in.finish(&rep, start, nil, err)
 		}
 		rep.Removed = n
 	}
@@ -369,7 +369,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 		n, err := in.removeGone(ctx, paths, walked.Files, existing, inRun)
 		rep.Gone = n
 		if err != nil {
-			return in.finish(rep, start, nil, err)
+			return in.finish(&rep, start, nil, err)
 		}
 	}
 	if noDocsN > 0 {
@@ -393,14 +393,15 @@ type chunkRef struct {
 
 // finish ends a run that failed: documents already embedded are committed
 // unless the context was cancelled (a user interrupt stops at once).
-func (in *Ingester) finish(rep Report, start time.Time, commit func(bool) error, err error) (Report, error) {
+// rep is the run's report, which commit updates.
+func (in *Ingester) finish(rep *Report, start time.Time, commit func(bool) error, err error) (Report, error) {
 	if commit != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		if cerr := commit(true); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}
 	rep.Elapsed = time.Since(start)
-	return rep, err
+	return *rep, err
 }
 
 func allHash(docs []DocInfo, h string) bool {
