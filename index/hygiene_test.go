@@ -157,6 +157,11 @@ func TestIngestUnreadableFiles(t *testing.T) {
 	if len(got) != 2 || !strings.HasSuffix(got[0], "dangling.txt") || !strings.HasSuffix(got[1], "folder.txt") {
 		t.Fatalf("problems %+v", rep.Problems)
 	}
+	for _, p := range rep.Problems {
+		if !strings.HasPrefix(p.Reason, "open: ") && !strings.HasPrefix(p.Reason, "read: ") {
+			t.Errorf("%s: reason %q", p.Path, p.Reason)
+		}
+	}
 }
 
 // failingEmbedder fails from its n-th call on.
@@ -231,6 +236,12 @@ func TestIngestSync(t *testing.T) {
 	slices.SortFunc(ids, func(a, b string) int { return strings.Compare(filepath.Base(a), filepath.Base(b)) })
 	if rep.Gone != 3 || len(ids) != 2 || !strings.HasSuffix(ids[0], "src/a.txt") || !strings.HasSuffix(ids[1], "other/o.txt") {
 		t.Fatalf("with sync: gone %d, left %v", rep.Gone, ids)
+	}
+	// a synced folder deleted as a whole
+	os.RemoveAll(src)
+	rep, err = in.Add(ctx, []string{src})
+	if ids := listIDs(t, s); err != nil || rep.Gone != 1 || len(ids) != 1 || !strings.HasSuffix(ids[0], "other/o.txt") {
+		t.Fatalf("deleted folder: gone %d, left %v, %v", rep.Gone, ids, err)
 	}
 }
 

@@ -155,7 +155,20 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 			bySource[d.Source] = append(bySource[d.Source], d)
 		}
 	}
-	walked, err := Walk(paths)
+	walk := paths
+	if in.Sync {
+		// a folder deleted as a whole is synced too: nothing to read, its
+		// documents to remove
+		walk = nil
+		for _, p := range paths {
+			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+				rep.Notices = append(rep.Notices, fmt.Sprintf("%s does not exist: the documents read from it are removed", p))
+				continue
+			}
+			walk = append(walk, p)
+		}
+	}
+	walked, err := Walk(walk)
 	if err != nil {
 		return rep, err
 	}
@@ -264,7 +277,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 		prev := bySource[f.Abs]
 		raw, err := readRaw(f)
 		if err != nil {
-			skip(f, err.Error())
+			skip(f, problemReason(f, err))
 			continue
 		}
 		srcHash := Hash(raw)
@@ -289,7 +302,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 			continue
 		}
 		if err != nil {
-			skip(f, strings.TrimPrefix(err.Error(), errInput.Error()+": "))
+			skip(f, problemReason(f, err))
 			continue
 		}
 		// documents of this file no longer in it
@@ -411,6 +424,20 @@ func allHash(docs []DocInfo, h string) bool {
 		}
 	}
 	return true
+}
+
+// problemReason is err without what the note says anyway: the file's
+// path and "invalid input".
+func problemReason(f SourceFile, err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	msg := strings.TrimPrefix(err.Error(), errInput.Error()+": ")
+	if rest, ok := strings.CutPrefix(msg, f.Path); ok {
+		msg = strings.TrimLeft(rest, ": ")
+	}
+	return msg
 }
 
 // fileProblem says why a file read whole cannot be indexed, or "".
