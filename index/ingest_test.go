@@ -262,6 +262,9 @@ func TestCrashDuringAdd(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: reopen: %v", round, err)
 		}
+		if chk, err := s.Check(ctx, true); err != nil || !chk.OK() {
+			t.Fatalf("round %d: full check after the kill: %+v, %v", round, chk, err)
+		}
 		list, err := s.List(ctx)
 		if err != nil {
 			t.Fatalf("round %d: list: %v", round, err)
