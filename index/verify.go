@@ -17,9 +17,11 @@ import (
 
 // Damage is one damaged file of an embedded index.
 type Damage struct {
-	// File is the file's name in the index directory.
-	File   string `json:"file"`
-	Reason string `json:"reason"`
+	// File is the file's name in the index directory, Segment the segment
+	// it belongs to (the same name for a segment file itself).
+	File    string `json:"file"`
+	Segment string `json:"segment,omitempty"`
+	Reason  string `json:"reason"`
 	// Docs are the live documents whose chunks the file holds: what
 	// Repair drops and what needs adding again.
 	Docs []DocInfo `json:"docs,omitempty"`
@@ -54,12 +56,26 @@ func (r CheckReport) Err(path string) error {
 		ErrCorrupt, path, len(r.Damage), strings.Join(parts, "; "), path)
 }
 
+// listedFile is a file the manifest lists, with the segment whose
+// documents it serves: damage to it takes that segment's documents.
+type listedFile struct {
+	Name    string
+	Size    int64
+	CRC     uint32
+	Segment string
+}
+
 // listedFiles is every segment file the manifest lists, whatever its kind.
 // Every kind follows one convention, checked generically: the file's size
 // and CRC-32C are recorded in the manifest, and its last 4 bytes hold the
-// CRC-32C (little-endian) of everything before them.
-func listedFiles(m *manifest) []segInfo {
-	return m.Segments
+// CRC-32C (little-endian) of everything before them. A new kind of file
+// per segment (e.g. a lexical index beside the vectors) is added here.
+func listedFiles(m *manifest) []listedFile {
+	out := make([]listedFile, 0, len(m.Segments))
+	for _, s := range m.Segments {
+		out = append(out, listedFile{Name: s.Name, Size: s.Size, CRC: s.CRC, Segment: s.Name})
+	}
+	return out
 }
 
 // Check examines the index's files without taking the writer lock. The
@@ -101,9 +117,9 @@ func (d *Dir) Check(ctx context.Context, full bool) (CheckReport, error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				reason = "missing"
 			}
-			docs := docsOf[s.Name]
+			docs := slices.Clone(docsOf[s.Segment])
 			slices.SortFunc(docs, func(a, b DocInfo) int { return strings.Compare(a.ID, b.ID) })
-			rep.Damage = append(rep.Damage, Damage{File: s.Name, Reason: reason, Docs: docs})
+			rep.Damage = append(rep.Damage, Damage{File: s.Name, Segment: s.Segment, Reason: reason, Docs: docs})
 		}
 	}
 	return rep, nil
@@ -111,7 +127,7 @@ func (d *Dir) Check(ctx context.Context, full bool) (CheckReport, error) {
 
 // checkFile checks one listed file: size and trailer, and with full every
 // byte's checksum and (for vector segments) the structure readers rely on.
-func (d *Dir) checkFile(s segInfo, full bool) error {
+func (d *Dir) checkFile(s listedFile, full bool) error {
 	path := filepath.Join(d.path, s.Name)
 	if full && strings.HasSuffix(s.Name, segSuffix) {
 		_, err := readSegment(path, s.Name, s.Size, s.CRC)
@@ -154,16 +170,16 @@ func (d *Dir) checkFile(s segInfo, full bool) error {
 
 // RepairReport says what Repair did.
 type RepairReport struct {
-	// Dropped lists the damaged files removed from the index, with the
-	// documents they held.
+	// Dropped lists the damaged files whose segments were removed from the
+	// index, with the documents they held.
 	Dropped []Damage `json:"dropped,omitempty"`
 	// Docs counts the documents dropped; add their sources again.
 	Docs int `json:"docs"`
 }
 
 // Repair makes a damaged index consistent: under the writer lock it runs
-// the full check and drops every damaged segment file with the documents
-// whose chunks it held, then publishes the manifest. The documents dropped
+// the full check and drops every segment with a damaged file, with the
+// documents whose chunks it held, then publishes the manifest. The documents dropped
 // are listed so they can be added again. A damaged MANIFEST cannot be
 // repaired (it alone says what the index holds): Repair then returns an
 // error wrapping ErrCorrupt.
@@ -197,9 +213,11 @@ func (d *Dir) Repair(ctx context.Context) (RepairReport, error) {
 			// replaced by a writer since we read it: the caller retries
 			return rep, fmt.Errorf("index %s: the manifest changed during repair; run repair again", d.path)
 		}
-		bad[dm.File] = true
 		rep.Dropped = append(rep.Dropped, dm)
-		rep.Docs += len(dm.Docs)
+		if !bad[dm.Segment] {
+			rep.Docs += len(dm.Docs) // once per segment, however many of its files are damaged
+		}
+		bad[dm.Segment] = true
 	}
 	m.Docs = slices.DeleteFunc(m.Docs, func(e docEntry) bool { return bad[e.Segment] })
 	m.Segments = slices.DeleteFunc(m.Segments, func(s segInfo) bool { return bad[s.Name] })
