@@ -114,6 +114,7 @@ func (d *Dir) Check(ctx context.Context, full bool) (CheckReport, error) {
 				return rep, err
 			}
 			reason := strings.TrimPrefix(err.Error(), ErrCorrupt.Error()+": ")
+			reason = strings.TrimPrefix(reason, filepath.Join(d.path, s.Name)+": ")
 			if errors.Is(err, fs.ErrNotExist) {
 				reason = "missing"
 			}
