@@ -30,7 +30,7 @@ type Damage struct {
 // CheckReport is what Check found.
 type CheckReport struct {
 	// Full is true for a full checksum scan, false for the cheap check
-	// (sizes and trailers only).
+	// (sizes, headers and checksum trailers only).
 	Full bool `json:"full"`
 	// Files and Bytes count the files checked.
 	Files int   `json:"files"`
@@ -79,9 +79,10 @@ func listedFiles(m *manifest) []listedFile {
 }
 
 // Check examines the index's files without taking the writer lock. The
-// cheap check (full false) compares each segment's size and checksum
-// trailer with the manifest, reading a few bytes per file; the full check
-// reads every byte and verifies checksums and structure. A damaged
+// cheap check (full false) compares each segment file's size and checksum
+// trailer with the manifest and checks its header, reading a few bytes per
+// file; the full check reads every byte and verifies checksums and
+// structure. A damaged
 // MANIFEST is reported as damage (its documents are then unknown). The
 // error is for failures to check, not for damage.
 func (d *Dir) Check(ctx context.Context, full bool) (CheckReport, error) {
@@ -126,7 +127,7 @@ func (d *Dir) Check(ctx context.Context, full bool) (CheckReport, error) {
 	return rep, nil
 }
 
-// checkFile checks one listed file: size and trailer, and with full every
+// checkFile checks one listed file: size, trailer and header, and with full every
 // byte's checksum and (for vector segments) the structure readers rely on.
 func (d *Dir) checkFile(s listedFile, full bool) error {
 	path := filepath.Join(d.path, s.Name)
@@ -157,6 +158,9 @@ func (d *Dir) checkFile(s listedFile, full bool) error {
 		return corruptf(path, "checksum trailer %08x, the manifest recorded %08x: the file is damaged", got, s.CRC)
 	}
 	if !full {
+		if strings.HasSuffix(s.Name, segSuffix) {
+			return checkSegmentHeader(f, path, s.Size)
+		}
 		return nil
 	}
 	h := crc32.New(castagnoli)
@@ -237,4 +241,24 @@ func (d *Dir) Repair(ctx context.Context) (RepairReport, error) {
 	}
 	d.mu.Unlock()
 	return rep, nil
+}
+
+// checkSegmentHeader is the cheap check of a vector segment's header: magic,
+// version, format and block offsets that end where the file does.
+func checkSegmentHeader(f *os.File, path string, size int64) error {
+	if size < segHeaderSize+4 {
+		return corruptf(path, "too short (%d bytes)", size)
+	}
+	var h [segHeaderSize]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return fmt.Errorf("check %s: %w", path, err)
+	}
+	le := binary.LittleEndian
+	if string(h[:8]) != segMagic || le.Uint32(h[8:]) != segVersion || Format(le.Uint32(h[12:])).elemSize() == 0 {
+		return corruptf(path, "bad header (magic, version or format)")
+	}
+	if metaOff, metaLen := le.Uint64(h[48:]), le.Uint64(h[56:]); metaOff > uint64(size) || metaLen > uint64(size) || int64(metaOff+metaLen)+4 != size {
+		return corruptf(path, "header block offsets do not fit the file")
+	}
+	return nil
 }

@@ -32,7 +32,8 @@ func TestDirCheckRepair(t *testing.T) {
 	}{
 		{"vector byte", false, flip(func(int64) int64 { return 200 })},
 		{"metadata byte", false, flip(func(n int64) int64 { return n - 20 })},
-		{"header byte", false, flip(func(int64) int64 { return 13 })},
+		{"header byte", true, flip(func(int64) int64 { return 13 })},
+		{"header offset byte", true, flip(func(int64) int64 { return 50 })},
 		{"checksum byte", true, flip(func(n int64) int64 { return n - 1 })},
 		{"truncated", true, func(seg string) { os.Truncate(seg, 100) }},
 		{"deleted", true, func(seg string) { os.Remove(seg) }},

@@ -454,10 +454,10 @@ a file or folder path removes every document read from it.`, stderr)
 }
 
 func cmdIndexLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("index ls", "Usage: ctxsel index ls [--index DIR|URL] [--json] [--verify]\n\nLists the documents with their chunks, tokens and source. Exit code 1 when\nthe embedded index is damaged (a cheap check of every file's size and\nchecksum trailer; --verify reads every byte).", stderr)
+	fs := newFlags("index ls", "Usage: ctxsel index ls [--index DIR|URL] [--json] [--verify]\n\nLists the documents with their chunks, tokens and source. Exit code 1 when\nthe embedded index is damaged (a cheap check of every file's size, header\nand checksum trailer; --verify reads every byte).", stderr)
 	loc := fs.String("index", defaultIndexLocation(), "index directory, or weaviate://host:port/Collection")
 	asJSON := fs.Bool("json", false, "print JSON")
-	verify := fs.Bool("verify", false, "check every byte of the index's files, not only sizes and trailers")
+	verify := fs.Bool("verify", false, "check every byte of the index's files, not only sizes, headers and trailers")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -488,10 +488,10 @@ func cmdIndexLs(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func cmdIndexStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("index stats", "Usage: ctxsel index stats [--index DIR|URL] [--json] [--verify]\n\nSummarises the index: documents, chunks, tokens, model, chunker, files.\nExit code 1 when the embedded index is damaged (a cheap check of every\nfile's size and checksum trailer; --verify reads every byte).", stderr)
+	fs := newFlags("index stats", "Usage: ctxsel index stats [--index DIR|URL] [--json] [--verify]\n\nSummarises the index: documents, chunks, tokens, model, chunker, files.\nExit code 1 when the embedded index is damaged (a cheap check of every\nfile's size, header and checksum trailer; --verify reads every byte).", stderr)
 	loc := fs.String("index", defaultIndexLocation(), "index directory, or weaviate://host:port/Collection")
 	asJSON := fs.Bool("json", false, "print JSON")
-	verify := fs.Bool("verify", false, "check every byte of the index's files, not only sizes and trailers")
+	verify := fs.Bool("verify", false, "check every byte of the index's files, not only sizes, headers and trailers")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
