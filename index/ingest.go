@@ -80,13 +80,16 @@ type Report struct {
 	// Added and Replaced count documents embedded and stored; Kept those
 	// of changed files whose own text had not changed; Removed those that
 	// disappeared from a re-read file.
-	Added    int `json:"added"`
-	Replaced int `json:"replaced"`
-	Kept     int `json:"kept"`
-	Removed  int `json:"removed"`
-	Chunks   int `json:"chunks"`
-	Tokens   int `json:"tokens"`
-	Commits  int `json:"commits"`
+	Added    int      `json:"added"`
+	Replaced int      `json:"replaced"`
+	Kept     int      `json:"kept"`
+	Removed  int      `json:"removed"`
+	Chunks   int      `json:"chunks"`
+	Tokens   int      `json:"tokens"`
+	Commits  int      `json:"commits"`
+	Notices  []string `json:"notices,omitempty"`
+	Elapsed  time.Duration
+
 	// Committed counts the documents stored by this run's commits, and
 	// CommittedIDs names them (what stays in the index if the run fails).
 	Committed    int      `json:"committed"`
@@ -97,8 +100,6 @@ type Report struct {
 	// Problems lists the files skipped because they could not be indexed;
 	// everything else was.
 	Problems []FileProblem `json:"problems,omitempty"`
-	Notices  []string      `json:"notices,omitempty"`
-	Elapsed  time.Duration
 }
 
 // Hash is the content hash ctxsel records for files and document texts.
