@@ -6,9 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/embed"
@@ -21,8 +24,11 @@ import (
 // records that disappeared are removed.
 //
 // Documents are committed in batches (CommitChunks chunks or CommitInterval,
-// whichever comes first), each batch atomically on the embedded index, so an
-// interrupted run keeps every batch committed before it.
+// whichever comes first; whole documents only), each batch atomically on the
+// embedded index, so an interrupted run keeps every batch committed before it.
+//
+// A file that cannot be indexed (unreadable, binary, not UTF-8, malformed)
+// does not stop the run: it is skipped and listed in Report.Problems.
 type Ingester struct {
 	Store    Store
 	Embedder embed.Embedder
@@ -32,11 +38,30 @@ type Ingester struct {
 	// EmbedBatch is how many chunks go to the embedder at once (default 32).
 	EmbedBatch int
 	// CommitChunks and CommitInterval bound the work an interruption can
-	// lose (defaults 2048 chunks, 30 s).
+	// lose (defaults DefaultCommitChunks, DefaultCommitInterval).
 	CommitChunks   int
 	CommitInterval time.Duration
+	// Sync removes the documents of files that are gone: stored documents
+	// read from a file under one of the paths given to Add that no longer
+	// exists (Report.Gone counts them).
+	Sync bool
 	// Progress, when set, is called as work completes.
 	Progress func(Progress)
+}
+
+// Commit defaults: small enough that a kill early in a run keeps what was
+// embedded (a 775-chunk book at 30 s per commit kept nothing), large enough
+// that the per-commit cost (a segment file, a manifest, three fsyncs) stays
+// small next to embedding; see README for the measured cost.
+const (
+	DefaultCommitChunks   = 256
+	DefaultCommitInterval = 2 * time.Second
+)
+
+// FileProblem is a file Add skipped because it could not be indexed.
+type FileProblem struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // Progress reports how far an ingestion is. Bytes count the input files'
@@ -64,6 +89,17 @@ type Report struct {
 	Commits  int      `json:"commits"`
 	Notices  []string `json:"notices,omitempty"`
 	Elapsed  time.Duration
+
+	// Committed counts the documents stored by this run's commits, and
+	// CommittedIDs names them (what stays in the index if the run fails).
+	Committed    int      `json:"committed"`
+	CommittedIDs []string `json:"-"`
+	// Gone counts documents removed because their file no longer exists
+	// (Ingester.Sync).
+	Gone int `json:"gone"`
+	// Problems lists the files skipped because they could not be indexed;
+	// everything else was.
+	Problems []FileProblem `json:"problems,omitempty"`
 }
 
 // Hash is the content hash ctxsel records for files and document texts.
@@ -91,11 +127,11 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 	}
 	commitChunks := in.CommitChunks
 	if commitChunks <= 0 {
-		commitChunks = 2048
+		commitChunks = DefaultCommitChunks
 	}
 	interval := in.CommitInterval
 	if interval <= 0 {
-		interval = 30 * time.Second
+		interval = DefaultCommitInterval
 	}
 	cfg := Config{Model: in.Embedder.ModelID(), Chunker: in.Chunker.Spec(), Encoding: in.Encoding}
 	st, err := in.Store.Stats(ctx)
@@ -120,10 +156,24 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 			bySource[d.Source] = append(bySource[d.Source], d)
 		}
 	}
-	walked, err := Walk(paths)
+	walk := paths
+	if in.Sync {
+		// a folder deleted as a whole is synced too: nothing to read, its
+		// documents to remove
+		walk = nil
+		for _, p := range paths {
+			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+				rep.Notices = append(rep.Notices, fmt.Sprintf("%s does not exist: the documents read from it are removed", p))
+				continue
+			}
+			walk = append(walk, p)
+		}
+	}
+	walked, err := Walk(walk)
 	if err != nil {
 		return rep, err
 	}
+	rep.Problems = append(rep.Problems, walked.Problems...)
 	if walked.Skipped > 0 {
 		rep.Notices = append(rep.Notices, fmt.Sprintf("skipped %d files of unsupported types (supported: %v)", walked.Skipped, Extensions))
 	}
@@ -147,7 +197,13 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 		stale      []string
 		noDocs     []string // files holding only questions (LaRA query files)
 		noDocsN    int
+		inRun      = map[string]bool{} // ids of the documents read this run
 	)
+	skip := func(f SourceFile, reason string) {
+		rep.Problems = append(rep.Problems, FileProblem{Path: f.Path, Reason: reason})
+		prog.Bytes += f.Size
+		report()
+	}
 	commit := func(force bool) error {
 		if len(ready) == 0 || !force && readyN < commitChunks && time.Since(lastCommit) < interval {
 			return nil
@@ -164,6 +220,10 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 			}
 		}
 		rep.Commits++
+		rep.Committed += len(ready)
+		for _, d := range ready {
+			rep.CommittedIDs = append(rep.CommittedIDs, d.ID)
+		}
 		ready, readyN, lastCommit = nil, 0, time.Now()
 		return nil
 	}
@@ -211,20 +271,25 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 
 	for _, f := range walked.Files {
 		if err := ctx.Err(); err != nil {
-			return in.finish(rep, start, commit, err)
+			return in.finish(&rep, start, commit, err)
 		}
 		rep.Files++
 		prog.Files++
 		prev := bySource[f.Abs]
 		raw, err := readRaw(f)
 		if err != nil {
-			return in.finish(rep, start, commit, err)
+			skip(f, problemReason(f, err))
+			continue
 		}
 		srcHash := Hash(raw)
 		if len(prev) > 0 && allHash(prev, srcHash) {
 			rep.Unchanged++
 			prog.Bytes += f.Size
 			report()
+			continue
+		}
+		if problem := fileProblem(f, raw); problem != "" {
+			skip(f, problem)
 			continue
 		}
 		docs, err := parse(f, raw)
@@ -238,13 +303,15 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 			continue
 		}
 		if err != nil {
-			return in.finish(rep, start, commit, err)
+			skip(f, problemReason(f, err))
+			continue
 		}
 		// documents of this file no longer in it
 		present := make(map[string]bool, len(docs))
 		totalText := int64(0)
 		for _, d := range docs {
 			present[d.ID] = true
+			inRun[d.ID] = true
 			totalText += int64(len(d.Text))
 		}
 		for _, p := range prev {
@@ -270,7 +337,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 			}
 			chunks, err := in.Chunker.Chunk(ctx, sd.ID, sd.Text)
 			if err != nil {
-				return in.finish(rep, start, commit, fmt.Errorf("%s: %w", f.Path, err))
+				return in.finish(&rep, start, commit, fmt.Errorf("%s: %w", f.Path, err))
 			}
 			if _, ok := byID[sd.ID]; ok {
 				rep.Replaced++
@@ -291,7 +358,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 				queue = append(queue, chunkRef{st, ci})
 				if len(queue) >= batch {
 					if err := flush(); err != nil {
-						return in.finish(rep, start, commit, err)
+						return in.finish(&rep, start, commit, err)
 					}
 				}
 			}
@@ -300,17 +367,24 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 		report()
 	}
 	if err := flush(); err != nil {
-		return in.finish(rep, start, commit, err)
+		return in.finish(&rep, start, commit, err)
 	}
 	if err := commit(true); err != nil {
-		return in.finish(rep, start, nil, err)
+		return in.finish(&rep, start, nil, err)
 	}
 	if len(stale) > 0 {
 		n, err := in.Store.Remove(ctx, stale)
 		if err != nil {
-			return in.finish(rep, start, nil, err)
+			return in.finish(&rep, start, nil, err)
 		}
 		rep.Removed = n
+	}
+	if in.Sync {
+		n, err := in.removeGone(ctx, paths, walked.Files, existing, inRun)
+		rep.Gone = n
+		if err != nil {
+			return in.finish(&rep, start, nil, err)
+		}
 	}
 	if noDocsN > 0 {
 		more := ""
@@ -333,14 +407,15 @@ type chunkRef struct {
 
 // finish ends a run that failed: documents already embedded are committed
 // unless the context was cancelled (a user interrupt stops at once).
-func (in *Ingester) finish(rep Report, start time.Time, commit func(bool) error, err error) (Report, error) {
+// rep is the run's report, which commit updates.
+func (in *Ingester) finish(rep *Report, start time.Time, commit func(bool) error, err error) (Report, error) {
 	if commit != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		if cerr := commit(true); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}
 	rep.Elapsed = time.Since(start)
-	return rep, err
+	return *rep, err
 }
 
 func allHash(docs []DocInfo, h string) bool {
@@ -350,6 +425,78 @@ func allHash(docs []DocInfo, h string) bool {
 		}
 	}
 	return true
+}
+
+// problemReason is err without what the note says anyway: the file's
+// path and "invalid input".
+func problemReason(f SourceFile, err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	msg := strings.TrimPrefix(err.Error(), errInput.Error()+": ")
+	if rest, ok := strings.CutPrefix(msg, f.Path); ok {
+		msg = strings.TrimLeft(rest, ": ")
+	}
+	return msg
+}
+
+// fileProblem says why a file read whole cannot be indexed, or "".
+func fileProblem(f SourceFile, raw []byte) string {
+	if !utf8.ValidString(f.ID) {
+		return fmt.Sprintf("the file name is not valid UTF-8 (%q): document ids must be; rename the file", f.ID)
+	}
+	name := strings.ToLower(f.Path)
+	if strings.HasSuffix(name, ".gz") {
+		return "" // compressed; its records are checked when parsed
+	}
+	// a .jsonl's offsets point into its decoded JSON strings, not the file:
+	// only binary is refused here, bad ids when parsed
+	return textProblem(raw, !strings.HasSuffix(name, ".jsonl"))
+}
+
+// removeGone removes the stored documents read from files under paths that
+// no longer exist, except ids read again this run (from another file).
+func (in *Ingester) removeGone(ctx context.Context, paths []string, files []SourceFile, existing []DocInfo, inRun map[string]bool) (int, error) {
+	var roots []string
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return 0, fmt.Errorf("sync %s: %w", p, err)
+		}
+		roots = append(roots, abs)
+	}
+	found := make(map[string]bool, len(files))
+	for _, f := range files {
+		found[f.Abs] = true
+	}
+	var gone []string
+	for _, d := range existing {
+		if d.Source == "" || found[d.Source] || inRun[d.ID] || !under(d.Source, roots) {
+			continue
+		}
+		if _, err := os.Lstat(d.Source); errors.Is(err, fs.ErrNotExist) {
+			gone = append(gone, d.ID)
+		}
+	}
+	if len(gone) == 0 {
+		return 0, nil
+	}
+	n, err := in.Store.Remove(ctx, gone)
+	if err != nil {
+		return 0, fmt.Errorf("sync: remove %d documents of deleted files: %w", len(gone), err)
+	}
+	return n, nil
+}
+
+// under reports whether path is one of roots or inside one of them.
+func under(path string, roots []string) bool {
+	for _, r := range roots {
+		if path == r || strings.HasPrefix(path, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }
 
 func readRaw(f SourceFile) ([]byte, error) {

@@ -94,10 +94,14 @@ wind deposits sand.</p><script>var x = "hidden";</script><ul><li>Sahara</li><li>
 	if _, err := in.Add(ctx, []string{"no/such/path"}); !errors.Is(err, ctxsel.ErrInvalidInput) {
 		t.Fatalf("missing path: %v", err)
 	}
-	// bad jsonl is an input error naming the line
+	// a bad jsonl is skipped, named with its line, and nothing of it stored
 	writeFiles(t, root, map[string]string{"bad.jsonl": `{"id":"x","text":"ok"}` + "\n{not json\n"})
-	if _, err := in.Add(ctx, []string{"bad.jsonl"}); !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), "line 2") {
-		t.Fatalf("bad jsonl: %v", err)
+	rep, err = in.Add(ctx, []string{"bad.jsonl"})
+	if err != nil || len(rep.Problems) != 1 || rep.Problems[0].Path != "bad.jsonl" || !strings.Contains(rep.Problems[0].Reason, "line 2") {
+		t.Fatalf("bad jsonl: %+v, %v", rep.Problems, err)
+	}
+	if l, _ := s.List(ctx); len(l) != len(list) {
+		t.Fatalf("bad jsonl stored something: %d documents, had %d", len(l), len(list))
 	}
 }
 
@@ -257,6 +261,9 @@ func TestCrashDuringAdd(t *testing.T) {
 		s, err := index.OpenDir(dir, index.DirOptions{})
 		if err != nil {
 			t.Fatalf("round %d: reopen: %v", round, err)
+		}
+		if chk, err := s.Check(ctx, true); err != nil || !chk.OK() {
+			t.Fatalf("round %d: full check after the kill: %+v, %v", round, chk, err)
 		}
 		list, err := s.List(ctx)
 		if err != nil {

@@ -51,6 +51,9 @@ type WalkResult struct {
 	Files []SourceFile
 	// Skipped counts files of unsupported types inside folders.
 	Skipped int
+	// Problems lists the files and folders inside folders that could not
+	// be read (permissions, vanished while walking); the walk goes on.
+	Problems []FileProblem
 }
 
 // Walk expands paths (files or folders, walked recursively; hidden files and
@@ -87,6 +90,13 @@ func Walk(paths []string) (WalkResult, error) {
 			continue
 		}
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil && path != p {
+				res.Problems = append(res.Problems, FileProblem{Path: path, Reason: err.Error()})
+				if d != nil && d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -105,7 +115,8 @@ func Walk(paths []string) (WalkResult, error) {
 			}
 			info, err := d.Info()
 			if err != nil {
-				return err
+				res.Problems = append(res.Problems, FileProblem{Path: path, Reason: err.Error()})
+				return nil
 			}
 			return add(path, info.Size())
 		})
@@ -257,6 +268,11 @@ func parseJSONL(f SourceFile, data []byte) ([]SourceDoc, error) {
 func jsonID(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", errors.New(`missing "id"`)
+	}
+	if !utf8.Valid(raw) {
+		// encoding/json would turn the bad bytes into U+FFFD: an id the
+		// caller could never match
+		return "", fmt.Errorf(`"id" is not valid UTF-8: %q`, shorten(string(raw), 40))
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/chunk"
@@ -210,6 +211,9 @@ func CheckDocuments(docs []Document) (dim int, err error) {
 	for di, d := range docs {
 		if d.ID == "" {
 			return 0, invalidf("document %d: empty id", di)
+		}
+		if !utf8.ValidString(d.ID) {
+			return 0, invalidf("document %q: id is not valid UTF-8", d.ID)
 		}
 		if strings.ContainsRune(d.ID, 0) {
 			return 0, invalidf("document %q: id contains NUL", d.ID)

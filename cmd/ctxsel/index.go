@@ -31,9 +31,12 @@ var openEmbedder = newEmbedder
 
 const indexUsage = `Usage:
   ctxsel index add [flags] PATH...   add files or folders (.txt .md .html .jsonl, LaRA's datasets)
+  ctxsel index sync [flags] PATH...  add, and remove the documents of files deleted under PATH
   ctxsel index rm [flags] ID|PATH... remove documents by id, or every document read from a file or folder
   ctxsel index ls [flags]            list the documents
   ctxsel index stats [flags]         summarise the index
+  ctxsel index verify [flags]        check every byte of the index's files (exit 1 on damage)
+  ctxsel index repair [flags]        drop damaged files and list the documents to add again
 
 The index is a directory (default ./` + defaultIndex + `, or $` + envIndex + `) or
 weaviate://host:port/Collection for a Weaviate server. Run 'ctxsel index SUBCOMMAND -h'
@@ -42,11 +45,17 @@ for flags.`
 func cmdIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, indexUsage)
-		return usageError{errors.New("index: missing subcommand (add, rm, ls or stats)")}
+		return usageError{errors.New("index: missing subcommand (add, sync, rm, ls, stats, verify or repair)")}
 	}
 	switch sub, rest := args[0], args[1:]; sub {
 	case "add":
-		return cmdIndexAdd(ctx, rest, stdout, stderr)
+		return cmdIndexAdd(ctx, rest, stdout, stderr, false)
+	case "sync":
+		return cmdIndexAdd(ctx, rest, stdout, stderr, true)
+	case "verify":
+		return cmdIndexVerify(ctx, rest, stdout, stderr)
+	case "repair":
+		return cmdIndexRepair(ctx, rest, stdout, stderr)
 	case "rm", "remove":
 		return cmdIndexRm(ctx, rest, stdout, stderr)
 	case "ls", "list":
@@ -115,32 +124,54 @@ func embedderFor(name, model string) (embed.Embedder, func() error, error) {
 	return openEmbedder(name)
 }
 
-func cmdIndexAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("index add", `Usage: ctxsel index add [--index DIR|URL] [--chunker SPEC] [--embedder NAME] PATH...
-
-Reads every .txt, .md, .html and .jsonl file under the given files and folders
+const indexAddHelp = `Reads every .txt, .md, .html and .jsonl file under the given files and folders
 (hidden ones skipped), cuts each document into chunks, embeds them and stores
 them in the index. Files whose content did not change since they were added
 are skipped without being read twice; documents that changed are replaced.
 LaRA: point it at ../shared/data/lara/datasets/32k (or a sub-folder); its
 query files hold questions, not documents, and are skipped with a note.
 
+Text must be UTF-8 (chunk offsets are byte offsets into the file as on disk):
+binary files, files in another charset (Latin-1, UTF-16: convert them with
+iconv), unreadable and malformed files are skipped, each named in a note, and
+the run ends with exit code 3 after indexing everything else.
+
 Chunkers: tokens:size=600,overlap=100 (default; the LaRA/LDAR setting),
 sentences:max_tokens=600, semantic:threshold=0.75,max_tokens=600.
-An interrupted run keeps every batch it committed; run it again to finish.`, stderr)
+Documents are committed every 256 chunks or 2 s (whole documents only): an
+interrupted run keeps every batch it committed; run it again to finish.`
+
+func cmdIndexAdd(ctx context.Context, args []string, stdout, stderr io.Writer, sync bool) error {
+	name, synopsis := "index add", `Usage: ctxsel index add [--index DIR|URL] [--sync] [--chunker SPEC] [--embedder NAME] PATH...
+
+`+indexAddHelp+`
+With --sync, documents read earlier from files under PATH that no longer
+exist are removed (the same as 'ctxsel index sync PATH...').`
+	if sync {
+		name, synopsis = "index sync", `Usage: ctxsel index sync [--index DIR|URL] [flags] PATH...
+
+Makes the index match the folders: adds new and changed files as 'index add'
+does, and removes the documents of files under PATH that were deleted.
+
+`+indexAddHelp
+	}
+	fs := newFlags(name, synopsis, stderr)
 	loc := fs.String("index", defaultIndexLocation(), "index directory, or weaviate://host:port/Collection")
 	chunker := fs.String("chunker", "", "chunker spec for a new index (default "+chunk.DefaultSpec+"; an existing index keeps its own)")
 	embedder := fs.String("embedder", "", "embedding model: "+strings.Join(embedderNames, ", ")+" (default: the index's, else use-lite)")
 	vectors := fs.String("vectors", "f32", "vector storage of a new embedded index: f32, f16 (half the memory) or i8 (a quarter)")
 	encoding := fs.String("encoding", "", "token encoding for chunk sizes and counts (default: the index's, else "+token.Default+")")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if !sync {
+		fs.BoolVar(&sync, "sync", false, "also remove the documents of files under PATH that no longer exist")
+	}
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(paths) == 0 {
 		fs.Usage()
-		return usageError{errors.New("index add: no files or folders given")}
+		return usageError{fmt.Errorf("%s: no files or folders given", name)}
 	}
 	store, err := openStore(ctx, *loc, true, *vectors)
 	if err != nil {
@@ -174,15 +205,20 @@ An interrupted run keeps every batch it committed; run it again to finish.`, std
 		return err
 	}
 	bar := progress.New(stderr, "indexing")
-	in := &index.Ingester{Store: store, Embedder: e, Chunker: ch, Encoding: tk.Encoding(),
+	in := &index.Ingester{Store: store, Embedder: e, Chunker: ch, Encoding: tk.Encoding(), Sync: sync,
 		Progress: func(p index.Progress) { bar.Update(int(p.Bytes), int(p.TotalBytes)) }}
 	rep, err := in.Add(ctx, paths)
+	for _, p := range rep.Problems {
+		fmt.Fprintf(stderr, "note: skipped %s: %s\n", p.Path, p.Reason)
+	}
 	if errors.Is(err, index.ErrMismatch) {
 		return usageError{err}
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "interrupted: %d batches were committed and stay in the index; run the same command to finish\n", rep.Commits)
+			fmt.Fprintf(stderr, "interrupted: %s; run the same command to finish\n", committed(rep))
+		} else {
+			fmt.Fprintf(stderr, "%s\n", committed(rep))
 		}
 		return err
 	}
@@ -194,19 +230,181 @@ An interrupted run keeps every batch it committed; run it again to finish.`, std
 		return err
 	}
 	if *asJSON {
-		return writeJSON(stdout, struct {
+		if err := writeJSON(stdout, struct {
 			Report index.Report `json:"report"`
 			Index  index.Stats  `json:"index"`
-		}{rep, after})
+		}{rep, after}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "%d files: %d documents added, %d replaced, %d removed, %d unchanged files skipped (%d chunks, %d tokens embedded) in %s\n",
+			rep.Files, rep.Added, rep.Replaced, rep.Removed, rep.Unchanged, rep.Chunks, rep.Tokens, rep.Elapsed.Round(time.Millisecond))
+		if sync {
+			fmt.Fprintf(stdout, "sync: %d documents of deleted files removed\n", rep.Gone)
+		}
+		fmt.Fprintf(stdout, "index %s: %d documents, %d chunks, %d tokens", after.Location, after.Docs, after.Chunks, after.Tokens)
+		if after.Config.Model != "" {
+			fmt.Fprintf(stdout, " (%s, %s)", after.Config.Model, after.Config.Chunker)
+		}
+		fmt.Fprintln(stdout)
 	}
-	fmt.Fprintf(stdout, "%d files: %d documents added, %d replaced, %d removed, %d unchanged files skipped (%d chunks, %d tokens embedded) in %s\n",
-		rep.Files, rep.Added, rep.Replaced, rep.Removed, rep.Unchanged, rep.Chunks, rep.Tokens, rep.Elapsed.Round(time.Millisecond))
-	fmt.Fprintf(stdout, "index %s: %d documents, %d chunks, %d tokens", after.Location, after.Docs, after.Chunks, after.Tokens)
-	if after.Config.Model != "" {
-		fmt.Fprintf(stdout, " (%s, %s)", after.Config.Model, after.Config.Chunker)
+	if n := len(rep.Problems); n > 0 {
+		return partialError{fmt.Errorf("%s: %d files could not be indexed and were skipped (named above); everything else was indexed", name, n)}
 	}
-	fmt.Fprintln(stdout)
 	return nil
+}
+
+// committed says what a failed or interrupted run left in the index.
+func committed(rep index.Report) string {
+	if rep.Committed == 0 {
+		return "nothing from this run was committed"
+	}
+	ids := rep.CommittedIDs
+	more := ""
+	if len(ids) > 5 {
+		more = fmt.Sprintf(" and %d more", len(ids)-5)
+		ids = ids[:5]
+	}
+	return fmt.Sprintf("%d documents from this run were committed and stay in the index (%s%s)", rep.Committed, strings.Join(ids, ", "), more)
+}
+
+// openDirIndex opens an embedded index for verify and repair.
+func openDirIndex(ctx context.Context, loc string) (*index.Dir, error) {
+	store, err := openStore(ctx, loc, false, "")
+	if err != nil {
+		return nil, err
+	}
+	d, ok := store.(*index.Dir)
+	if !ok {
+		store.Close()
+		return nil, usageError{fmt.Errorf("index %s: verify and repair work on the embedded index (a directory); a server checks its own storage", loc)}
+	}
+	return d, nil
+}
+
+// checkIndex runs the cheap check of an embedded index (the full one with
+// full) and says what is damaged; other back ends pass.
+func checkIndex(ctx context.Context, store index.Store, full bool, stderr io.Writer) error {
+	d, ok := store.(*index.Dir)
+	if !ok {
+		return nil
+	}
+	chk, err := d.Check(ctx, full)
+	if err != nil {
+		return err
+	}
+	for _, dm := range chk.Damage {
+		fmt.Fprintf(stderr, "damaged: %s: %s (%d documents)\n", dm.File, dm.Reason, len(dm.Docs))
+	}
+	return chk.Err(d.Path())
+}
+
+func cmdIndexVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("index verify", `Usage: ctxsel index verify [--index DIR] [--json]
+
+Reads every byte of the embedded index's files and checks their checksums and
+structure. Exit code 0: the index is sound; 1: damage, each damaged file listed
+with the documents it holds (repair with 'ctxsel index repair').`, stderr)
+	loc := fs.String("index", defaultIndexLocation(), "index directory")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	d, err := openDirIndex(ctx, *loc)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	chk, err := d.Check(ctx, true)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if err := writeJSON(stdout, chk); err != nil {
+			return err
+		}
+		return chk.Err(d.Path())
+	}
+	for _, dm := range chk.Damage {
+		fmt.Fprintf(stdout, "damaged  %s: %s\n", dm.File, dm.Reason)
+		for _, doc := range dm.Docs {
+			fmt.Fprintf(stdout, "         holds %s%s\n", doc.ID, sourceNote(doc))
+		}
+	}
+	if chk.OK() {
+		fmt.Fprintf(stdout, "ok: %d files, %.1f MB checked\n", chk.Files, float64(chk.Bytes)/1e6)
+	}
+	return chk.Err(d.Path())
+}
+
+func sourceNote(doc index.DocInfo) string {
+	if doc.Source == "" {
+		return ""
+	}
+	return " (from " + doc.Source + ")"
+}
+
+func cmdIndexRepair(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("index repair", `Usage: ctxsel index repair [--index DIR] [--json]
+
+Runs the full check of 'ctxsel index verify' under the writer lock and drops
+every damaged file with the documents it holds, leaving a consistent index.
+The dropped documents are listed with the files they came from: add those
+again with 'ctxsel index add'. A damaged MANIFEST cannot be repaired (it alone
+says what the index holds): move the directory away and add the files again.`, stderr)
+	loc := fs.String("index", defaultIndexLocation(), "index directory")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	d, err := openDirIndex(ctx, *loc)
+	if errors.Is(err, index.ErrCorrupt) {
+		return fmt.Errorf("%w; the manifest alone says what the index holds, so it cannot be repaired: move %s away and add the files again", err, *loc)
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	rep, err := d.Repair(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, rep)
+	}
+	if len(rep.Dropped) == 0 {
+		fmt.Fprintln(stdout, "nothing to repair: no damage found")
+		return nil
+	}
+	var sources []string
+	for _, dm := range rep.Dropped {
+		fmt.Fprintf(stdout, "dropped  %s (%s)\n", dm.File, dm.Reason)
+		for _, doc := range dm.Docs {
+			fmt.Fprintf(stdout, "         %s%s\n", doc.ID, sourceNote(doc))
+			if doc.Source != "" {
+				sources = append(sources, doc.Source)
+			}
+		}
+	}
+	slices.Sort(sources)
+	sources = slices.Compact(sources)
+	fmt.Fprintf(stdout, "%d documents dropped; the index is consistent again\n", rep.Docs)
+	if len(sources) > 0 {
+		fmt.Fprintf(stdout, "add them again with: ctxsel index add --index %s %s\n", d.Path(), strings.Join(quoteArgs(sources), " "))
+	}
+	return nil
+}
+
+// quoteArgs quotes arguments holding shell-special characters.
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, " \t'\"\\$`!*?[](){};&|<>#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return out
 }
 
 func cmdIndexRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -256,9 +454,10 @@ a file or folder path removes every document read from it.`, stderr)
 }
 
 func cmdIndexLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("index ls", "Usage: ctxsel index ls [--index DIR|URL] [--json]\n\nLists the documents with their chunks, tokens and source.", stderr)
+	fs := newFlags("index ls", "Usage: ctxsel index ls [--index DIR|URL] [--json] [--verify]\n\nLists the documents with their chunks, tokens and source. Exit code 1 when\nthe embedded index is damaged (a cheap check of every file's size, header\nand checksum trailer; --verify reads every byte).", stderr)
 	loc := fs.String("index", defaultIndexLocation(), "index directory, or weaviate://host:port/Collection")
 	asJSON := fs.Bool("json", false, "print JSON")
+	verify := fs.Bool("verify", false, "check every byte of the index's files, not only sizes, headers and trailers")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -275,20 +474,24 @@ func cmdIndexLs(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if docs == nil {
 			docs = []index.DocInfo{}
 		}
-		return writeJSON(stdout, docs)
+		if err := writeJSON(stdout, docs); err != nil {
+			return err
+		}
+		return checkIndex(ctx, store, *verify, stderr)
 	}
 	fmt.Fprintf(stdout, "%7s %9s %11s  %s\n", "chunks", "tokens", "bytes", "document")
 	for _, d := range docs {
 		fmt.Fprintf(stdout, "%7d %9d %11d  %s\n", d.Chunks, d.Tokens, d.Bytes, d.ID)
 	}
 	fmt.Fprintf(stdout, "%d documents\n", len(docs))
-	return nil
+	return checkIndex(ctx, store, *verify, stderr)
 }
 
 func cmdIndexStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("index stats", "Usage: ctxsel index stats [--index DIR|URL] [--json]", stderr)
+	fs := newFlags("index stats", "Usage: ctxsel index stats [--index DIR|URL] [--json] [--verify]\n\nSummarises the index: documents, chunks, tokens, model, chunker, files.\nExit code 1 when the embedded index is damaged (a cheap check of every\nfile's size, header and checksum trailer; --verify reads every byte).", stderr)
 	loc := fs.String("index", defaultIndexLocation(), "index directory, or weaviate://host:port/Collection")
 	asJSON := fs.Bool("json", false, "print JSON")
+	verify := fs.Bool("verify", false, "check every byte of the index's files, not only sizes, headers and trailers")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -302,7 +505,10 @@ func cmdIndexStats(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if *asJSON {
-		return writeJSON(stdout, st)
+		if err := writeJSON(stdout, st); err != nil {
+			return err
+		}
+		return checkIndex(ctx, store, *verify, stderr)
 	}
 	fmt.Fprintf(stdout, "index      %s (%s)\n", st.Location, st.Backend)
 	fmt.Fprintf(stdout, "documents  %d\nchunks     %d\ntokens     %d\n", st.Docs, st.Chunks, st.Tokens)
@@ -311,7 +517,7 @@ func cmdIndexStats(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stdout, "vectors    %s\nsegments   %d (%d dead chunks awaiting compaction)\non disk    %.1f MB\n",
 			st.Vectors, st.Segments, st.DeadChunks, float64(st.DiskBytes)/1e6)
 	}
-	return nil
+	return checkIndex(ctx, store, *verify, stderr)
 }
 
 func writeJSON(w io.Writer, v any) error {

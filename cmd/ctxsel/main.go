@@ -21,7 +21,7 @@ const usage = `ctxsel decides how much, and which, retrieved context to hand an 
 Usage:
   ctxsel ask [flags] "Q"     answer from your indexed documents: passages, why the cut, prompt, answer
   ctxsel eval [flags]        measure strategies on labelled data (default: the bundled sample)
-  ctxsel index SUBCOMMAND    add, rm, ls, stats: index your documents (on disk, or in Weaviate)
+  ctxsel index SUBCOMMAND    add, sync, rm, ls, stats, verify, repair: index your documents
   ctxsel select [flags]      select from candidates given as JSON lines on stdin
   ctxsel serve [flags]       run the HTTP selection service and its web page
   ctxsel strategies          list strategies and their parameters
@@ -30,7 +30,9 @@ Usage:
 
 Run 'ctxsel COMMAND -h' for a command's flags.
 
-Exit codes: 0 ok, 1 failure, 2 usage error (bad flags, bad strategy, bad input).
+Exit codes: 0 ok, 1 failure (also a damaged index), 2 usage error (bad flags,
+bad strategy, bad input), 3 partly done (index add: some files could not be
+indexed and were skipped, each named in a note; everything else was indexed).
 `
 
 // usageError marks errors that are the caller's to fix (exit code 2).
@@ -38,6 +40,13 @@ type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
+
+// partialError marks a command that did its work except for the parts it
+// named in notes (exit code 3).
+type partialError struct{ err error }
+
+func (e partialError) Error() string { return e.err.Error() }
+func (e partialError) Unwrap() error { return e.err }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -81,6 +90,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, new(partialError)):
+		fmt.Fprintf(stderr, "ctxsel: %v\n", err)
+		return 3
 	case errors.As(err, new(usageError)), errors.Is(err, ctxsel.ErrInvalidInput):
 		fmt.Fprintf(stderr, "ctxsel: %v\n", err)
 		return 2
