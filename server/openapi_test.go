@@ -204,7 +204,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 // schema.
 func TestOpenAPIExamples(t *testing.T) {
 	d := loadOpenAPI(t)
-	s := newTestServer(t, nil, Options{Asker: fakeAsker{}})
+	s := newTestServer(t, nil, Options{Asker: fakeAsker{}, Embedder: fakeEmbedder{}})
 	n := 0
 	for path, item := range d.paths {
 		for method, o := range item.(map[string]any) {

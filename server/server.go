@@ -98,6 +98,9 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/strategies", true, s.handleStrategies},
 		{http.MethodPost, "/v1/select", true, s.handleSelect},
 		{http.MethodPost, "/v1/ask", true, s.handleAsk},
+		{http.MethodPost, "/v1/rerank", true, s.handleRerank},
+		{http.MethodPost, "/v2/rerank", true, s.handleRerank},
+		{http.MethodPost, "/v1/embeddings", true, s.handleEmbeddings},
 	}
 }
 
