@@ -60,6 +60,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdEval(ctx, rest, stdout, stderr)
 	case "index":
 		err = cmdIndex(ctx, rest, stdout, stderr)
+	case "mcp":
+		err = cmdMCP(ctx, rest, stdout, stderr)
 	case "select":
 		err = cmdSelect(rest, stdin, stdout, stderr)
 	case "serve":
