@@ -217,4 +217,3 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.key)
 	return b.next.RoundTrip(r)
 }
-
