@@ -17,3 +17,12 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version extra: exit %d, want 2", code)
 	}
 }
+
+func TestMCPFlags(t *testing.T) {
+	if code, _, errs := runCLI(t, "", "mcp", "--bogus"); code != 2 || !strings.Contains(errs, "bogus") {
+		t.Errorf("mcp --bogus: exit %d %q", code, errs)
+	}
+	if code, _, errs := runCLI(t, "", "mcp", "--embedder", "nope"); code != 2 || !strings.Contains(errs, "unknown embedder") {
+		t.Errorf("mcp --embedder nope: exit %d %q", code, errs)
+	}
+}
