@@ -52,7 +52,7 @@ type rerankRequest struct {
 	docs       []string // the text each document is scored on
 	raw        []string // the JSON of object documents, "" for strings
 	topN       int
-	returnDocs bool
+	returnDocs *bool // nil: the endpoint's default (see handleRerank)
 	rankFields []string
 	scoring    string
 	seen       uint8
@@ -126,7 +126,9 @@ func decodeRerank(body string, r *rerankRequest, lim limits) error {
 				err = badField(key, "must be at least 1")
 			}
 		case "return_documents":
-			r.returnDocs, err = d.boolean(p)
+			var v bool
+			v, err = d.boolean(p)
+			r.returnDocs = &v
 		case "model":
 			r.model, err = d.str(p)
 		case "scoring":
@@ -361,6 +363,13 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
+	// Jina returns the documents unless told not to, and its clients read
+	// them; Cohere v1 clients ignore the optional field either way. Cohere
+	// v2 never returns them, so /v2 keeps its responses small.
+	returnDocs := version == "1"
+	if req.returnDocs != nil {
+		returnDocs = *req.returnDocs
+	}
 	st, caps, spec, scoring, err := s.resolveRerank(&req)
 	if err != nil {
 		s.writeFailure(w, r, err)
@@ -421,7 +430,7 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 		b = appendInt(b, idx)
 		b = append(b, `,"relevance_score":`...)
 		b = appendFloat(b, res.score(i))
-		if req.returnDocs {
+		if returnDocs {
 			b = append(b, `,"document":`...)
 			if raw := req.raw[idx]; raw != "" {
 				// Validated JSON, echoed as Cohere does; invalid UTF-8 can

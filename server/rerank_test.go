@@ -81,8 +81,19 @@ func TestRerankTopNCapsAndRankOrder(t *testing.T) {
 	if out.Ctxsel.Scoring != scoringDense || out.Model != "ctxsel-topk" || out.Meta.APIVersion.Version != "1" || out.Ctxsel.Reason == "" {
 		t.Errorf("scoring %q model %q version %q reason %q", out.Ctxsel.Scoring, out.Model, out.Meta.APIVersion.Version, out.Ctxsel.Reason)
 	}
-	if out.Results[0].Document != nil {
-		t.Errorf("document returned without return_documents: %s", out.Results[0].Document)
+	// /v1 returns the documents by default (as Jina does), /v2 not (as
+	// Cohere v2); return_documents decides either way.
+	if string(out.Results[0].Document) != `{"text":"capital of the united states"}` {
+		t.Errorf("/v1 default: document %s", out.Results[0].Document)
+	}
+	for _, tc := range []struct {
+		path, extra string
+		want        bool
+	}{{"/v1/rerank", `,"return_documents":false`, false}, {"/v2/rerank", ``, false}, {"/v2/rerank", `,"return_documents":true`, true}} {
+		out := rerank(t, s, tc.path, `{"query":"capital","documents":`+capitalDocs+tc.extra+`}`)
+		if got := out.Results[0].Document != nil; got != tc.want {
+			t.Errorf("%s %s: document returned %v", tc.path, tc.extra, got)
+		}
 	}
 	if out.Usage.TotalTokens <= 0 {
 		t.Errorf("usage.total_tokens %d", out.Usage.TotalTokens)
