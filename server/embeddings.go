@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -182,7 +183,15 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		dim, err = embed.CheckVectors(vecs, len(texts))
 	}
 	if err != nil {
-		s.writeFailure(w, r, embedFailure(err))
+		failure := embedFailure(err)
+		if fe := (*fieldError)(nil); errors.As(failure, &fe) && fe.Status == http.StatusBadGateway {
+			// The backend's error may name its address: log it, keep it
+			// from the client.
+			s.log.Warn("embeddings failed", "request_id", RequestID(r.Context()), "error", err.Error())
+			writeError(w, http.StatusBadGateway, "", "embedder failed (request "+RequestID(r.Context())+")")
+		} else {
+			s.writeFailure(w, r, failure)
+		}
 		return
 	}
 	if req.dimensions != 0 && req.dimensions != dim {

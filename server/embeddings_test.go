@@ -99,14 +99,14 @@ func TestEmbeddingsErrors(t *testing.T) {
 		{s, `{"input":"a","encoding_format":"int8"}`, 400, "encoding_format", ""},
 		{s, `{"input":"a","extra":1}`, 400, "extra", ""},
 		{newTestServer(t, nil, Options{}), `{"input":"a"}`, 501, "", "no embedder"},
-		{newTestServer(t, nil, Options{Embedder: fakeEmbedder{fail: fmt.Errorf("dial tcp 10.0.0.1:443: refused")}}), `{"input":"a"}`, 502, "", ""},
+		{newTestServer(t, nil, Options{Embedder: fakeEmbedder{fail: fmt.Errorf("dial tcp 10.0.0.1:443: refused")}}), `{"input":"a"}`, 502, "", "embedder failed (request"},
 	} {
 		rec := call(t, tc.s, http.MethodPost, "/v1/embeddings", tc.body)
 		var e struct {
 			Error struct{ Field, Message string } `json:"error"`
 		}
 		_ = json.Unmarshal(rec.Body.Bytes(), &e)
-		if rec.Code != tc.status || e.Error.Field != tc.field || !strings.Contains(e.Error.Message, tc.inMsg) {
+		if rec.Code != tc.status || e.Error.Field != tc.field || !strings.Contains(e.Error.Message, tc.inMsg) || strings.Contains(rec.Body.String(), "10.0.0.1") {
 			t.Errorf("%.80s: %d %s, want %d field %q", tc.body, rec.Code, rec.Body, tc.status, tc.field)
 		}
 	}
