@@ -183,15 +183,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		dim, err = embed.CheckVectors(vecs, len(texts))
 	}
 	if err != nil {
-		failure := embedFailure(err)
-		if fe := (*fieldError)(nil); errors.As(failure, &fe) && fe.Status == http.StatusBadGateway {
-			// The backend's error may name its address: log it, keep it
-			// from the client.
-			s.log.Warn("embeddings failed", "request_id", RequestID(r.Context()), "error", err.Error())
-			writeError(w, http.StatusBadGateway, "", "embedder failed (request "+RequestID(r.Context())+")")
-		} else {
-			s.writeFailure(w, r, failure)
-		}
+		s.writeEmbedFailure(w, r, embedFailure(err))
 		return
 	}
 	if req.dimensions != 0 && req.dimensions != dim {
@@ -247,4 +239,15 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	b = append(b, "}}\n"...)
 	*bp = b
 	writeJSON(w, http.StatusOK, b)
+}
+
+// writeEmbedFailure writes an embedding failure; a backend's own error (502)
+// may name its address, so it is logged and the client gets the request id.
+func (s *Server) writeEmbedFailure(w http.ResponseWriter, r *http.Request, err error) {
+	if fe := (*fieldError)(nil); errors.As(err, &fe) && fe.Status == http.StatusBadGateway {
+		s.log.Warn("embedding failed", "request_id", RequestID(r.Context()), "error", err.Error())
+		writeError(w, http.StatusBadGateway, "", "embedder failed (request "+RequestID(r.Context())+")")
+		return
+	}
+	s.writeFailure(w, r, err)
 }

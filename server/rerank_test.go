@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"math"
 	"net/http"
@@ -230,6 +231,14 @@ func TestRerankErrors(t *testing.T) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Field != tc.field {
 			t.Errorf("%s: field %q (%v), want %q: %s", tc.body, e.Error.Field, err, tc.field, rec.Body)
 		}
+	}
+}
+
+func TestRerankEmbedderDown(t *testing.T) {
+	s := newTestServer(t, nil, Options{Embedder: fakeEmbedder{fail: errors.New("dial tcp 10.0.0.7:443: connection refused")}})
+	rec := call(t, s, http.MethodPost, "/v1/rerank", `{"query":"q","documents":["a"]}`)
+	if rec.Code != http.StatusBadGateway || strings.Contains(rec.Body.String(), "10.0.0.7") || !strings.Contains(rec.Body.String(), "request") {
+		t.Errorf("%d %s", rec.Code, rec.Body)
 	}
 }
 
