@@ -198,11 +198,15 @@ func BenchmarkMCPSelectContext(b *testing.B) {
 	}
 	s := newTestServer(b, nil, Options{MCP: true})
 	call := func(b *testing.B, cs *mcp.ClientSession) {
+		cpu0 := processCPU()
 		for b.Loop() {
 			res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "select_context", Arguments: args})
 			if err != nil || res.IsError {
 				b.Fatalf("%v %+v", err, res)
 			}
+		}
+		if cpu := processCPU() - cpu0; cpu > 0 {
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		}
 	}
 	b.Run("memory", func(b *testing.B) {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -67,6 +68,16 @@ type MCPAskInput struct {
 	TopN     int                `json:"top_n,omitempty" jsonschema:"candidates to retrieve before selecting"`
 }
 
+// selectSchema is select_context's published input schema.
+// Inferred from MCPSelectInput; TestMCPTools checks it is the full one.
+var selectSchema = func() *jsonschema.Schema {
+	sc, err := jsonschema.For[MCPSelectInput](nil)
+	if err != nil {
+		return &jsonschema.Schema{Type: "object"}
+	}
+	return sc
+}()
+
 // MCPServer returns a new MCP server whose tools run on s; serve it over
 // stdio (ctxsel mcp) or streamable HTTP (Options.MCP mounts one at /mcp).
 func (s *Server) MCPServer() *mcp.Server {
@@ -79,13 +90,24 @@ func (s *Server) MCPServer() *mcp.Server {
 			"Call select_context with retrieved candidates to get the ones worth keeping and why; " +
 			"search and ask work over the index this server was started with.",
 	})
-	mcp.AddTool(m, &mcp.Tool{Name: "select_context",
+	// select_context takes its arguments raw: /v1/select's decoder checks
+	// them (naming the field at fault) faster than the SDK's schema
+	// validation and a typed round trip would on 1,000 candidates. The
+	// schema is still published for clients.
+	m.AddTool(&mcp.Tool{Name: "select_context", InputSchema: selectSchema,
 		Description: "Select which retrieved candidates to keep (and how many) with a strategy over their scores; returns the selected ids, k and an explanation of the cut."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in MCPSelectInput) (*mcp.CallToolResult, any, error) {
-			if in.Candidates == nil {
-				in.Candidates = []MCPCandidate{}
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			body := req.Params.Arguments
+			if len(bytes.TrimSpace(body)) == 0 || string(bytes.TrimSpace(body)) == "null" {
+				body = json.RawMessage(`{}`)
 			}
-			return s.mcpCall(ctx, "/v1/select", s.handleSelect, in)
+			code, out := s.inProcess(ctx, "/v1/select", s.handleSelect, body)
+			if code != http.StatusOK {
+				res := &mcp.CallToolResult{}
+				res.SetError(toolError(code, out))
+				return res, nil
+			}
+			return toolJSON(out), nil
 		})
 	mcp.AddTool(m, &mcp.Tool{Name: "search",
 		Description: "Search the server's index: the best-matching passages with scores, no selection."},

@@ -74,6 +74,11 @@ func TestMCPTools(t *testing.T) {
 			t.Errorf("%s: input schema %s", tool.Name, schema)
 		}
 	}
+	for _, tool := range tools.Tools {
+		if schema, _ := json.Marshal(tool.InputSchema); tool.Name == "select_context" && !strings.Contains(string(schema), `"candidates"`) {
+			t.Errorf("select_context schema lacks candidates: %s", schema)
+		}
+	}
 	slices.Sort(names)
 	if want := []string{"ask", "search", "select_context", "strategies"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
