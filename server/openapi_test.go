@@ -204,7 +204,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 // schema.
 func TestOpenAPIExamples(t *testing.T) {
 	d := loadOpenAPI(t)
-	s := newTestServer(t, nil, Options{Asker: fakeAsker{}})
+	s := newTestServer(t, nil, Options{Asker: fakeAsker{}, Embedder: fakeEmbedder{}})
 	n := 0
 	for path, item := range d.paths {
 		for method, o := range item.(map[string]any) {
@@ -290,6 +290,11 @@ func TestOpenAPIResponses(t *testing.T) {
 		{asker, "POST", "/v1/ask", `{"query":""}`, "application/json"},
 		{keyed, "POST", "/v1/select", readmeExample, "application/json"},
 		{keyed, "GET", "/metrics", "", ""},
+		{plain, "POST", "/v1/rerank", `{"query":"q"}`, "application/json"},
+		{plain, "POST", "/v2/rerank", `{"query":"capital","documents":["the capital","zzz"]}`, "application/json"},
+		{keyed, "POST", "/v1/rerank", `{"query":"q","documents":["a"]}`, "application/json"},
+		{plain, "POST", "/v1/embeddings", `{"input":"a"}`, "application/json"},
+		{plain, "POST", "/v1/embeddings", `{"input":[1]}`, "application/json"},
 	} {
 		req := tc.method + " " + tc.path
 		var headers []string

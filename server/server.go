@@ -48,6 +48,9 @@ type Options struct {
 	Embedder embed.Embedder
 	// Asker answers /v1/ask. Without one, /v1/ask answers 501.
 	Asker Asker
+	// MCP serves the MCP tools (see MCPServer) over streamable HTTP at
+	// /mcp, with the same auth as /v1/*.
+	MCP bool
 }
 
 // Server is the HTTP service. It is safe for concurrent use.
@@ -98,6 +101,9 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/strategies", true, s.handleStrategies},
 		{http.MethodPost, "/v1/select", true, s.handleSelect},
 		{http.MethodPost, "/v1/ask", true, s.handleAsk},
+		{http.MethodPost, "/v1/rerank", true, s.handleRerank},
+		{http.MethodPost, "/v2/rerank", true, s.handleRerank},
+		{http.MethodPost, "/v1/embeddings", true, s.handleEmbeddings},
 	}
 }
 
@@ -134,6 +140,12 @@ func New(cfg Config, opts Options) (*Server, error) {
 		// Without this, the mux answers a wrong method with a plain-text
 		// 405; every error of this API is JSON.
 		mux.Handle(pattern, s.wrap(rt.path, false, methodNotAllowed(rt.method)))
+	}
+	if opts.MCP {
+		// Outside the route table: MCP is JSON-RPC, not part of the
+		// OpenAPI document. Any method; the SDK answers wrong ones.
+		names = append(names, "/mcp")
+		mux.Handle("/mcp", s.wrap("/mcp", true, s.mcpHandler(s.MCPServer())))
 	}
 	names = append(names, "other")
 	mux.Handle("/", s.wrap("other", false, func(w http.ResponseWriter, r *http.Request) {

@@ -26,6 +26,8 @@ Usage:
   ctxsel serve [flags]       run the HTTP selection service and its web page
   ctxsel strategies          list strategies and their parameters
   ctxsel train band [flags]  train the learned band selector (LDAR) on labelled data
+  ctxsel mcp [flags]         MCP server over stdio: select_context, search, ask, strategies
+  ctxsel version             module version, VCS revision, Go version (also --version)
   ctxsel help [command]      show help
 
 Run 'ctxsel COMMAND -h' for a command's flags.
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdEval(ctx, rest, stdout, stderr)
 	case "index":
 		err = cmdIndex(ctx, rest, stdout, stderr)
+	case "mcp":
+		err = cmdMCP(ctx, rest, stdout, stderr)
 	case "select":
 		err = cmdSelect(rest, stdin, stdout, stderr)
 	case "serve":
@@ -75,6 +79,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdStrategies(rest, stdout, stderr)
 	case "train":
 		err = cmdTrain(ctx, rest, stdout, stderr)
+	case "version", "-version", "--version":
+		err = cmdVersion(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 {
 			return run(ctx, []string{rest[0], "-h"}, stdin, stdout, stderr)

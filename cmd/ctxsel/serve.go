@@ -30,6 +30,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 Runs the HTTP selection service and its web page (open http://ADDR/):
   POST /v1/select      candidates (scores, vectors or texts) → selected ids and why
   POST /v1/ask         question → retrieve, select, answer (needs an index; else 501)
+  POST /v1/rerank      Cohere/Jina rerank format → only the selected documents (also /v2/rerank)
+  POST /v1/embeddings  OpenAI embeddings format, from --embedder
+  /mcp                 MCP over streamable HTTP (with --mcp)
   GET  /v1/strategies  strategies and parameters
   GET  /healthz /readyz /metrics /openapi.json
 
@@ -69,6 +72,7 @@ Example:
 	indexLoc := fs.String("index", "", "answer /v1/ask from this index (directory or weaviate://host:port/Collection); none: /v1/ask answers 501")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	mcpHTTP := fs.Bool("mcp", false, "also serve the MCP tools (see ctxsel mcp) over streamable HTTP at /mcp")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -143,7 +147,7 @@ Example:
 		}
 		defer closeAsker()
 	}
-	srv, err := server.New(cfg, server.Options{Logger: logger, Embedder: emb, Asker: asker})
+	srv, err := server.New(cfg, server.Options{Logger: logger, Embedder: emb, Asker: asker, MCP: *mcpHTTP})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxsel/ctxsel/ask"
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/server"
+)
+
+func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("mcp", `Usage: ctxsel mcp [--index DIR] [--embedder use-lite|none|...]
+
+Runs an MCP server over stdio (JSON-RPC on stdin/stdout, logs on stderr) with
+the tools:
+  select_context  candidates (scores, vectors or texts) → selected ids, k and why
+  search          query → the index's best passages (needs --index)
+  ask             question → retrieve, select, answer (needs --index; an LLM from
+                  CTXSEL_LLM_* as for ctxsel ask, else no answer)
+  strategies      the strategies, their parameters and the caps
+
+No tool takes a path: search and ask read only the index given here. The same
+tools are served over streamable HTTP by 'ctxsel serve --mcp' at /mcp.
+
+Example client configuration (Claude Desktop, Cursor, ...):
+  {"mcpServers": {"ctxsel": {"command": "ctxsel", "args": ["mcp", "--index", "/path/to/index"]}}}`, stderr)
+	indexLoc := fs.String("index", "", "index for search and ask (directory or weaviate://host:port/Collection)")
+	embedder := fs.String("embedder", "use-lite", "embedder for candidates given as text: none, "+strings.Join(embedderNames, ", "))
+	logLevel := fs.String("log-level", "warn", "log level (to stderr): debug, info, warn or error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	logger, err := newServeLogger(stderr, "text", *logLevel)
+	if err != nil {
+		return err
+	}
+	var emb embed.Embedder
+	if *embedder != "none" {
+		var closeEmb func() error
+		if emb, closeEmb, err = newEmbedder(*embedder); err != nil {
+			return fmt.Errorf("mcp: %w", err)
+		}
+		defer func() { _ = closeEmb() }()
+	}
+	var asker server.Asker
+	if *indexLoc != "" {
+		var closeAsker func()
+		if asker, closeAsker, err = newIndexAsker(ctx, *indexLoc); err != nil {
+			return err
+		}
+		defer closeAsker()
+	}
+	srv, err := server.New(server.DefaultConfig(), server.Options{Logger: logger, Embedder: emb, Asker: asker})
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	if err := srv.MCPServer().Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	return nil
+}
+
+// Search retrieves without selecting or answering: the search tool.
+func (a indexAsker) Search(ctx context.Context, query string, topN int) ([]server.Passage, error) {
+	ans, err := ask.Ask(ctx, a.store, a.e, query, ask.Options{Strategy: "full", Candidates: topN})
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	out := make([]server.Passage, 0, len(ans.Passages))
+	for _, p := range ans.Passages {
+		out = append(out, server.Passage{ID: p.ID, Score: p.Score, Tokens: p.Tokens, Text: p.Text})
+	}
+	return out, nil
+}
