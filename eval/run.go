@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/cutoff"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
@@ -224,11 +225,11 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 		var sel, alt ctxsel.Selection
 		if sc.route != nil {
 			// Self-Route's two contexts: the top-k, and the full pool.
-			if sel, err = ctxsel.Select(curve, topK(sc.route.K), ctxsel.Caps{}, ctxsel.RankOrder); err == nil {
+			if sel, err = ctxsel.Select(curve, cutoff.TopK(sc.route.K), ctxsel.Caps{}, ctxsel.RankOrder); err == nil {
 				sel, err = fit(sel, ctxsel.RankOrder)
 			}
 			if err == nil {
-				alt, err = ctxsel.Select(curve, topK(n), ctxsel.Caps{}, ctxsel.RankOrder)
+				alt, err = ctxsel.Select(curve, cutoff.TopK(n), ctxsel.Caps{}, ctxsel.RankOrder)
 			}
 			if err == nil {
 				alt, err = fit(alt, ctxsel.DocumentOrder)
@@ -252,15 +253,4 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 		st.perStrategy[i].setSelection(sel, q.Gold)
 	}
 	return st, nil
-}
-
-// topK is fixed top-k, for the routes' two steps.
-type topK int
-
-func (k topK) Name() string               { return "topk" }
-func (k topK) Params() map[string]float64 { return map[string]float64{"k": float64(k)} }
-func (k topK) Cut(c *ctxsel.Curve) (ctxsel.Cut, error) {
-	n := min(int(k), c.Len())
-	return ctxsel.Cut{End: n, Decision: ctxsel.Decision{Kind: "fixed", Rank: n - 1, Value: float64(k)},
-		Reason: fmt.Sprintf("top-%d: kept %d of %d", int(k), n, c.Len())}, nil
 }
