@@ -50,7 +50,8 @@ tokens.`, stderr)
 	valShare := fs.Float64("val", 0.2, "share of the training questions held out for validation")
 	scorerName := fs.String("scorer", defaultScorer, "passage scorer: "+strings.Join(scorerNames(), ", "))
 	cacheDir := fs.String("cache", defaultCacheDir(), "cache directory for scored curves (\"\" = none); embeddings use the embedding cache")
-	rewardName := fs.String("reward", "recall", "reward: recall (recall − λ·tokens/1000) or picker (Context-Picker Eq. 6)")
+	rewardName := fs.String("reward", "recall", "reward: recall (recall − λ·tokens/1000), picker (Context-Picker Eq. 6) or llm (LDAR's: a --reader answers from the band, --judge scores it)")
+	lf := addLLMRewardFlags(fs)
 	lambda := fs.Float64("lambda", 0.5, "price of 1,000 selected tokens in recall (reward recall)")
 	gamma := fs.Float64("gamma", 1, "redundancy penalty (reward picker)")
 	margin := fs.Int("margin", 3, "redundancy margin in passages (reward picker)")
@@ -120,12 +121,21 @@ tokens.`, stderr)
 	case "picker":
 		reward = ldar.Picker{Gamma: *gamma, Margin: *margin}
 		rewardDesc = fmt.Sprintf("context-picker gamma=%g margin=%d", *gamma, *margin)
+	case "llm":
 	default:
-		return usageError{fmt.Errorf("train band: --reward %q: want recall or picker", *rewardName)}
+		return usageError{fmt.Errorf("train band: --reward %q: want recall, picker or llm", *rewardName)}
 	}
 	counter, err := token.New(*encoding)
 	if err != nil {
 		return usageError{err}
+	}
+	var llmReward *eval.LLMReward
+	if *rewardName == "llm" {
+		if llmReward, rewardDesc, err = lf.reward(stderr, counter); err != nil {
+			return err
+		}
+		defer lf.close()
+		reward = llmReward
 	}
 	scorer, closeScorer, err := newScorer(*scorerName)
 	if err != nil {
@@ -158,6 +168,15 @@ tokens.`, stderr)
 			if err != nil {
 				return err
 			}
+			if llmReward != nil { // the reader needs the texts
+				pooled, err := eval.Pool(recs, *pool, spec.PoolSeed)
+				if err != nil {
+					return err
+				}
+				if err := ldareval.WithTexts(qs, pooled); err != nil {
+					return err
+				}
+			}
 			trainQ = append(trainQ, ldareval.SelectQuestions(qs, fitIDs)...)
 			valQ = append(valQ, ldareval.SelectQuestions(qs, valIDs)...)
 		}
@@ -188,7 +207,15 @@ tokens.`, stderr)
 	if *epochs == 0 {
 		return nil // curves only
 	}
+	if llmReward != nil {
+		estimateLLMSpend(stderr, trainQ, valQ, opt, llmReward.Answering.Judge != nil)
+	}
 	policy, history, err := ldar.Train(ctx, trainQ, valQ, opt)
+	if llmReward != nil {
+		st := llmReward.Stats()
+		fmt.Fprintf(stderr, "LLM reward: %d calls made, %d from the cache, %d tokens spent, %d judge verdicts unreadable (scored 0)\n",
+			st.Calls, st.Cached, st.Tokens, st.JudgeInvalid)
+	}
 	if err != nil {
 		return err
 	}
