@@ -24,7 +24,7 @@ type LLMReward struct {
 	// free); past it Reward fails, which stops training. 0: no cap.
 	MaxTokens int64
 
-	recs                            sync.Map // question id → Record
+	recs                           sync.Map // question id → Record
 	tokens, calls, cached, invalid atomic.Int64
 }
 

@@ -95,3 +95,33 @@ func TestRoute(t *testing.T) {
 		t.Fatalf("failed second step: %+v %v", res, err)
 	}
 }
+
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{"selfroute", "selfroute:k=5", "selfroute:k=0", "selfroute:k=1e400", "selfroute:x=1,k=2", "unanswerable"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_ = Unanswerable(s)
+		sp, err := ctxsel.ParseSpec(s)
+		if err != nil || !Is(sp) {
+			return
+		}
+		got, err := ParseSpec(sp)
+		if err != nil {
+			if !errors.Is(err, ctxsel.ErrInvalidInput) {
+				t.Fatal(err)
+			}
+			return
+		}
+		if got.K < 1 || got.K > 10000 {
+			t.Fatalf("%q → k=%d", s, got.K)
+		}
+		back, err := ctxsel.ParseSpec(got.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := ParseSpec(back); err != nil || again != got {
+			t.Fatalf("%q does not round-trip: %v %v", got, again, err)
+		}
+	})
+}
