@@ -201,3 +201,40 @@ func FuzzParseLaRA(f *testing.F) {
 		}
 	})
 }
+
+// TestTextSelectorRows: a TextSelector is measured and answered like a
+// strategy — wrapping topk:k=1 gives the same row.
+func TestTextSelectorRows(t *testing.T) {
+	recs := smallSet(5, true)
+	srv := llmtest.New(func(c llmtest.Call) llmtest.Reply {
+		for i := range 5 {
+			if strings.Contains(c.Prompt(), fmt.Sprintf("born in town%d", i)) {
+				return llmtest.Reply{Content: fmt.Sprint("town", i)}
+			}
+		}
+		return llmtest.Reply{Content: "unanswerable"}
+	})
+	defer srv.Close()
+	counter, _ := token.New("")
+	st, _, err := ctxsel.Parse("topk:k=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []*eval.Answering{nil, {Reader: openSpec(t, srv.OpenAISpec("r"))}} {
+		rep, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a,
+			TextSelectors: []ctxsel.TextSelector{ctxsel.StrategyTexts(st)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Results) != 2 {
+			t.Fatalf("%d rows", len(rep.Results))
+		}
+		x, y := rep.Results[0], rep.Results[1]
+		if y.Strategy != "topk" || x.Recall != y.Recall || x.MeanTokens != y.MeanTokens || x.MeanK != y.MeanK {
+			t.Fatalf("rows differ: %+v\n%+v", x, y)
+		}
+		if a != nil && (x.SubEM != y.SubEM || y.Answered != 5 || x.InputTokens != y.InputTokens) {
+			t.Fatalf("answers differ: %+v\n%+v", x.AnswerResult, y.AnswerResult)
+		}
+	}
+}

@@ -32,6 +32,11 @@ type Options struct {
 	// (selfroute:k=5). Records need no gold passages: without any, the
 	// recall figures are left out.
 	Answer *Answering
+	// TextSelectors are measured after Strategies, one report row each
+	// (named by Name()): selectors that read the question and the passages'
+	// texts and may call a model (an LLM picker). Their selections are cut
+	// to Window and answered like any other.
+	TextSelectors []ctxsel.TextSelector
 }
 
 // Report is what Run measured.
@@ -102,6 +107,9 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 			return nil, fmt.Errorf("eval: record %q: %w", kept[i].ID, err)
 		}
 	}
+	if err := selectTexts(ctx, kept, curves, stats, slots, budget, opt.Workers); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
 	var answers [][]*QuestionAnswer
 	var answerErr error
 	if opt.Answer != nil {
@@ -144,6 +152,7 @@ type strategySlot struct {
 	caps  ctxsel.Caps
 	full  bool
 	route *selfroute.Spec
+	text  ctxsel.TextSelector // selects in selectTexts, after measure
 }
 
 func newSlots(opt Options) ([]strategySlot, error) {
@@ -166,6 +175,12 @@ func newSlots(opt Options) ([]strategySlot, error) {
 			return nil, err
 		}
 		slots[i].s, slots[i].caps, slots[i].full = s, caps, sp.Name == "full"
+	}
+	for _, ts := range opt.TextSelectors {
+		if ts == nil {
+			return nil, fmt.Errorf("%w: nil text selector", ctxsel.ErrInvalidInput)
+		}
+		slots = append(slots, strategySlot{name: ts.Name(), text: ts})
 	}
 	return slots, nil
 }
@@ -223,7 +238,9 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 	st.perStrategy = make([]selStats, len(slots))
 	for i, sc := range slots {
 		var sel, alt ctxsel.Selection
-		if sc.route != nil {
+		if sc.text != nil {
+			continue
+		} else if sc.route != nil {
 			// Self-Route's two contexts: the top-k, and the full pool.
 			if sel, err = ctxsel.Select(curve, cutoff.TopK(sc.route.K), ctxsel.Caps{}, ctxsel.RankOrder); err == nil {
 				sel, err = fit(sel, ctxsel.RankOrder)
