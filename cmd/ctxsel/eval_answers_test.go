@@ -163,3 +163,35 @@ func TestEvalReaderFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalLaRA reads LaRA directly: answers only, recall left out.
+func TestEvalLaRA(t *testing.T) {
+	const lara = "../../../shared/data/lara"
+	if _, err := os.Stat(lara); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("LaRA missing in CI: %v", err)
+		}
+		t.Skip("LaRA not available")
+	}
+	t.Setenv("CTXSEL_LLM_CACHE", "off")
+	srv := llmtest.New(func(c llmtest.Call) llmtest.Reply { return llmtest.Reply{Content: "unanswerable"} })
+	defer srv.Close()
+	jsonOut := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := runCLI(t, "", "eval", "--data", "lara:32k/financial/location", "--lara-dir", lara, "--scorer", "bm25",
+		"--strategies", "topk:k=5,full,selfroute:k=5", "--window", "8000", "--reader", srv.OpenAISpec("m"), "--json", jsonOut)
+	if code != 0 || !strings.Contains(stdout, "without gold passages") || strings.Contains(stdout, "recall  precision") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	b, _ := os.ReadFile(jsonOut)
+	if strings.Contains(string(b), `"recall"`) || !strings.Contains(string(b), `"no_gold_labels": true`) {
+		t.Fatalf("json: %.400s", b)
+	}
+	// Self-Route's prompt names the kind of document
+	found := false
+	for _, c := range srv.Calls() {
+		found = found || strings.Contains(c.Prompt(), "retrieved from some financial reports.")
+	}
+	if !found {
+		t.Fatal("no Self-Route prompt for financial reports")
+	}
+}

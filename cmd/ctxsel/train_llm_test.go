@@ -51,3 +51,34 @@ func TestTrainBandLLMReward(t *testing.T) {
 		t.Fatalf("--reward llm without --reader: exit %d", code)
 	}
 }
+
+// TestTrainBandOnLaRA trains with the LLM reward on LaRA, read directly
+// (no gold passages: the recall reward is refused, the test split points
+// to eval --reader).
+func TestTrainBandOnLaRA(t *testing.T) {
+	const lara = "../../../shared/data/lara"
+	if _, err := os.Stat(lara); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("LaRA missing in CI: %v", err)
+		}
+		t.Skip("LaRA not available")
+	}
+	t.Setenv("CTXSEL_LLM_CACHE", "off")
+	srv := llmtest.New(func(c llmtest.Call) llmtest.Reply {
+		if strings.Contains(c.Prompt(), "Hartman") {
+			return llmtest.Reply{Content: "Hartman"}
+		}
+		return llmtest.Reply{Content: "unanswerable"}
+	})
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "p.safetensors")
+	args := []string{"train", "band", "--scorer", "bm25", "--data", "lara:32k/book/location", "--lara-dir", lara, "--out", out,
+		"--aug", "1", "--epochs", "1", "--batch", "16", "--samples", "2", "--dim", "8", "--window", "8", "--cache", ""}
+	if code, _, stderr := runCLI(t, "", args...); code != 2 || !strings.Contains(stderr, "--reward llm") {
+		t.Fatalf("recall reward on LaRA: exit %d %s", code, stderr)
+	}
+	code, stdout, stderr := runCLI(t, "", append(args, "--reward", "llm", "--reader", srv.OpenAISpec("m"))...)
+	if code != 0 || srv.Requests() == 0 || !strings.Contains(stdout, "no gold passages") {
+		t.Fatalf("exit %d, %d calls\n%s\n%s", code, srv.Requests(), stdout, stderr)
+	}
+}
