@@ -195,3 +195,40 @@ func TestEvalLaRA(t *testing.T) {
 		t.Fatal("no Self-Route prompt for financial reports")
 	}
 }
+
+// TestEvalFaultsGoOn: 429 storms, 5xx, garbage, truncated and empty bodies
+// and a hung call each fail one answer; the run goes on over both wire
+// formats, counts them per strategy, writes its report, exits non-zero.
+func TestEvalFaultsGoOn(t *testing.T) {
+	t.Setenv("CTXSEL_LLM_CACHE", "off")
+	for _, wire := range []string{"openai", "ollama"} {
+		srv := llmtest.New(func(c llmtest.Call) llmtest.Reply { return llmtest.Reply{Content: "an answer"} })
+		srv.Script(llmtest.Fault{Status: 429, RetryAfter: "0"}, llmtest.Fault{Status: 503}, llmtest.Fault{NonJSON: true},
+			llmtest.Fault{Truncate: true}, llmtest.Fault{EmptyChoices: true}, llmtest.Fault{Hang: true})
+		spec := srv.OpenAISpec("m")
+		if wire == "ollama" {
+			spec = srv.OllamaSpec("m")
+		}
+		jsonOut := filepath.Join(t.TempDir(), "r.json")
+		code, stdout, stderr := runCLI(t, "", "eval", "--limit=12", "--pool=20", "--scorer=bm25", "--strategies=topk:k=3",
+			"--reader="+spec, "--llm-retries=0", "--llm-timeout=2s", "--llm-concurrency=1", "--max-failures=-1", "--json="+jsonOut)
+		srv.Close()
+		if code != 1 {
+			t.Fatalf("%s: exit %d\n%s\n%s", wire, code, stdout, stderr)
+		}
+		rep := readReport(t, jsonOut)
+		r := rep.Results[0]
+		if r.LLMFailures != 6 || r.Answered != 6 || rep.Answers.Failures != r.LLMFailures {
+			t.Fatalf("%s: answered %d, failures %d (totals %+v)", wire, r.Answered, r.LLMFailures, rep.Answers)
+		}
+	}
+	// an endpoint that is down
+	srv := llmtest.New(llmtest.Echo)
+	spec := srv.OpenAISpec("m")
+	srv.Close()
+	code, _, stderr := runCLI(t, "", "eval", "--limit=3", "--pool=10", "--scorer=bm25", "--strategies=topk:k=1", "--reader="+spec,
+		"--llm-retries=0", "--max-failures=1")
+	if code != 1 || !strings.Contains(stderr, "failed") {
+		t.Fatalf("down: exit %d %s", code, stderr)
+	}
+}
