@@ -49,7 +49,7 @@ func FitWindow(c *Curve, sel Selection, budget, perPassage int, order Order) (Se
 	out.K, out.Tokens = kept, tokens
 	out.Explanation.Tokens = tokens
 	if dropped := len(ranked) - kept; dropped > 0 {
-		out.Explanation.Reason += fmt.Sprintf("; window of %d tokens: kept the best %d passages (%d tokens), dropped %d lower-scoring ones (%d tokens)",
+		out.Explanation.Reason += fmt.Sprintf("; reader window (%d tokens for passages): kept the best %d passages (%d tokens), dropped %d lower-scoring ones (%d tokens)",
 			budget, kept, tokens, dropped, sel.Tokens-tokens)
 		out.Explanation.CapsApplied = append(slices.Clone(sel.Explanation.CapsApplied), "window")
 	}
