@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/ctxsel/ctxsel"
@@ -58,6 +59,10 @@ type AnswerResult struct {
 	SubEM    float64 `json:"subem"`
 	EM       float64 `json:"em"`
 	F1       float64 `json:"f1"`
+	// SubEMErr and JudgeErr are standard errors of the means (the error
+	// bars of small splits).
+	SubEMErr float64  `json:"subem_se"`
+	JudgeErr *float64 `json:"judge_se,omitempty"`
 	// Judge is the mean verdict of the extra judge over its valid verdicts;
 	// JudgeInvalid counts verdicts it could not read.
 	Judge        *float64 `json:"judge,omitempty"`
@@ -362,6 +367,7 @@ feed:
 func aggregateAnswers(qas []*QuestionAnswer, judged, route bool) *AnswerResult {
 	r := &AnswerResult{}
 	var judge []answer.Verdict
+	var subem []float64
 	routed := 0
 	for _, qa := range qas {
 		if qa == nil {
@@ -374,6 +380,7 @@ func aggregateAnswers(qas []*QuestionAnswer, judged, route bool) *AnswerResult {
 		}
 		r.Answered++
 		r.SubEM += qa.SubEM
+		subem = append(subem, qa.SubEM)
 		r.EM += qa.EM
 		r.F1 += qa.F1
 		r.LLMCalls += float64(qa.Calls)
@@ -396,6 +403,7 @@ func aggregateAnswers(qas []*QuestionAnswer, judged, route bool) *AnswerResult {
 			f := float64(routed) / n
 			r.Routed = &f
 		}
+		r.SubEMErr = stdErr(subem)
 	}
 	if judged {
 		s := answer.Summarize(judge)
@@ -403,7 +411,33 @@ func aggregateAnswers(qas []*QuestionAnswer, judged, route bool) *AnswerResult {
 		if s.Valid > 0 {
 			m := s.Mean
 			r.Judge = &m
+			var scores []float64
+			for _, v := range judge {
+				if !v.Invalid {
+					scores = append(scores, v.Score)
+				}
+			}
+			se := stdErr(scores)
+			r.JudgeErr = &se
 		}
 	}
 	return r
+}
+
+// stdErr is the standard error of the mean of xs (0 for fewer than two).
+func stdErr(xs []float64) float64 {
+	n := float64(len(xs))
+	if n < 2 {
+		return 0
+	}
+	mean := 0.0
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= n
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / (n - 1) / n)
 }

@@ -22,9 +22,9 @@ func writeAnswerTable(w io.Writer, rep *Report) error {
 	fmt.Fprintf(w, " · %d calls made, %d from the cache, %d failed · %d input + %d output tokens\n\n",
 		a.Calls, a.Cached, a.Failures, a.InputTokens, a.OutputTokens)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "strategy\tanswered\tsubem\tem\tf1\t"
+	head := "strategy\tanswered\tsubem ± se\tem\tf1\t"
 	if judge {
-		head += "judge\tinvalid\t"
+		head += "judge ± se\tinvalid\t"
 	}
 	fmt.Fprintln(tw, head+"mean k\tcalls/q\tinput tok/q\toutput tok/q\tfailures\t")
 	counted := false
@@ -34,11 +34,11 @@ func writeAnswerTable(w io.Writer, rep *Report) error {
 		}
 		ar := r.AnswerResult
 		counted = counted || ar.TokensCounted
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t", r.Strategy, ar.Answered, ar.SubEM, ar.EM, ar.F1)
+		fmt.Fprintf(tw, "%s\t%d\t%.3f ± %.3f\t%.3f\t%.3f\t", r.Strategy, ar.Answered, ar.SubEM, ar.SubEMErr, ar.EM, ar.F1)
 		if judge {
 			j := "–"
-			if ar.Judge != nil {
-				j = fmt.Sprintf("%.3f", *ar.Judge)
+			if ar.Judge != nil && ar.JudgeErr != nil {
+				j = fmt.Sprintf("%.3f ± %.3f", *ar.Judge, *ar.JudgeErr)
 			}
 			fmt.Fprintf(tw, "%s\t%d\t", j, ar.JudgeInvalid)
 		}

@@ -124,7 +124,9 @@ the same mean token count. Without --data it runs the bundled sample;
 			return err
 		}
 	}
-	if *plotOut != "" {
+	if *plotOut != "" && rep.NoGoldLabels {
+		fmt.Fprintln(stderr, "note: no gold passages, so no recall/token plot (--plot skipped)")
+	} else if *plotOut != "" {
 		title := fmt.Sprintf("%s, pool %d, %s scorer", source, *pool, rep.Scorer)
 		if err := writeFile(*plotOut, func(w io.Writer) error { return eval.WritePlot(w, rep, title) }); err != nil {
 			return err

@@ -77,6 +77,9 @@ func TestEvalSimulatedReader(t *testing.T) {
 			t.Fatalf("%s: answers %+v", r.Strategy, r.AnswerResult)
 		}
 		byName[r.Strategy] = r
+		if want := math.Sqrt(r.SubEM * (1 - r.SubEM) / 29); math.Abs(r.SubEMErr-want) > 1e-9 {
+			t.Errorf("%s: subem se %v, want %v", r.Strategy, r.SubEMErr, want)
+		}
 		if r.Strategy != "selfroute:k=5" && math.Abs(r.SubEM-r.AllGold) > 1e-9 {
 			t.Errorf("%s: subem %.3f != all-gold %.3f", r.Strategy, r.SubEM, r.AllGold)
 		}
