@@ -59,7 +59,7 @@ func benchAnswer(b *testing.B, c llm.Client, k int) {
 // excluded: render the prompt, pass the shared limiter, read the usage,
 // score SubEM/EM/F1. Target ≤ 0.5 ms per call.
 func BenchmarkAnswerHarness(b *testing.B) {
-	for _, k := range []int{5, 50} {
+	for _, k := range []int{5, 50, 250} {
 		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
 			benchAnswer(b, llm.NewLimiter(8).Wrap(instant{usage: true}), k)
 		})
