@@ -20,6 +20,7 @@ import (
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -48,7 +49,13 @@ type Options struct {
 	LLM llm.Client
 	// Encoding counts the prompt's tokens (default: the index's encoding).
 	Encoding string
+	// Window is the reader's context window in tokens; Self-Route's
+	// long-context step is cut to it (default DefaultWindow).
+	Window int
 }
+
+// DefaultWindow is Self-Route's long-context window when none is given.
+const DefaultWindow = 32000
 
 // Passage is a selected chunk.
 type Passage struct {
@@ -84,8 +91,11 @@ type Answer struct {
 	PromptTokens int    `json:"prompt_tokens"`
 	Encoding     string `json:"encoding"`
 	// Reply is the LLM's answer, when one was asked.
-	Reply   *llm.Response `json:"reply,omitempty"`
-	Timings Timings       `json:"timings"`
+	Reply *llm.Response `json:"reply,omitempty"`
+	// Route is what Self-Route did (strategy selfroute:k=N); Passages,
+	// Selection, Prompt and Reply are then its final step's.
+	Route   *Route  `json:"route,omitempty"`
+	Timings Timings `json:"timings"`
 }
 
 func invalidf(format string, args ...any) error {
@@ -106,8 +116,19 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	if spec == "" {
 		spec = DefaultStrategy
 	}
-	strategy, caps, err := ctxsel.Parse(spec)
-	if err != nil {
+	var route *selfroute.Spec
+	var strategy ctxsel.Strategy
+	var caps ctxsel.Caps
+	if sp, err := ctxsel.ParseSpec(spec); err == nil && selfroute.Is(sp) {
+		r, err := selfroute.ParseSpec(sp)
+		if err != nil {
+			return a, err
+		}
+		if opts.LLM == nil {
+			return a, invalidf("%s is an answering route: it needs an LLM", spec)
+		}
+		route = &r
+	} else if strategy, caps, err = ctxsel.Parse(spec); err != nil {
 		return a, err
 	}
 	tmpl := opts.Template
@@ -177,6 +198,10 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	if err != nil {
 		return a, fmt.Errorf("candidates: %w", err)
 	}
+	if route != nil {
+		a.Timings.Select = time.Since(t)
+		return a, askRoute(ctx, &a, curve, hits, *route, tmplOr(opts.Template, selfroute.Prompt("")), counter, opts)
+	}
 	sel, err := ctxsel.Select(curve, strategy, caps, opts.Order)
 	if err != nil {
 		return a, err
@@ -184,23 +209,15 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	a.Selection = sel
 	a.Timings.Select = time.Since(t)
 
-	a.Passages = make([]Passage, len(sel.Indices))
-	ps := make([]llm.Passage, len(sel.Indices))
-	for i, idx := range sel.Indices {
-		a.Passages[i] = Passage{Hit: hits[idx], ID: hits[idx].ID(), Rank: idx}
-		ps[i] = llm.Passage{Label: hits[idx].ID(), Text: hits[idx].Text}
-	}
-	a.Prompt, err = tmpl.Render(question, llm.FormatContext(ps))
-	if err != nil {
+	if err := a.show(sel, hits, tmpl, counter); err != nil {
 		return a, err
 	}
-	a.PromptTokens = counter.Count(a.Prompt)
 
 	if opts.LLM != nil {
 		t = time.Now()
 		r, err := llm.Ask(ctx, opts.LLM, a.Prompt)
 		if err != nil {
-			return a, fmt.Errorf("ask %s: %w", opts.LLM.Describe(), err)
+			return a, fmt.Errorf("ask the LLM: %w", err)
 		}
 		a.Reply = &r
 		a.Timings.LLM = time.Since(t)

@@ -64,3 +64,7 @@ func BudgetK(c *ctxsel.Curve, tokens int) (k, used int) {
 		}
 	}
 }
+
+// TopK is fixed top-k as a value, for callers that compose strategies (the
+// steps of Self-Route). k < 1 keeps one passage.
+func TopK(k int) ctxsel.Strategy { return topK{k: max(1, k)} }

@@ -1,6 +1,10 @@
 package eval
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/ctxsel/ctxsel"
+)
 
 // Result is one strategy's figures over a data set. Averages are over the
 // questions that have at least one gold passage.
@@ -31,6 +35,8 @@ type Result struct {
 	// the same mean budget.
 	FrontierRecall float64 `json:"frontier_recall"`
 	GainVsTopK     float64 `json:"gain_vs_topk"`
+	// AnswerResult holds the answer figures when a reader ran.
+	*AnswerResult
 }
 
 // FrontierPoint is fixed top-k at one k: mean recall and mean tokens.
@@ -49,9 +55,24 @@ type questionStats struct {
 	tokenPrefix   []int // tokenPrefix[k] = tokens of the top k
 	perStrategy   []selStats
 	contextLength int
+	goldOf        []bool // per passage, input order
 }
 
-type selStats struct{ k, gold, tokens int }
+// selStats is one strategy's selection on one question; alt is a route's
+// second context (Self-Route's full pool).
+type selStats struct {
+	k, gold, tokens int
+	sel, alt        ctxsel.Selection
+}
+
+func (s *selStats) setSelection(sel ctxsel.Selection, goldOf []bool) {
+	s.sel, s.k, s.tokens, s.gold = sel, sel.K, sel.Tokens, 0
+	for _, idx := range sel.Indices {
+		if goldOf[idx] {
+			s.gold++
+		}
+	}
+}
 
 // frontier averages fixed top-k over questions for k = 1 … the largest
 // context; a question with fewer passages contributes all of them.
@@ -103,12 +124,14 @@ func aggregate(name string, idx int, qs []questionStats, pts []FrontierPoint) Re
 	}
 	for _, q := range qs {
 		s := q.perStrategy[idx]
-		r.Recall += float64(s.gold) / float64(q.gold)
+		if q.gold > 0 {
+			r.Recall += float64(s.gold) / float64(q.gold)
+			if s.gold == q.gold {
+				r.AllGold++
+			}
+		}
 		if s.k > 0 {
 			r.Precision += float64(s.gold) / float64(s.k)
-		}
-		if s.gold == q.gold {
-			r.AllGold++
 		}
 		r.MeanK += float64(s.k)
 		r.MeanTokens += float64(s.tokens)

@@ -9,6 +9,11 @@ import (
 
 // WriteTable prints the report as an aligned table.
 func WriteTable(w io.Writer, rep *Report) error {
+	if rep.NoGoldLabels && rep.Answers != nil {
+		fmt.Fprintf(w, "scorer %s · tokens %s · %d questions without gold passages (recall not measurable) · %.0f passages and %.0f tokens per context\n",
+			rep.Scorer, rep.Encoding, rep.Questions, rep.MeanPassages, rep.MeanContextTokens)
+		return writeAnswerTable(w, rep)
+	}
 	fmt.Fprintf(w, "scorer %s · tokens %s · %d questions (%d skipped: no gold) · %.0f passages and %.0f tokens per context · %.2f gold per question\n\n",
 		rep.Scorer, rep.Encoding, rep.Questions, rep.Skipped, rep.MeanPassages, rep.MeanContextTokens, rep.MeanGold)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -22,6 +27,9 @@ func WriteTable(w io.Writer, rep *Report) error {
 		return fmt.Errorf("write table: %w", err)
 	}
 	_, err := fmt.Fprintln(w, "\ngain = recall − recall of fixed top-k interpolated at the same mean tokens (top-k@tokens); positive beats the fixed-k frontier.")
+	if err == nil && rep.Answers != nil {
+		err = writeAnswerTable(w, rep)
+	}
 	return err
 }
 
@@ -29,7 +37,15 @@ func WriteTable(w io.Writer, rep *Report) error {
 func WriteJSON(w io.Writer, rep *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(rep); err != nil {
+	var v any = rep
+	if rep.NoGoldLabels {
+		m, err := blankRecall(rep)
+		if err != nil {
+			return fmt.Errorf("write json: %w", err)
+		}
+		v = m
+	}
+	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("write json: %w", err)
 	}
 	return nil

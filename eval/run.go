@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/cutoff"
+	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -20,6 +23,20 @@ type Options struct {
 	Progress func(done, total int)
 	// PrepareProgress, when set, follows the scorer's Prepare step.
 	PrepareProgress func(done, total int)
+	// Window is the reader's context window in tokens (0: none): every
+	// selection is cut to it, and full is the whole pool cut to it in
+	// document order (see ctxsel.FitWindow).
+	Window int
+	// Answer, when set, has a reader answer from every selection and scores
+	// the answers; strategies may then include answering routes
+	// (selfroute:k=5). Records need no gold passages: without any, the
+	// recall figures are left out.
+	Answer *Answering
+	// TextSelectors are measured after Strategies, one report row each
+	// (named by Name()): selectors that read the question and the passages'
+	// texts and may call a model (an LLM picker). Their selections are cut
+	// to Window and answered like any other.
+	TextSelectors []ctxsel.TextSelector
 }
 
 // Report is what Run measured.
@@ -27,13 +44,17 @@ type Report struct {
 	Scorer   string `json:"scorer"`
 	Encoding string `json:"encoding"`
 	// Questions is how many were measured; Skipped had no gold passage.
-	Questions         int             `json:"questions"`
-	Skipped           int             `json:"skipped_no_gold"`
-	MeanPassages      float64         `json:"mean_passages"`
-	MeanContextTokens float64         `json:"mean_context_tokens"`
-	MeanGold          float64         `json:"mean_gold"`
-	Results           []Result        `json:"results"`
-	Frontier          []FrontierPoint `json:"frontier"`
+	Questions         int     `json:"questions"`
+	Skipped           int     `json:"skipped_no_gold"`
+	MeanPassages      float64 `json:"mean_passages"`
+	MeanContextTokens float64 `json:"mean_context_tokens"`
+	MeanGold          float64 `json:"mean_gold"`
+	// NoGoldLabels marks data without gold passages (LaRA): the recall
+	// figures are then meaningless and left blank.
+	NoGoldLabels bool            `json:"no_gold_labels,omitempty"`
+	Answers      *AnswerTotals   `json:"answers,omitempty"`
+	Results      []Result        `json:"results"`
+	Frontier     []FrontierPoint `json:"frontier"`
 }
 
 // Run scores every record's passages against its question, applies each
@@ -54,24 +75,24 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 		}
 		counter = c
 	}
-	strategies := make([]strategyCaps, len(opt.Strategies))
-	for i, sp := range opt.Strategies {
-		s, caps, err := ctxsel.New(sp)
-		if err != nil {
-			return nil, fmt.Errorf("eval: %w", err)
-		}
-		strategies[i] = strategyCaps{s, caps}
+	slots, err := newSlots(opt)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	gold := false
+	for _, r := range recs {
+		gold = gold || r.GoldCount() > 0
 	}
 	var kept []Record
 	skipped := 0
 	for _, r := range recs {
-		if r.GoldCount() == 0 {
+		if r.GoldCount() == 0 && (gold || opt.Answer == nil) {
 			skipped++
 			continue
 		}
 		kept = append(kept, r)
 	}
-	rep := &Report{Scorer: scorer.Name(), Encoding: counter.Encoding(), Questions: len(kept), Skipped: skipped}
+	rep := &Report{Scorer: scorer.Name(), Encoding: counter.Encoding(), Questions: len(kept), Skipped: skipped, NoGoldLabels: !gold}
 	if len(kept) == 0 {
 		return nil, fmt.Errorf("eval: none of %d records has a gold passage", len(recs))
 	}
@@ -79,11 +100,22 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
+	budget := windowBudget(opt, counter)
 	stats := make([]questionStats, len(kept))
 	for i, q := range curves {
-		if stats[i], err = measure(kept[i], q, strategies); err != nil {
+		if stats[i], err = measure(kept[i], q, slots, budget); err != nil {
 			return nil, fmt.Errorf("eval: record %q: %w", kept[i].ID, err)
 		}
+	}
+	if err := selectTexts(ctx, kept, curves, stats, slots, budget, opt.Workers); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	var answers [][]*QuestionAnswer
+	var answerErr error
+	if opt.Answer != nil {
+		var tot AnswerTotals
+		answers, tot, answerErr = answerAll(ctx, opt.Answer, counter, kept, stats, slots, opt.Window)
+		rep.Answers = &tot
 	}
 
 	for _, q := range stats {
@@ -95,20 +127,87 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	rep.MeanPassages /= n
 	rep.MeanContextTokens /= n
 	rep.MeanGold /= n
-	rep.Frontier = frontier(stats)
-	for i, sp := range opt.Strategies {
-		rep.Results = append(rep.Results, aggregate(sp.String(), i, stats, rep.Frontier))
+	if gold {
+		rep.Frontier = frontier(stats)
+	}
+	for i, sl := range slots {
+		res := aggregate(sl.name, i, stats, rep.Frontier)
+		if answers != nil {
+			res.AnswerResult = aggregateAnswers(answers[i], opt.Answer.Judge != nil, sl.route != nil)
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	if answerErr != nil {
+		// What was computed so far is reported; the caller writes it.
+		return rep, fmt.Errorf("eval: answering stopped: %w", answerErr)
 	}
 	return rep, nil
 }
 
-type strategyCaps struct {
-	s    ctxsel.Strategy
-	caps ctxsel.Caps
+// strategySlot is one row of the report: a pure strategy, or an answering
+// route (Self-Route) when route is set.
+type strategySlot struct {
+	name  string
+	s     ctxsel.Strategy
+	caps  ctxsel.Caps
+	full  bool
+	route *selfroute.Spec
+	text  ctxsel.TextSelector // selects in selectTexts, after measure
 }
 
-// measure applies every strategy to one scored question.
-func measure(r Record, q QuestionCurve, strategies []strategyCaps) (questionStats, error) {
+func newSlots(opt Options) ([]strategySlot, error) {
+	slots := make([]strategySlot, len(opt.Strategies))
+	for i, sp := range opt.Strategies {
+		slots[i].name = sp.String()
+		if selfroute.Is(sp) {
+			r, err := selfroute.ParseSpec(sp)
+			if err != nil {
+				return nil, err
+			}
+			if opt.Answer == nil {
+				return nil, fmt.Errorf("%w: %s is an answering route: it needs a reader (--reader)", ctxsel.ErrInvalidInput, sp)
+			}
+			slots[i].route = &r
+			continue
+		}
+		s, caps, err := ctxsel.New(sp)
+		if err != nil {
+			return nil, err
+		}
+		slots[i].s, slots[i].caps, slots[i].full = s, caps, sp.Name == "full"
+	}
+	for _, ts := range opt.TextSelectors {
+		if ts == nil {
+			return nil, fmt.Errorf("%w: nil text selector", ctxsel.ErrInvalidInput)
+		}
+		slots = append(slots, strategySlot{name: ts.Name(), text: ts})
+	}
+	return slots, nil
+}
+
+// windowBudget returns the passage budget of one question under
+// Options.Window (nil without a window): the window less the answer's
+// reserve and the prompt around the passages.
+func windowBudget(opt Options, counter token.Counter) func(Record) int {
+	if opt.Window <= 0 {
+		return nil
+	}
+	tmpl, reserve := llm.FactoidQA, defaultReserve
+	if opt.Answer != nil {
+		tmpl, reserve = opt.Answer.template(), opt.Answer.reserve()
+	}
+	return func(r Record) int {
+		t, err := tmpl.Render(r.Question, "")
+		if err != nil {
+			t = string(tmpl)
+		}
+		return max(1, opt.Window-reserve-counter.Count(t))
+	}
+}
+
+// measure applies every strategy to one scored question. With a window
+// budget every selection is cut to it, and full keeps document order.
+func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record) int) (questionStats, error) {
 	cands := make([]ctxsel.Candidate, len(r.Passages))
 	for i, p := range r.Passages {
 		cands[i] = ctxsel.Candidate{ID: p.ID, Score: q.Scores[i], Tokens: q.Tokens[i]}
@@ -118,7 +217,7 @@ func measure(r Record, q QuestionCurve, strategies []strategyCaps) (questionStat
 		return questionStats{}, err
 	}
 	n := curve.Len()
-	st := questionStats{gold: r.GoldCount(), totalTokens: curve.TotalTokens(), goldPrefix: make([]int, n+1), tokenPrefix: make([]int, n+1)}
+	st := questionStats{gold: r.GoldCount(), goldOf: q.Gold, totalTokens: curve.TotalTokens(), goldPrefix: make([]int, n+1), tokenPrefix: make([]int, n+1)}
 	for rank, idx := range curve.Top(n) {
 		g := 0
 		if q.Gold[idx] {
@@ -130,19 +229,45 @@ func measure(r Record, q QuestionCurve, strategies []strategyCaps) (questionStat
 			st.trueK = rank + 1
 		}
 	}
-	st.perStrategy = make([]selStats, len(strategies))
-	for i, sc := range strategies {
-		sel, err := ctxsel.Select(curve, sc.s, sc.caps, ctxsel.RankOrder)
-		if err != nil {
-			return questionStats{}, fmt.Errorf("select %s: %w", sc.s.Name(), err)
+	fit := func(sel ctxsel.Selection, order ctxsel.Order) (ctxsel.Selection, error) {
+		if budget == nil {
+			return sel, nil
 		}
-		ss := selStats{k: sel.K, tokens: sel.Tokens}
-		for _, idx := range sel.Indices {
-			if q.Gold[idx] {
-				ss.gold++
+		return ctxsel.FitWindow(curve, sel, budget(r), perPassage, order)
+	}
+	st.perStrategy = make([]selStats, len(slots))
+	for i, sc := range slots {
+		var sel, alt ctxsel.Selection
+		if sc.text != nil {
+			continue
+		} else if sc.route != nil {
+			// Self-Route's two contexts: the top-k, and the full pool.
+			if sel, err = ctxsel.Select(curve, cutoff.TopK(sc.route.K), ctxsel.Caps{}, ctxsel.RankOrder); err == nil {
+				sel, err = fit(sel, ctxsel.RankOrder)
+			}
+			if err == nil {
+				alt, err = ctxsel.Select(curve, cutoff.TopK(n), ctxsel.Caps{}, ctxsel.RankOrder)
+			}
+			if err == nil {
+				alt, err = fit(alt, ctxsel.DocumentOrder)
+			}
+			if err != nil {
+				return questionStats{}, fmt.Errorf("%s: %w", sc.name, err)
+			}
+		} else {
+			order := ctxsel.RankOrder
+			if sc.full {
+				order = ctxsel.DocumentOrder
+			}
+			if sel, err = ctxsel.Select(curve, sc.s, sc.caps, ctxsel.RankOrder); err == nil {
+				sel, err = fit(sel, order)
+			}
+			if err != nil {
+				return questionStats{}, fmt.Errorf("select %s: %w", sc.s.Name(), err)
 			}
 		}
-		st.perStrategy[i] = ss
+		st.perStrategy[i].alt = alt
+		st.perStrategy[i].setSelection(sel, q.Gold)
 	}
 	return st, nil
 }

@@ -30,7 +30,8 @@ type AskRequest struct {
 	Query string
 	// Strategy and Caps are the request's strategy, parsed and checked;
 	// Spec is the same as one spec string ("adaptivek:buffer=0,max_k=5",
-	// caps included) for implementations that take one.
+	// caps included) for implementations that take one. For the answering
+	// route selfroute:k=N, Strategy is nil and Spec names the route.
 	Strategy ctxsel.Strategy
 	Caps     ctxsel.Caps
 	Spec     string
@@ -52,6 +53,8 @@ type AskResponse struct {
 	// Scores, when set, is the whole similarity curve the strategy cut
 	// (every candidate's score); otherwise the curve is Passages' scores.
 	Scores []float64
+	// Usage, when set, is what the LLM calls cost (reported as "usage").
+	Usage *AskUsage
 }
 
 // Passage is one retrieved candidate.
@@ -73,7 +76,7 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	st, caps, order, spec, err := resolveStrategy(&req.commonRequest)
+	st, caps, order, spec, err := resolveAskStrategy(&req.commonRequest)
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return
@@ -149,6 +152,7 @@ func (s *Server) askResponse(resp AskResponse) ([]byte, error) {
 
 	b := []byte(`{"answer":`)
 	b = appendString(b, resp.Answer)
+	b = appendUsage(b, resp.Usage)
 	b = append(b, ',')
 	b = s.appendSelected(b, res)
 	b = append(b, `,"passages":[`...)

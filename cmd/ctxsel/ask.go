@@ -13,6 +13,7 @@ import (
 	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/selfroute"
 )
 
 // llmFromEnv builds the configured LLM client; tests replace it.
@@ -49,6 +50,9 @@ Examples:
 	showPrompt := fs.Bool("prompt", true, "print the assembled prompt")
 	useLLM := fs.Bool("llm", true, "ask the configured LLM (set -llm=false to only select)")
 	templateFile := fs.String("template", "", "prompt template file with {question} and {context} (default: the factoid QA template)")
+	reader := fs.String("reader", "", "LLM that answers: PROVIDER:MODEL[@BASE_URL][#window=N] (default: the CTXSEL_LLM_* environment)")
+	window := fs.Int("window", 0, "reader window in tokens for selfroute's long-context step (default: the spec's #window, else 32000)")
+	lf := addLLMFlags(fs)
 	words, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -59,7 +63,11 @@ Examples:
 		return usageError{errors.New("ask: no question given")}
 	}
 	spec := params.appendTo(*strategy)
-	if _, _, err := ctxsel.Parse(spec); err != nil {
+	if sp, err := ctxsel.ParseSpec(spec); err == nil && selfroute.Is(sp) {
+		if _, err := selfroute.ParseSpec(sp); err != nil {
+			return err
+		}
+	} else if _, _, err := ctxsel.Parse(spec); err != nil {
 		return err
 	}
 	ord, err := ctxsel.ParseOrder(*order)
@@ -77,12 +85,31 @@ Examples:
 		}
 		opts.Template = llm.Template(b)
 	}
-	if *useLLM {
+	if *useLLM && *reader != "" {
+		sp, err := llm.ParseSpec(*reader)
+		if err != nil {
+			return usageError{fmt.Errorf("ask --reader: %w", err)}
+		}
+		open, cache, err := lf.open(stderr)
+		if err != nil {
+			return err
+		}
+		if cache != nil {
+			defer cache.Close()
+		}
+		if opts.LLM, err = open(*reader); err != nil {
+			return usageError{fmt.Errorf("ask --reader: %w", err)}
+		}
+		opts.Window = sp.Window
+	} else if *useLLM {
 		c, err := llmFromEnv()
 		if err != nil {
 			return usageError{err}
 		}
 		opts.LLM = c
+	}
+	if *window > 0 {
+		opts.Window = *window
 	}
 	store, err := openStore(ctx, *loc, false, "")
 	if err != nil {
@@ -102,18 +129,27 @@ Examples:
 	if errors.Is(err, index.ErrMismatch) {
 		return usageError{fmt.Errorf("%w (choose the index's model with --embedder)", err)}
 	}
-	if err != nil {
+	if err != nil && a.Prompt == "" {
 		return err
 	}
+	// From here on a failed LLM call still shows the passages, the why
+	// and the prompt, and then the error.
+	llmErr := err
 	if *curve != "" {
 		if err := writeFile(*curve, func(w io.Writer) error { return ask.WriteCurveSVG(w, a) }); err != nil {
 			return err
 		}
 	}
 	if *asJSON {
-		return writeJSON(stdout, a)
+		if err := writeJSON(stdout, a); err != nil {
+			return err
+		}
+		return llmErr
 	}
 	printAnswer(stdout, a, *showPrompt)
+	if llmErr != nil {
+		return llmErr
+	}
 	if *curve != "" {
 		fmt.Fprintf(stdout, "\ncurve written to %s\n", *curve)
 	}
@@ -137,6 +173,16 @@ func printAnswer(w io.Writer, a ask.Answer, showPrompt bool) {
 	}
 	if showPrompt {
 		fmt.Fprintf(w, "\n--- prompt (%d tokens, %s) ---\n%s\n--- end of prompt ---\n", a.PromptTokens, a.Encoding, a.Prompt)
+	}
+	if rt := a.Route; rt != nil {
+		fmt.Fprintf(w, "\nSelf-Route: ")
+		for i, st := range rt.Steps {
+			if i > 0 {
+				fmt.Fprint(w, ", then ")
+			}
+			fmt.Fprintf(w, "%d passages (%d prompt tokens) → %q", st.K, st.PromptTokens, snippet(st.Reply.Content, 60))
+		}
+		fmt.Fprintf(w, "; %d + %d tokens over both calls\n", rt.InputTokens, rt.OutputTokens)
 	}
 	if r := a.Reply; r != nil {
 		fmt.Fprintf(w, "\n--- answer (%s; %d prompt + %d completion tokens, %s) ---\n%s\n", r.Model, r.PromptTokens, r.CompletionTokens,

@@ -12,6 +12,7 @@ import (
 	"github.com/ctxsel/ctxsel/eval/sample"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/internal/progress"
+	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -24,7 +25,10 @@ Measures selection strategies on labelled questions: each question's passages
 are padded to --pool passages with passages of other questions (HELMET-style
 long contexts), scored against the question, cut by every strategy, and
 compared on context recall, tokens, and gain over the fixed top-k frontier at
-the same mean token count. Without --data it runs the bundled sample.`, stderr)
+the same mean token count. Without --data it runs the bundled sample;
+--data lara:32k/book (LENGTH/KIND[/LEVEL]) reads the LaRA benchmark, chunked
+600/100 tokens, unpadded and without gold passages (answers only).
+`+answerUsage+"\n"+llmHelp, stderr)
 	data := fs.String("data", "", "labelled JSONL file (plain or gzip); default: the bundled 100-question HotpotQA sample")
 	pool := fs.Int("pool", 1000, "pad each question to this many passages (0 = no padding)")
 	seed := fs.Uint64("seed", 1, "seed for pooling")
@@ -35,6 +39,8 @@ the same mean token count. Without --data it runs the bundled sample.`, stderr)
 	encoding := fs.String("encoding", token.Default, "token encoding: "+strings.Join(token.Encodings, ", "))
 	limit := fs.Int("limit", 0, "use only the first N questions (0 = all)")
 	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
+	laraDir := fs.String("lara-dir", laraDefaultDir, "the LaRA benchmark's directory (holding datasets/), for --data lara:…")
+	af := addAnswerFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -46,6 +52,15 @@ the same mean token count. Without --data it runs the bundled sample.`, stderr)
 		return fmt.Errorf("eval --strategies: %w", err)
 	}
 	for _, sp := range specs { // fail on a bad spec before any slow work
+		if selfroute.Is(sp) {
+			if _, err := selfroute.ParseSpec(sp); err != nil {
+				return fmt.Errorf("eval --strategies: %w", err)
+			}
+			if *af.reader == "" {
+				return usageError{fmt.Errorf("eval --strategies: %s is an answering route: it needs --reader", sp)}
+			}
+			continue
+		}
 		if _, _, err := ctxsel.New(sp); err != nil {
 			return fmt.Errorf("eval --strategies: %w", err)
 		}
@@ -61,8 +76,21 @@ the same mean token count. Without --data it runs the bundled sample.`, stderr)
 	defer closeScorer()
 	var recs []eval.Record
 	source := sample.Name
+	answering, window, err := af.setup(stderr)
+	if err != nil {
+		return err
+	}
+	defer af.close()
 	if *data == "" {
 		recs, err = sample.HotpotQA()
+	} else if strings.HasPrefix(*data, "lara:") {
+		source = *data
+		recs, err = loadLaRA(ctx, *laraDir, *data, counter)
+		*pool = 0 // a LaRA question's pool is its own document
+		if answering != nil {
+			_, kind, _, _ := eval.ParseLaRA(strings.TrimPrefix(*data, "lara:"))
+			answering.Datatype = eval.LaRADatatype(kind)
+		}
 	} else {
 		source = filepath.Base(*data)
 		recs, err = eval.LoadFile(*data)
@@ -79,12 +107,13 @@ the same mean token count. Without --data it runs the bundled sample.`, stderr)
 	}
 	prep := progress.New(stderr, "embedding")
 	bar := progress.New(stderr, "questions")
-	rep, err := eval.Run(ctx, pooled, scorer, eval.Options{
+	rep, runErr := eval.Run(ctx, pooled, scorer, eval.Options{
 		Strategies: specs, Counter: counter, Workers: *workers,
 		Progress: bar.Update, PrepareProgress: prep.Update,
+		Window: window, Answer: answering,
 	})
-	if err != nil {
-		return err
+	if rep == nil {
+		return runErr
 	}
 	fmt.Fprintf(stdout, "%s · pool %d · seed %d\n", source, *pool, *seed)
 	if err := eval.WriteTable(stdout, rep); err != nil {
@@ -95,13 +124,22 @@ the same mean token count. Without --data it runs the bundled sample.`, stderr)
 			return err
 		}
 	}
-	if *plotOut != "" {
+	if *plotOut != "" && rep.NoGoldLabels {
+		fmt.Fprintln(stderr, "note: no gold passages, so no recall/token plot (--plot skipped)")
+	} else if *plotOut != "" {
 		title := fmt.Sprintf("%s, pool %d, %s scorer", source, *pool, rep.Scorer)
 		if err := writeFile(*plotOut, func(w io.Writer) error { return eval.WritePlot(w, rep, title) }); err != nil {
 			return err
 		}
 	}
-	return nil
+	names := make([]string, len(specs))
+	for i, sp := range specs {
+		names[i] = sp.String()
+	}
+	if err := af.finish(rep, names); err != nil {
+		return err
+	}
+	return runErr
 }
 
 // writeFile writes a report atomically, so an interrupted run never leaves

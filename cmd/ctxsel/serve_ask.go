@@ -27,6 +27,10 @@ func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskR
 	resp := server.AskResponse{Selection: ans.Selection, Scores: ans.Scores}
 	if ans.Reply != nil {
 		resp.Answer = ans.Reply.Content
+		resp.Usage = &server.AskUsage{LLMCalls: 1, InputTokens: ans.Reply.PromptTokens, OutputTokens: ans.Reply.CompletionTokens}
+	}
+	if rt := ans.Route; rt != nil {
+		resp.Usage = &server.AskUsage{LLMCalls: len(rt.Steps), InputTokens: rt.InputTokens, OutputTokens: rt.OutputTokens, Routed: rt.Routed}
 	}
 	for _, p := range ans.Passages {
 		resp.Passages = append(resp.Passages, server.Passage{ID: p.ID, Score: p.Score, Tokens: p.Tokens, Text: p.Text})

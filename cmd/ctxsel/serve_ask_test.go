@@ -2,12 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/server"
 )
 
@@ -47,5 +53,65 @@ func TestServeAskerAnswersFromIndex(t *testing.T) {
 	}
 	if _, _, err := newIndexAsker(context.Background(), filepath.Join(root, "missing")); err == nil {
 		t.Fatal("a missing index was accepted")
+	}
+}
+
+// TestServeAskSelfRoute: /v1/ask takes selfroute:k=N, runs it with the
+// index's LLM and reports both calls' tokens under "usage".
+func TestServeAskSelfRoute(t *testing.T) {
+	useHashEmbedder(t)
+	root := t.TempDir()
+	doc := filepath.Join(root, "etna.txt")
+	os.WriteFile(doc, []byte("Mount Etna is an active volcano on Sicily. Bread rises because yeast makes gas. The Moon has no air."), 0o644)
+	idx := filepath.Join(root, "idx")
+	if code, _, errs := runCLI(t, "", "index", "add", "--index", idx, "--chunker", "sentences:max_tokens=12", doc); code != 0 {
+		t.Fatalf("index add: %s", errs)
+	}
+	n := 0
+	llmSrv := llmtest.New(func(llmtest.Call) llmtest.Reply {
+		if n++; n == 1 {
+			return llmtest.Reply{Content: "unanswerable", PromptTokens: 40, CompletionTokens: 1}
+		}
+		return llmtest.Reply{Content: "Sicily", PromptTokens: 90, CompletionTokens: 2}
+	})
+	defer llmSrv.Close()
+	llmFromEnv = func() (llm.Client, error) {
+		c, _, err := llm.OpenSpec(llmSrv.OpenAISpec("m"), llm.Options{})
+		return c, err
+	}
+	asker, closeAsker, err := newIndexAsker(context.Background(), idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAsker()
+	s, err := server.New(server.DefaultConfig(), server.Options{Asker: asker})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(body string) (int, string) {
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/ask", strings.NewReader(body)))
+		return rec.Code, rec.Body.String()
+	}
+	code, body := post(`{"query":"Where is Etna?","strategy":"selfroute:k=1"}`)
+	var resp struct {
+		Answer string `json:"answer"`
+		K      int    `json:"k"`
+		Usage  struct {
+			LLMCalls     int  `json:"llm_calls"`
+			InputTokens  int  `json:"input_tokens"`
+			OutputTokens int  `json:"output_tokens"`
+			Routed       bool `json:"routed"`
+		} `json:"usage"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &resp) != nil || resp.Answer != "Sicily" || resp.K != 3 ||
+		resp.Usage.LLMCalls != 2 || resp.Usage.InputTokens != 130 || resp.Usage.OutputTokens != 3 || !resp.Usage.Routed {
+		t.Fatalf("%d %s", code, body)
+	}
+	for _, bad := range []string{`{"query":"q","strategy":"selfroute:k=0"}`, `{"query":"q","strategy":"selfroute:p=1"}`,
+		`{"query":"q","strategy":"selfroute","params":{"k":-1}}`} {
+		if code, body := post(bad); code != 400 || strings.Contains(body, "127.0.0.1") {
+			t.Errorf("%s: %d %s", bad, code, body)
+		}
 	}
 }

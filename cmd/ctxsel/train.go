@@ -27,6 +27,7 @@ func cmdTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		args = args[1:]
 	}
 	fs := newFlags("train band", `Usage: ctxsel train band --data FILE[,FILE] --out POLICY [flags]
+       ctxsel train band --data lara:32k/book --reward llm --reader SPEC [--judge SPEC] --out POLICY [flags]
 
 Trains the LDAR band policy (package ldar) by policy gradient on labelled
 questions. Each data file is split by question (--split, seeded by
@@ -38,7 +39,11 @@ checkpoint is written atomically after every epoch (--checkpoint, default
 OUT.ckpt); --resume continues from it. Afterwards every test split (and each
 --eval file) is measured with eval.Run beside fixed top-k, Adaptive-k and
 the knee: recall, tokens and gain over the top-k frontier at the same mean
-tokens.`, stderr)
+tokens. --reward llm is LDAR's own reward: a --reader answers from every
+sampled band and --judge scores the answer (calls cached and limited; an
+estimate is printed first; --max-llm-tokens caps the spend); it is the only
+reward for data without gold passages (LaRA).
+`+llmHelp, stderr)
 	data := fs.String("data", "", "labelled JSONL file(s) to train on, comma-separated")
 	out := fs.String("out", "", "write the trained policy (safetensors) here")
 	pool := fs.Int("pool", 1000, "pad each question to this many passages")
@@ -50,7 +55,9 @@ tokens.`, stderr)
 	valShare := fs.Float64("val", 0.2, "share of the training questions held out for validation")
 	scorerName := fs.String("scorer", defaultScorer, "passage scorer: "+strings.Join(scorerNames(), ", "))
 	cacheDir := fs.String("cache", defaultCacheDir(), "cache directory for scored curves (\"\" = none); embeddings use the embedding cache")
-	rewardName := fs.String("reward", "recall", "reward: recall (recall − λ·tokens/1000) or picker (Context-Picker Eq. 6)")
+	rewardName := fs.String("reward", "recall", "reward: recall (recall − λ·tokens/1000), picker (Context-Picker Eq. 6) or llm (LDAR's: a --reader answers from the band, --judge scores it)")
+	lf := addLLMRewardFlags(fs)
+	laraDir := fs.String("lara-dir", laraDefaultDir, "the LaRA benchmark's directory, for --data lara:LENGTH/KIND[/LEVEL] (needs --reward llm)")
 	lambda := fs.Float64("lambda", 0.5, "price of 1,000 selected tokens in recall (reward recall)")
 	gamma := fs.Float64("gamma", 1, "redundancy penalty (reward picker)")
 	margin := fs.Int("margin", 3, "redundancy margin in passages (reward picker)")
@@ -120,12 +127,21 @@ tokens.`, stderr)
 	case "picker":
 		reward = ldar.Picker{Gamma: *gamma, Margin: *margin}
 		rewardDesc = fmt.Sprintf("context-picker gamma=%g margin=%d", *gamma, *margin)
+	case "llm":
 	default:
-		return usageError{fmt.Errorf("train band: --reward %q: want recall or picker", *rewardName)}
+		return usageError{fmt.Errorf("train band: --reward %q: want recall, picker or llm", *rewardName)}
 	}
 	counter, err := token.New(*encoding)
 	if err != nil {
 		return usageError{err}
+	}
+	var llmReward *eval.LLMReward
+	if *rewardName == "llm" {
+		if llmReward, rewardDesc, err = lf.reward(stderr, counter); err != nil {
+			return err
+		}
+		defer lf.close()
+		reward = llmReward
 	}
 	scorer, closeScorer, err := newScorer(*scorerName)
 	if err != nil {
@@ -141,8 +157,19 @@ tokens.`, stderr)
 	}
 	var sets []split3
 	var trainQ, valQ []ldar.Question
+	load := func(path string) ([]eval.Record, []eval.Record, int, error) {
+		if !strings.HasPrefix(path, "lara:") {
+			recs, err := eval.LoadFile(path)
+			return recs, nil, *pool, err
+		}
+		if *rewardName != "llm" {
+			return nil, nil, 0, usageError{fmt.Errorf("train band: %s has no gold passages: train on it with --reward llm", path)}
+		}
+		recs, err := loadLaRA(ctx, *laraDir, path, counter)
+		return recs, recs, 0, err // a LaRA question's pool is its own document
+	}
 	for _, path := range files {
-		recs, err := eval.LoadFile(path)
+		recs, given, filePool, err := load(path)
 		if err != nil {
 			return err
 		}
@@ -152,11 +179,20 @@ tokens.`, stderr)
 		sets = append(sets, split3{path: path, train: tr, test: te, all: recs})
 		fitIDs, valIDs := ldareval.IDs(fit), ldareval.IDs(val)
 		for a := range *aug {
-			spec := ldareval.CurveSpec{Path: path, Pool: *pool, PoolSeed: *poolSeed + uint64(a), Scorer: scorer.Name(), Encoding: counter.Encoding()}
-			fmt.Fprintf(stderr, "scoring %s (pool %d, seed %d) with %s\n", filepath.Base(path), *pool, spec.PoolSeed, scorer.Name())
+			spec := ldareval.CurveSpec{Path: path, Records: given, Pool: filePool, PoolSeed: *poolSeed + uint64(a), Scorer: scorer.Name(), Encoding: counter.Encoding()}
+			fmt.Fprintf(stderr, "scoring %s (pool %d, seed %d) with %s\n", filepath.Base(path), filePool, spec.PoolSeed, scorer.Name())
 			qs, err := ldareval.Questions(ctx, spec, scorer, counter, *cacheDir)
 			if err != nil {
 				return err
+			}
+			if llmReward != nil { // the reader needs the texts
+				pooled, err := eval.Pool(recs, filePool, spec.PoolSeed)
+				if err != nil {
+					return err
+				}
+				if err := ldareval.WithTexts(qs, pooled); err != nil {
+					return err
+				}
 			}
 			trainQ = append(trainQ, ldareval.SelectQuestions(qs, fitIDs)...)
 			valQ = append(valQ, ldareval.SelectQuestions(qs, valIDs)...)
@@ -188,7 +224,15 @@ tokens.`, stderr)
 	if *epochs == 0 {
 		return nil // curves only
 	}
+	if llmReward != nil {
+		estimateLLMSpend(stderr, trainQ, valQ, opt, llmReward.Answering.Judge != nil)
+	}
 	policy, history, err := ldar.Train(ctx, trainQ, valQ, opt)
+	if llmReward != nil {
+		st := llmReward.Stats()
+		fmt.Fprintf(stderr, "LLM reward: %d calls made, %d from the cache, %d tokens spent, %d judge verdicts unreadable (scored 0)\n",
+			st.Calls, st.Cached, st.Tokens, st.JudgeInvalid)
+	}
 	if err != nil {
 		return err
 	}
@@ -203,9 +247,14 @@ tokens.`, stderr)
 	}
 	var reports []namedReport
 	evalSet := func(name, path string, ids map[string]bool) error {
-		recs, err := eval.LoadFile(path)
+		recs, given, _, err := load(path)
 		if err != nil {
 			return err
+		}
+		if given != nil {
+			fmt.Fprintf(stdout, "\n%s: no gold passages, so no recall report; measure the policy's answers with\n  %s=%s ctxsel eval --data %s --reader … --strategies band,topk:k=5,adaptivek\n",
+				name, ldar.EnvPolicy, *out, path)
+			return nil
 		}
 		pooled, err := eval.Pool(recs, *pool, *poolSeed)
 		if err != nil {
@@ -231,7 +280,7 @@ tokens.`, stderr)
 		}
 	}
 	for _, path := range splitList(*evalFiles) {
-		recs, err := eval.LoadFile(path)
+		recs, _, _, err := load(path)
 		if err != nil {
 			return err
 		}
@@ -268,7 +317,11 @@ tokens.`, stderr)
 	}
 	if *plotBands != "" && len(sets) > 0 {
 		s := sets[0]
-		spec := ldareval.CurveSpec{Path: s.path, Pool: *pool, PoolSeed: *poolSeed, Scorer: scorer.Name(), Encoding: counter.Encoding()}
+		_, given, filePool, err := load(s.path)
+		if err != nil {
+			return err
+		}
+		spec := ldareval.CurveSpec{Path: s.path, Records: given, Pool: filePool, PoolSeed: *poolSeed, Scorer: scorer.Name(), Encoding: counter.Encoding()}
 		qs, err := ldareval.Questions(ctx, spec, scorer, counter, *cacheDir)
 		if err != nil {
 			return err

@@ -34,7 +34,11 @@ func isTerminal(f *os.File) bool {
 }
 
 // Update redraws the bar (at most ten times a second, and always at the end).
-func (b *Bar) Update(done, total int) {
+func (b *Bar) Update(done, total int) { b.UpdateNote(done, total, "") }
+
+// UpdateNote is Update with a note after the ETA (calls and tokens spent,
+// say).
+func (b *Bar) UpdateNote(done, total int, note string) {
 	if b == nil || b.w == nil || total <= 0 {
 		return
 	}
@@ -52,8 +56,11 @@ func (b *Bar) Update(done, total int) {
 	if done > 0 {
 		eta = (time.Duration(float64(elapsed) * float64(total-done) / float64(done))).Round(time.Second).String()
 	}
-	fmt.Fprintf(b.w, "\r%s [%s%s] %d/%d  %s elapsed, ETA %s   ", b.label, strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
-		done, total, elapsed.Round(time.Second), eta)
+	if note != "" {
+		note = " · " + note
+	}
+	fmt.Fprintf(b.w, "\r%s [%s%s] %d/%d  %s elapsed, ETA %s%s   ", b.label, strings.Repeat("#", filled), strings.Repeat(" ", width-filled),
+		done, total, elapsed.Round(time.Second), eta, note)
 	if done >= total {
 		fmt.Fprintln(b.w)
 	}

@@ -68,7 +68,11 @@ func Filter(recs []eval.Record, ids map[string]bool) []eval.Record {
 // passages with PoolSeed (the whole file is pooled, so a question's
 // distractors do not depend on the split), scored by Scorer.
 type CurveSpec struct {
-	Path     string
+	Path string
+	// Records, when set, are the data instead of the file at Path (LaRA,
+	// read and chunked by the caller); their curves are not cached, and a
+	// set without any gold passage keeps every record (answers only).
+	Records  []eval.Record
 	Pool     int
 	PoolSeed uint64
 	Scorer   string
@@ -81,7 +85,7 @@ type CurveSpec struct {
 // skipped by eval.Curves.
 func Questions(ctx context.Context, spec CurveSpec, scorer eval.Scorer, counter token.Counter, cacheDir string) ([]ldar.Question, error) {
 	var cachePath string
-	if cacheDir != "" {
+	if cacheDir != "" && spec.Records == nil {
 		b, err := os.ReadFile(spec.Path)
 		if err != nil {
 			return nil, err
@@ -93,15 +97,21 @@ func Questions(ctx context.Context, spec CurveSpec, scorer eval.Scorer, counter 
 			return qs, nil
 		}
 	}
-	recs, err := eval.LoadFile(spec.Path)
-	if err != nil {
-		return nil, err
+	recs := spec.Records
+	if recs == nil {
+		var err error
+		if recs, err = eval.LoadFile(spec.Path); err != nil {
+			return nil, err
+		}
 	}
 	pooled, err := eval.Pool(recs, spec.Pool, spec.PoolSeed)
 	if err != nil {
 		return nil, err
 	}
 	curves, _, err := eval.Curves(ctx, pooled, scorer, counter, 1)
+	if err == nil && len(curves) == 0 && spec.Records != nil {
+		curves, err = eval.CurvesAll(ctx, pooled, scorer, counter, 1)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel/llm/llmtest"
+)
+
+// TestAskFailingLLMShowsSelection: with a failing reader, ask still prints
+// the passages, the why and the prompt, then the error, and exits non-zero;
+// selfroute runs through --reader and reports both calls.
+func TestAskFailingLLMShowsSelection(t *testing.T) {
+	useHashEmbedder(t)
+	t.Setenv("CTXSEL_LLM_CACHE", "off")
+	root := t.TempDir()
+	docs := filepath.Join(root, "docs")
+	os.MkdirAll(docs, 0o755)
+	os.WriteFile(filepath.Join(docs, "volcano.txt"), []byte("Mount Etna is an active volcano on Sicily. Its eruptions are frequent."), 0o644)
+	os.WriteFile(filepath.Join(docs, "bread.txt"), []byte("Bread rises because yeast makes gas."), 0o644)
+	idx := filepath.Join(root, "idx")
+	if code, _, errs := runCLI(t, "", "index", "add", docs, "--index", idx); code != 0 {
+		t.Fatalf("add: %s", errs)
+	}
+	srv := llmtest.New(llmtest.Echo)
+	defer srv.Close()
+	srv.Script(llmtest.Fault{Status: 401})
+	code, out, errs := runCLI(t, "", "ask", "--index", idx, "--reader", srv.OpenAISpec("m"), "--llm-retries=0", "Is Etna active?")
+	if code == 0 || !strings.Contains(out, "Selected") || !strings.Contains(out, "Why:") || !strings.Contains(out, "--- prompt") || !strings.Contains(errs, "401") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if strings.Contains(errs, "127.0.0.1") {
+		t.Fatalf("error shows the endpoint address: %s", errs)
+	}
+
+	n := 0
+	srv.SetReplier(func(c llmtest.Call) llmtest.Reply {
+		if n++; n == 1 {
+			return llmtest.Reply{Content: "unanswerable"}
+		}
+		return llmtest.Reply{Content: "Yes"}
+	})
+	code, out, errs = runCLI(t, "", "ask", "--index", idx, "--reader", srv.OpenAISpec("m"), "--strategy", "selfroute:k=1", "--prompt=false", "Is Etna active?")
+	if code != 0 || !strings.Contains(out, "Self-Route: 1 passages") || !strings.Contains(out, "then 2 passages") || !strings.Contains(out, "Yes") {
+		t.Fatalf("selfroute: exit %d\n%s\n%s", code, out, errs)
+	}
+}

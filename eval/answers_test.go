@@ -1,0 +1,240 @@
+package eval_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/answer"
+	"github.com/ctxsel/ctxsel/chunk"
+	_ "github.com/ctxsel/ctxsel/cutoff"
+	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/llm/llmtest"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+// smallSet is n questions with one gold passage each and two fillers.
+func smallSet(n int, gold bool) []eval.Record {
+	var recs []eval.Record
+	for i := range n {
+		recs = append(recs, eval.Record{ID: fmt.Sprint("q", i), Question: fmt.Sprintf("where was person%d born", i), Answers: []string{fmt.Sprint("town", i)},
+			Passages: []eval.Passage{
+				{ID: "g", Text: fmt.Sprintf("person%d was born in town%d", i, i), Gold: gold},
+				{ID: "f1", Text: fmt.Sprintf("weather report number %d", i)},
+				{ID: "f2", Text: fmt.Sprintf("a recipe for bread, variant %d", i)},
+			}})
+	}
+	return recs
+}
+
+func specs(t *testing.T, text string) []ctxsel.Spec {
+	t.Helper()
+	sp, err := ctxsel.ParseSpecList(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+func openSpec(t *testing.T, spec string) llm.Client {
+	t.Helper()
+	c, _, err := llm.OpenSpec(spec, llm.Options{MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestAnswersJudgeInvalidAndFailures: an LLM judge that rambles is counted
+// as judge_invalid, never scored; a judge call that fails is an LLM failure
+// and the run goes on and reports it.
+func TestAnswersJudgeInvalidAndFailures(t *testing.T) {
+	recs := smallSet(6, true)
+	var table []llmtest.Question
+	for _, r := range recs {
+		table = append(table, llmtest.Question{Question: r.Question, Gold: []string{r.Passages[0].Text}, Answer: r.Answers[0]})
+	}
+	reader := llmtest.New(llmtest.Reader(table, llmtest.ReaderOptions{}))
+	defer reader.Close()
+	n := 0
+	judgeSrv := llmtest.New(func(c llmtest.Call) llmtest.Reply {
+		n++
+		if strings.Contains(c.Prompt(), "person0 ") || strings.Contains(c.Prompt(), "person1 ") {
+			return llmtest.Reply{Content: "Well, it depends on many things, and I would rather not say."}
+		}
+		return llmtest.Reply{Content: "Correct"}
+	})
+	defer judgeSrv.Close()
+	judgeSrv.Script(llmtest.Fault{Status: 500})
+	counter, _ := token.New("")
+	a := &eval.Answering{Reader: openSpec(t, reader.OpenAISpec("r")), Judge: answer.NewBinaryJudge(openSpec(t, judgeSrv.OpenAISpec("j"))), MaxFailures: -1, Workers: 1}
+	rep, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	if r.LLMFailures != 1 || rep.Answers.Failures != 1 || r.Answered != 5 {
+		t.Fatalf("failures %d/%d, answered %d", r.LLMFailures, rep.Answers.Failures, r.Answered)
+	}
+	if r.JudgeInvalid == 0 || r.Judge == nil || *r.Judge != 1 || r.SubEM != 1 {
+		t.Fatalf("judge %v invalid %d subem %v", r.Judge, r.JudgeInvalid, r.SubEM)
+	}
+	var buf bytes.Buffer
+	if err := eval.WriteTable(&buf, rep); err != nil || !strings.Contains(buf.String(), "invalid") {
+		t.Fatalf("table: %v\n%s", err, buf.String())
+	}
+}
+
+// TestAnswersWithoutGold: records without gold passages (LaRA) are
+// measured by their answers alone; the JSON leaves the recall fields out.
+func TestAnswersWithoutGold(t *testing.T) {
+	recs := smallSet(4, false)
+	srv := llmtest.New(func(c llmtest.Call) llmtest.Reply {
+		for i := range 4 {
+			if strings.Contains(c.Prompt(), fmt.Sprintf("born in town%d", i)) {
+				return llmtest.Reply{Content: fmt.Sprint("town", i)}
+			}
+		}
+		return llmtest.Reply{Content: "unanswerable"}
+	})
+	defer srv.Close()
+	counter, _ := token.New("")
+	a := &eval.Answering{Reader: openSpec(t, srv.OpenAISpec("r"))}
+	rep, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "full,topk:k=1"), Counter: counter, Answer: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.NoGoldLabels || rep.Questions != 4 || rep.Results[0].SubEM != 1 {
+		t.Fatalf("report %+v / %+v", rep, rep.Results[0].AnswerResult)
+	}
+	var buf bytes.Buffer
+	if err := eval.WriteJSON(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), `"recall"`) || !strings.Contains(buf.String(), `"subem"`) {
+		t.Fatalf("json:\n%s", buf.String())
+	}
+	// without a reader, gold-less records are still refused
+	if _, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "full"), Counter: counter}); err == nil {
+		t.Fatal("gold-less records measured without answers")
+	}
+	// a route without a reader is bad input
+	if _, err := eval.Run(context.Background(), smallSet(2, true), eval.NewBM25(), eval.Options{Strategies: specs(t, "selfroute"), Counter: counter}); err == nil {
+		t.Fatal("selfroute without a reader accepted")
+	}
+}
+
+// TestAnswersCancel: a cancelled run returns what it has, marked stopped.
+func TestAnswersCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := llmtest.New(func(c llmtest.Call) llmtest.Reply {
+		cancel()
+		return llmtest.Reply{Content: "x"}
+	})
+	defer srv.Close()
+	counter, _ := token.New("")
+	a := &eval.Answering{Reader: openSpec(t, srv.OpenAISpec("r")), Workers: 1}
+	rep, err := eval.Run(ctx, smallSet(20, true), eval.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
+	if err == nil || rep == nil || rep.Answers.Stopped == "" || rep.Results[0].Answered >= 20 {
+		t.Fatalf("err %v, report %+v", err, rep)
+	}
+}
+
+// TestLaRA reads the LaRA benchmark from ../shared: 32k books chunked
+// 600/100 tokens give about 64 passages per document (ldar.txt App. C.3).
+func TestLaRA(t *testing.T) {
+	const root = "../../shared/data/lara"
+	if _, err := os.Stat(root); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("LaRA missing in CI: %v", err)
+		}
+		t.Skip("LaRA not available")
+	}
+	tok, err := token.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := chunk.NewTokens(tok, 600, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := eval.LoadLaRA(context.Background(), root, "32k/book/location", ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[int]bool{}
+	total := 0
+	for _, r := range recs {
+		if r.Task != "location" || len(r.Answers) != 1 || r.GoldCount() != 0 || !strings.HasPrefix(r.ID, "32k/book/location/") {
+			t.Fatalf("record %+v", r.ID)
+		}
+		docs[len(r.Passages)] = true
+		total += len(r.Passages)
+	}
+	mean := float64(total) / float64(len(recs))
+	if len(recs) < 50 || mean < 40 || mean > 90 {
+		t.Fatalf("%d records, %.1f passages each", len(recs), mean)
+	}
+	for _, bad := range []string{"32k", "64k/book", "32k/poems", "32k/book/../x", "32k/book/nosuchlevel"} {
+		if _, err := eval.LoadLaRA(context.Background(), root, bad, ch); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func FuzzParseLaRA(f *testing.F) {
+	for _, s := range []string{"32k/book", "128k/paper/location", "", "/", "32k/book/a/b", "32k/book/.."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		length, kind, level, err := eval.ParseLaRA(s)
+		if err != nil {
+			return
+		}
+		if length == "" || kind == "" || strings.ContainsAny(level, "/\\.") {
+			t.Fatalf("%q → %q %q %q", s, length, kind, level)
+		}
+	})
+}
+
+// TestTextSelectorRows: a TextSelector is measured and answered like a
+// strategy — wrapping topk:k=1 gives the same row.
+func TestTextSelectorRows(t *testing.T) {
+	recs := smallSet(5, true)
+	srv := llmtest.New(func(c llmtest.Call) llmtest.Reply {
+		for i := range 5 {
+			if strings.Contains(c.Prompt(), fmt.Sprintf("born in town%d", i)) {
+				return llmtest.Reply{Content: fmt.Sprint("town", i)}
+			}
+		}
+		return llmtest.Reply{Content: "unanswerable"}
+	})
+	defer srv.Close()
+	counter, _ := token.New("")
+	st, _, err := ctxsel.Parse("topk:k=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []*eval.Answering{nil, {Reader: openSpec(t, srv.OpenAISpec("r"))}} {
+		rep, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a,
+			TextSelectors: []ctxsel.TextSelector{ctxsel.StrategyTexts(st)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Results) != 2 {
+			t.Fatalf("%d rows", len(rep.Results))
+		}
+		x, y := rep.Results[0], rep.Results[1]
+		if y.Strategy != "topk" || x.Recall != y.Recall || x.MeanTokens != y.MeanTokens || x.MeanK != y.MeanK {
+			t.Fatalf("rows differ: %+v\n%+v", x, y)
+		}
+		if a != nil && (x.SubEM != y.SubEM || y.Answered != 5 || x.InputTokens != y.InputTokens) {
+			t.Fatalf("answers differ: %+v\n%+v", x.AnswerResult, y.AnswerResult)
+		}
+	}
+}

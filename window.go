@@ -1,0 +1,57 @@
+package ctxsel
+
+import (
+	"fmt"
+	"slices"
+)
+
+// FitWindow cuts a selection to a reader's context window: it keeps the
+// best-scoring selected passages that fit in budget tokens, counting each
+// passage as its tokens plus perPassage (the prompt's formatting around it),
+// stops before the first passage that would cross the budget, and returns
+// the kept passages in the given order. The explanation's Reason says what
+// was dropped. A selection that already fits is returned unchanged except
+// for its order. Pure: no I/O.
+func FitWindow(c *Curve, sel Selection, budget, perPassage int, order Order) (Selection, error) {
+	if c == nil || c.Len() == 0 {
+		return Selection{}, invalidf("no candidates")
+	}
+	if budget <= 0 || perPassage < 0 {
+		return Selection{}, invalidf("window budget %d must be positive (per-passage overhead %d)", budget, perPassage)
+	}
+	rank := make([]int, c.Len())
+	for r, idx := range c.Top(c.Len()) {
+		rank[idx] = r
+	}
+	ranked := slices.Clone(sel.Indices)
+	for _, idx := range ranked {
+		if idx < 0 || idx >= c.Len() {
+			return Selection{}, invalidf("selection index %d out of range [0, %d)", idx, c.Len())
+		}
+	}
+	slices.SortFunc(ranked, func(a, b int) int { return rank[a] - rank[b] })
+	kept, used, tokens := 0, 0, 0
+	for _, idx := range ranked {
+		t := c.TokensOf(idx)
+		if used+t+perPassage > budget {
+			break
+		}
+		used += t + perPassage
+		tokens += t
+		kept++
+	}
+	out := sel
+	out.Indices = arrange(ranked[:kept], order)
+	out.IDs = make([]string, len(out.Indices))
+	for i, idx := range out.Indices {
+		out.IDs[i] = c.cands[idx].ID
+	}
+	out.K, out.Tokens = kept, tokens
+	out.Explanation.Tokens = tokens
+	if dropped := len(ranked) - kept; dropped > 0 {
+		out.Explanation.Reason += fmt.Sprintf("; reader window (%d tokens for passages): kept the best %d passages (%d tokens), dropped %d lower-scoring ones (%d tokens)",
+			budget, kept, tokens, dropped, sel.Tokens-tokens)
+		out.Explanation.CapsApplied = append(slices.Clone(sel.Explanation.CapsApplied), "window")
+	}
+	return out, nil
+}
