@@ -3,6 +3,9 @@ package eval
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/token"
@@ -20,6 +23,14 @@ type Options struct {
 	Progress func(done, total int)
 	// PrepareProgress, when set, follows the scorer's Prepare step.
 	PrepareProgress func(done, total int)
+	// Baselines are single scorers (dense, BM25) whose top-k/budget
+	// envelopes every result is also compared with (GainVsBestSingle). A
+	// baseline named like a channel of a ChannelScorer reuses that
+	// channel's scores instead of scoring again.
+	Baselines []Scorer
+	// Bootstrap is the number of paired bootstrap resamples behind the
+	// standard errors (0 means 200; negative disables them).
+	Bootstrap int
 }
 
 // Report is what Run measured.
@@ -34,6 +45,16 @@ type Report struct {
 	MeanGold          float64         `json:"mean_gold"`
 	Results           []Result        `json:"results"`
 	Frontier          []FrontierPoint `json:"frontier"`
+	BudgetFrontier    []FrontierPoint `json:"budget_frontier"`
+	Baselines         []Baseline      `json:"baselines,omitempty"`
+}
+
+// Baseline is a single scorer's fixed top-k and budget frontiers on the
+// same questions.
+type Baseline struct {
+	Scorer         string          `json:"scorer"`
+	Frontier       []FrontierPoint `json:"frontier"`
+	BudgetFrontier []FrontierPoint `json:"budget_frontier"`
 }
 
 // Run scores every record's passages against its question, applies each
@@ -85,6 +106,10 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 			return nil, fmt.Errorf("eval: record %q: %w", kept[i].ID, err)
 		}
 	}
+	base, err := baselineStats(ctx, kept, curves, scorer, counter, opt)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
 
 	for _, q := range stats {
 		rep.MeanPassages += float64(len(q.goldPrefix) - 1)
@@ -96,10 +121,120 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	rep.MeanContextTokens /= n
 	rep.MeanGold /= n
 	rep.Frontier = frontier(stats)
-	for i, sp := range opt.Strategies {
-		rep.Results = append(rep.Results, aggregate(sp.String(), i, stats, rep.Frontier))
+	rep.BudgetFrontier = budgetFrontier(stats)
+	for i, b := range base {
+		rep.Baselines = append(rep.Baselines, Baseline{Scorer: opt.Baselines[i].Name(), Frontier: frontier(b), BudgetFrontier: budgetFrontier(b)})
 	}
+	for i, sp := range opt.Strategies {
+		r := aggregate(sp.String(), i, stats, rep.Frontier)
+		r.EnvelopeRecall = envelope(rep.Frontier, rep.BudgetFrontier, r.MeanTokens)
+		r.GainVsEnvelope = r.Recall - r.EnvelopeRecall
+		if len(base) > 0 {
+			r.BestSingleRecall = bestSingle(rep.Baselines, r.MeanTokens)
+			r.GainVsBestSingle = r.Recall - r.BestSingleRecall
+		}
+		rep.Results = append(rep.Results, r)
+	}
+	bootstrap(rep, stats, base, opt.Bootstrap)
 	return rep, nil
+}
+
+func bestSingle(bs []Baseline, tokens float64) float64 {
+	best := 0.0
+	for _, b := range bs {
+		best = max(best, envelope(b.Frontier, b.BudgetFrontier, tokens))
+	}
+	return best
+}
+
+// baselineStats scores the kept records with every baseline scorer (or
+// takes the matching channel of the main scorer) and returns their ranking
+// prefixes per question.
+func baselineStats(ctx context.Context, kept []Record, curves []QuestionCurve, scorer Scorer, counter token.Counter, opt Options) ([][]questionStats, error) {
+	var channels []string
+	if cs, ok := scorer.(ChannelScorer); ok {
+		channels = cs.Channels()
+	}
+	out := make([][]questionStats, len(opt.Baselines))
+	for bi, b := range opt.Baselines {
+		var bc []QuestionCurve
+		if j := slices.Index(channels, b.Name()); j >= 0 {
+			bc = make([]QuestionCurve, len(curves))
+			for i, q := range curves {
+				bc[i] = QuestionCurve{RecordID: q.RecordID, Scores: q.Channels[j], Tokens: q.Tokens, Gold: q.Gold}
+			}
+		} else {
+			var err error
+			if bc, err = score(ctx, kept, b, counter, opt.Workers, nil, nil); err != nil {
+				return nil, fmt.Errorf("baseline %s: %w", b.Name(), err)
+			}
+		}
+		out[bi] = make([]questionStats, len(kept))
+		for i, q := range bc {
+			st, err := measure(kept[i], q, nil)
+			if err != nil {
+				return nil, fmt.Errorf("baseline %s: record %q: %w", b.Name(), kept[i].ID, err)
+			}
+			out[bi][i] = st
+		}
+	}
+	return out, nil
+}
+
+// bootstrap fills the standard errors of the gains by a paired bootstrap
+// over questions (seeded, so reports are reproducible): each resample
+// recomputes every strategy's recall and tokens and every frontier on the
+// same questions.
+func bootstrap(rep *Report, stats []questionStats, base [][]questionStats, n int) {
+	if n < 0 {
+		return
+	}
+	if n == 0 {
+		n = 200
+	}
+	rng := rand.New(rand.NewPCG(1, 0xb007))
+	sum := make([][2]float64, len(rep.Results))  // gain vs envelope: Σ, Σ²
+	sumB := make([][2]float64, len(rep.Results)) // gain vs best single
+	sub := make([]questionStats, len(stats))
+	subBase := make([][]questionStats, len(base))
+	for i := range base {
+		subBase[i] = make([]questionStats, len(stats))
+	}
+	bl := make([]Baseline, len(base))
+	for range n {
+		for i := range sub {
+			j := rng.IntN(len(stats))
+			sub[i] = stats[j]
+			for b := range base {
+				subBase[b][i] = base[b][j]
+			}
+		}
+		f, bf := frontier(sub), budgetFrontier(sub)
+		for b := range base {
+			bl[b] = Baseline{Frontier: frontier(subBase[b]), BudgetFrontier: budgetFrontier(subBase[b])}
+		}
+		for si := range rep.Results {
+			r := aggregate("", si, sub, nil)
+			g := r.Recall - envelope(f, bf, r.MeanTokens)
+			sum[si][0] += g
+			sum[si][1] += g * g
+			if len(base) > 0 {
+				g = r.Recall - bestSingle(bl, r.MeanTokens)
+				sumB[si][0] += g
+				sumB[si][1] += g * g
+			}
+		}
+	}
+	sd := func(s [2]float64) float64 {
+		m := s[0] / float64(n)
+		return math.Sqrt(max(0, s[1]/float64(n)-m*m))
+	}
+	for si := range rep.Results {
+		rep.Results[si].GainSE = sd(sum[si])
+		if len(base) > 0 {
+			rep.Results[si].BestSingleSE = sd(sumB[si])
+		}
+	}
 }
 
 type strategyCaps struct {
@@ -112,6 +247,12 @@ func measure(r Record, q QuestionCurve, strategies []strategyCaps) (questionStat
 	cands := make([]ctxsel.Candidate, len(r.Passages))
 	for i, p := range r.Passages {
 		cands[i] = ctxsel.Candidate{ID: p.ID, Score: q.Scores[i], Tokens: q.Tokens[i]}
+		if len(q.Channels) > 0 {
+			cands[i].Channels = make([]float64, len(q.Channels))
+			for j, ch := range q.Channels {
+				cands[i].Channels[j] = ch[i]
+			}
+		}
 	}
 	curve, err := ctxsel.NewCurve(cands)
 	if err != nil {

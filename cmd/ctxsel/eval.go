@@ -18,13 +18,16 @@ import (
 const defaultStrategies = "topk:k=1,topk:k=3,topk:k=5,topk:k=10,topk:k=20,budget:tokens=1000,budget:tokens=2000,adaptivek,adaptivek:head=0.05,knee,topp,band"
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--scorer NAME] [--strategies LIST] [--json FILE] [--plot FILE]
+	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--scorer NAME] [--baselines auto|none] [--strategies LIST] [--json FILE] [--plot FILE]
 
 Measures selection strategies on labelled questions: each question's passages
 are padded to --pool passages with passages of other questions (HELMET-style
 long contexts), scored against the question, cut by every strategy, and
-compared on context recall, tokens, and gain over the fixed top-k frontier at
-the same mean token count. Without --data it runs the bundled sample.`, stderr)
+compared on context recall, tokens, and gain at the same mean token count over
+the fixed top-k frontier, over the upper envelope of fixed top-k and fixed
+token budgets of the same scorer, and over the best such envelope of the
+single scorers (dense, bm25). --strategies default measures the shipped
+default strategy. Without --data it runs the bundled sample.`, stderr)
 	data := fs.String("data", "", "labelled JSONL file (plain or gzip); default: the bundled 100-question HotpotQA sample")
 	pool := fs.Int("pool", 1000, "pad each question to this many passages (0 = no padding)")
 	seed := fs.Uint64("seed", 1, "seed for pooling")
@@ -35,6 +38,7 @@ the same mean token count. Without --data it runs the bundled sample.`, stderr)
 	encoding := fs.String("encoding", token.Default, "token encoding: "+strings.Join(token.Encodings, ", "))
 	limit := fs.Int("limit", 0, "use only the first N questions (0 = all)")
 	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
+	baselines := fs.String("baselines", "auto", "single scorers every result is also compared with: auto (the dense scorer and bm25; a hybrid's own halves) or none")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -54,11 +58,21 @@ the same mean token count. Without --data it runs the bundled sample.`, stderr)
 	if err != nil {
 		return usageError{err}
 	}
-	scorer, closeScorer, err := newScorer(*scorerName)
+	if *baselines != "auto" && *baselines != "none" {
+		return usageError{fmt.Errorf("eval: --baselines %q: want auto or none", *baselines)}
+	}
+	scorers := newScorerSet()
+	defer scorers.Close()
+	scorer, err := scorers.get(*scorerName)
 	if err != nil {
 		return err
 	}
-	defer closeScorer()
+	var base []eval.Scorer
+	if *baselines == "auto" {
+		if base, err = scorers.baselines(scorer); err != nil {
+			return err
+		}
+	}
 	var recs []eval.Record
 	source := sample.Name
 	if *data == "" {
@@ -81,7 +95,7 @@ the same mean token count. Without --data it runs the bundled sample.`, stderr)
 	bar := progress.New(stderr, "questions")
 	rep, err := eval.Run(ctx, pooled, scorer, eval.Options{
 		Strategies: specs, Counter: counter, Workers: *workers,
-		Progress: bar.Update, PrepareProgress: prep.Update,
+		Progress: bar.Update, PrepareProgress: prep.Update, Baselines: base,
 	})
 	if err != nil {
 		return err
