@@ -12,13 +12,14 @@ import (
 	"github.com/ctxsel/ctxsel/eval/sample"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/internal/progress"
+	"github.com/ctxsel/ctxsel/ldar/ldareval"
 	"github.com/ctxsel/ctxsel/token"
 )
 
 const defaultStrategies = "topk:k=1,topk:k=3,topk:k=5,topk:k=10,topk:k=20,budget:tokens=1000,budget:tokens=2000,adaptivek,adaptivek:head=0.05,knee,topp,band"
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--scorer NAME] [--baselines auto|none] [--strategies LIST] [--json FILE] [--plot FILE]
+	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--test-split SHARE] [--scorer NAME] [--baselines auto|none] [--strategies LIST] [--json FILE] [--plot FILE]
 
 Measures selection strategies on labelled questions: each question's passages
 are padded to --pool passages with passages of other questions (HELMET-style
@@ -38,9 +39,14 @@ default strategy. Without --data it runs the bundled sample.`, stderr)
 	encoding := fs.String("encoding", token.Default, "token encoding: "+strings.Join(token.Encodings, ", "))
 	limit := fs.Int("limit", 0, "use only the first N questions (0 = all)")
 	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
+	testSplit := fs.Float64("test-split", 0, "measure only the test questions of `train band`'s split with this train share (e.g. 0.8, seeded by --split-seed); 0 = every question")
+	splitSeed := fs.Uint64("split-seed", 1, "seed of the --test-split split")
 	baselines := fs.String("baselines", "auto", "single scorers every result is also compared with: auto (the dense scorer and bm25; a hybrid's own halves) or none")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *testSplit < 0 || *testSplit >= 1 {
+		return usageError{fmt.Errorf("eval: --test-split %v: want 0 ≤ share < 1", *testSplit)}
 	}
 	if *pool < 0 || *limit < 0 || *workers < 0 {
 		return usageError{fmt.Errorf("eval: --pool, --limit and --workers must not be negative")}
@@ -90,6 +96,11 @@ default strategy. Without --data it runs the bundled sample.`, stderr)
 	pooled, err := eval.Pool(recs, *pool, *seed)
 	if err != nil {
 		return err
+	}
+	if *testSplit > 0 { // pooled over the whole file first, as train band does
+		_, test := ldareval.Split(recs, *testSplit, *splitSeed)
+		pooled = ldareval.Filter(pooled, ldareval.IDs(test))
+		source += fmt.Sprintf(" · test split (%d questions, train share %g, split seed %d)", len(test), *testSplit, *splitSeed)
 	}
 	prep := progress.New(stderr, "embedding")
 	bar := progress.New(stderr, "questions")
