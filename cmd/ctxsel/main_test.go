@@ -150,7 +150,7 @@ func TestEvalBundledSample(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Scorer != "use-lite" || rep.Questions != 20 || len(rep.Results) != 3 || rep.Results[0].N != 20 || len(rep.Frontier) != 200 {
+	if rep.Scorer != "hybrid(use-lite+bm25):alpha=0.5,fusion=zscore" || rep.Questions != 20 || len(rep.Results) != 3 || rep.Results[0].N != 20 || len(rep.Frontier) != 200 {
 		t.Fatalf("report %+v", rep)
 	}
 	for _, r := range rep.Results {
