@@ -158,3 +158,46 @@ func TestBandNeedsChannels(t *testing.T) {
 		t.Error("one channel for a two-channel policy: no error")
 	}
 }
+
+// FuzzChannelBand drives a two-channel band policy with arbitrary fused
+// and channel scores (huge, tied, negative): never a panic, always a
+// non-empty band inside the window, the same cut twice.
+func FuzzChannelBand(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, []byte{9, 9, 9, 1}, []byte{0})
+	f.Add(make([]byte, 64), []byte{}, []byte{255, 0, 255})
+	cfg := testConfig
+	cfg.Channels = 2
+	m, err := NewModel(cfg, 5)
+	if err != nil {
+		f.Fatal(err)
+	}
+	s := NewPolicy(m, nil).Strategy()
+	f.Fuzz(func(t *testing.T, fused, ch0, ch1 []byte) {
+		n := len(fused)
+		if n == 0 || n > 3000 {
+			return
+		}
+		val := func(b []byte, i int) float64 {
+			if len(b) == 0 {
+				return 0
+			}
+			return float64(int8(b[i%len(b)])) * math.Pow(10, float64(b[(i+1)%len(b)]%40)-20)
+		}
+		cands := make([]ctxsel.Candidate, n)
+		for i := range cands {
+			cands[i] = ctxsel.Candidate{ID: fmt.Sprint(i), Score: float64(int8(fused[i])), Tokens: int(fused[i]), Channels: []float64{val(ch0, i), val(ch1, i)}}
+		}
+		c, err := ctxsel.NewCurve(cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := s.Cut(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := s.Cut(c)
+		if a.Start < 0 || a.End <= a.Start || a.End > min(n, cfg.Window) || a.Start != b.Start || a.End != b.End {
+			t.Fatalf("cut %d–%d then %d–%d on %d candidates", a.Start, a.End, b.Start, b.End, n)
+		}
+	})
+}
