@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Candidate is one retrieved passage as a strategy sees it.
@@ -22,6 +23,12 @@ type Candidate struct {
 	ID     string  `json:"id"`
 	Score  float64 `json:"score"`
 	Tokens int     `json:"tokens"`
+	// Channels are optional component scores behind Score (for a hybrid
+	// retriever: the dense and the lexical score, in a fixed order).
+	// Score-only strategies ignore them; a selector that reads several
+	// curves (a two-channel band policy) needs them. Every candidate of a
+	// curve has the same number of channels.
+	Channels []float64 `json:"channels,omitempty"`
 }
 
 // ErrInvalidInput is wrapped by every validation error, so callers can tell bad
@@ -54,6 +61,9 @@ func NewCurve(cands []Candidate) (*Curve, error) {
 	}
 	c := &Curve{cands: make([]Candidate, len(cands)), scores: make([]float64, len(cands))}
 	copy(c.cands, cands)
+	for i := range c.cands { // not retained: the channels are copied too
+		c.cands[i].Channels = slices.Clone(c.cands[i].Channels)
+	}
 	if i, j, dup := firstDuplicate(cands); dup {
 		return nil, invalidf("candidate %d: duplicate id %q (also candidate %d)", j, cands[j].ID, i)
 	}
@@ -63,6 +73,14 @@ func NewCurve(cands []Candidate) (*Curve, error) {
 		}
 		if math.IsNaN(cd.Score) || math.IsInf(cd.Score, 0) {
 			return nil, invalidf("candidate %q: score %v is not a finite number", cd.ID, cd.Score)
+		}
+		if len(cd.Channels) != len(cands[0].Channels) {
+			return nil, invalidf("candidate %q: %d score channels, candidate 0 has %d", cd.ID, len(cd.Channels), len(cands[0].Channels))
+		}
+		for j, v := range cd.Channels {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, invalidf("candidate %q: channel %d score %v is not a finite number", cd.ID, j, v)
+			}
 		}
 		if cd.Tokens < 0 {
 			return nil, invalidf("candidate %q: negative token count %d", cd.ID, cd.Tokens)
@@ -121,6 +139,18 @@ func (c *Curve) Sorted() []float64 {
 	out := make([]float64, len(idx))
 	for r, i := range idx {
 		out[r] = c.scores[i]
+	}
+	return out
+}
+
+// NumChannels is the number of score channels each candidate carries.
+func (c *Curve) NumChannels() int { return len(c.cands[0].Channels) }
+
+// Channel returns channel j's scores in input order (a new slice).
+func (c *Curve) Channel(j int) []float64 {
+	out := make([]float64, len(c.cands))
+	for i, cd := range c.cands {
+		out[i] = cd.Channels[j]
 	}
 	return out
 }

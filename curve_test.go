@@ -61,7 +61,7 @@ func (b bandStrategy) Cut(c *ctxsel.Curve) (ctxsel.Cut, error) {
 }
 
 func TestSelectBandAndCaps(t *testing.T) {
-	cands := []ctxsel.Candidate{{"a", 0.1, 10}, {"b", 0.9, 10}, {"c", 0.5, 10}, {"d", 0.7, 10}, {"e", 0.3, 10}}
+	cands := []ctxsel.Candidate{{ID: "a", Score: 0.1, Tokens: 10}, {ID: "b", Score: 0.9, Tokens: 10}, {ID: "c", Score: 0.5, Tokens: 10}, {ID: "d", Score: 0.7, Tokens: 10}, {ID: "e", Score: 0.3, Tokens: 10}}
 	// ranks: b d c e a
 	c, err := ctxsel.NewCurve(cands)
 	if err != nil {

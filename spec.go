@@ -183,7 +183,13 @@ func Lookup(name string) (Def, bool) {
 
 // New builds the strategy and caps a spec names, checking every parameter
 // against its definition and filling in defaults.
+//
+// The name "default" stands for DefaultStrategy.
 func New(sp Spec) (Strategy, Caps, error) {
+	sp, err := resolveDefault(sp)
+	if err != nil {
+		return nil, Caps{}, err
+	}
 	def, ok := Lookup(sp.Name)
 	if !ok {
 		names := make([]string, 0)

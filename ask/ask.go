@@ -26,7 +26,7 @@ import (
 
 // Defaults.
 const (
-	DefaultStrategy = "adaptivek"
+	DefaultStrategy = ctxsel.DefaultStrategy
 	// DefaultCandidates is how many of the best-scoring chunks the strategy
 	// chooses from — the papers score ~1000 passages per question, and it is
 	// what a vector database returns in one nearVector query.

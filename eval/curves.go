@@ -16,6 +16,9 @@ type QuestionCurve struct {
 	Scores   []float64 `json:"scores"`
 	Tokens   []int     `json:"tokens"`
 	Gold     []bool    `json:"gold"`
+	// Channels are the component curves of a ChannelScorer (one score
+	// list per channel, passage order); nil for a plain scorer.
+	Channels [][]float64 `json:"channels,omitempty"`
 }
 
 // Curves scores every record's passages against its question and returns the
@@ -107,7 +110,13 @@ func scoreRecord(ctx context.Context, r Record, scorer Scorer, counter token.Cou
 	for j, p := range r.Passages {
 		texts[j], q.Tokens[j], q.Gold[j] = p.Text, counter.Count(p.Text), p.Gold
 	}
-	s, err := scorer.Score(ctx, r.Question, texts)
+	var s []float64
+	var err error
+	if cs, ok := scorer.(ChannelScorer); ok {
+		s, q.Channels, err = cs.ScoreChannels(ctx, r.Question, texts)
+	} else {
+		s, err = scorer.Score(ctx, r.Question, texts)
+	}
 	if err != nil {
 		return QuestionCurve{}, fmt.Errorf("score: %w", err)
 	}

@@ -35,13 +35,32 @@ type Result struct {
 	// the same mean budget.
 	FrontierRecall float64 `json:"frontier_recall"`
 	GainVsTopK     float64 `json:"gain_vs_topk"`
+	// EnvelopeRecall is the upper envelope of the same scorer's fixed top-k
+	// and fixed token-budget frontiers at MeanTokens (the larger of the two
+	// interpolated recalls); GainVsEnvelope = Recall − EnvelopeRecall is the
+	// honest headline: no simple fixed cut of this curve does as well.
+	// GainSE is its paired bootstrap standard error (questions resampled,
+	// strategy and frontiers together).
+	EnvelopeRecall float64 `json:"envelope_recall"`
+	GainVsEnvelope float64 `json:"gain_vs_envelope"`
+	GainSE         float64 `json:"gain_vs_envelope_se"`
+	// BestSingleRecall is the best envelope of the baseline scorers
+	// (Options.Baselines: dense, BM25) at MeanTokens, and GainVsBestSingle
+	// the gain over it, with its bootstrap standard error; zero without
+	// baselines.
+	BestSingleRecall float64 `json:"best_single_recall,omitempty"`
+	GainVsBestSingle float64 `json:"gain_vs_best_single,omitempty"`
+	BestSingleSE     float64 `json:"gain_vs_best_single_se,omitempty"`
 	// AnswerResult holds the answer figures when a reader ran.
 	*AnswerResult
 }
 
-// FrontierPoint is fixed top-k at one k: mean recall and mean tokens.
+// FrontierPoint is fixed top-k at one k, or a fixed token budget (the
+// best-ranked passages in order, stopping before the first that would
+// cross it): mean recall and mean tokens.
 type FrontierPoint struct {
-	K          int     `json:"k"`
+	K          int     `json:"k,omitempty"`
+	Budget     int     `json:"budget,omitempty"`
 	Recall     float64 `json:"recall"`
 	MeanTokens float64 `json:"mean_tokens"`
 }
@@ -93,6 +112,40 @@ func frontier(qs []questionStats) []FrontierPoint {
 		pts[k-1] = FrontierPoint{K: k, Recall: r / n, MeanTokens: tok / n}
 	}
 	return pts
+}
+
+// budgetFrontier averages fixed token budgets over questions, on a
+// geometric grid (ratio 1.05) from 16 tokens to the largest context.
+func budgetFrontier(qs []questionStats) []FrontierPoint {
+	maxT := 0
+	for _, q := range qs {
+		maxT = max(maxT, q.tokenPrefix[len(q.tokenPrefix)-1])
+	}
+	var pts []FrontierPoint
+	for b := 16.0; ; b *= 1.05 {
+		budget := int(b)
+		if budget > maxT {
+			budget = maxT
+		}
+		var r, tok float64
+		for _, q := range qs {
+			// the longest prefix within the budget
+			k := sort.SearchInts(q.tokenPrefix, budget+1) - 1
+			r += float64(q.goldPrefix[k]) / float64(q.gold)
+			tok += float64(q.tokenPrefix[k])
+		}
+		n := float64(len(qs))
+		pts = append(pts, FrontierPoint{Budget: budget, Recall: r / n, MeanTokens: tok / n})
+		if budget == maxT {
+			return pts
+		}
+	}
+}
+
+// envelope is the upper envelope of a scorer's fixed top-k and fixed
+// budget frontiers: the larger interpolated recall at a mean token count.
+func envelope(topk, budget []FrontierPoint, tokens float64) float64 {
+	return max(interpolate(topk, tokens), interpolate(budget, tokens))
 }
 
 // interpolate returns the frontier's recall at a mean token count: linear

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -17,16 +18,33 @@ func WriteTable(w io.Writer, rep *Report) error {
 	fmt.Fprintf(w, "scorer %s · tokens %s · %d questions (%d skipped: no gold) · %.0f passages and %.0f tokens per context · %.2f gold per question\n\n",
 		rep.Scorer, rep.Encoding, rep.Questions, rep.Skipped, rep.MeanPassages, rep.MeanContextTokens, rep.MeanGold)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "strategy\trecall\tprecision\tall-gold\tmean k\tmean tokens\ttoken %\treduction %\ttrue-k\tdiff-k\ttop-k@tokens\tgain\t")
+	single := len(rep.Baselines) > 0
+	head := "strategy\trecall\tprecision\tall-gold\tmean k\tmean tokens\ttoken %\treduction %\ttrue-k\tdiff-k\ttop-k@tokens\tgain\tenvelope@tokens\tgain vs envelope\t"
+	if single {
+		head += "best single@tokens\tgain vs best single\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rep.Results {
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.1f\t%.0f\t%.2f\t%.1f\t%.1f\t%.1f\t%.3f\t%+.3f\t\n",
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.1f\t%.0f\t%.2f\t%.1f\t%.1f\t%.1f\t%.3f\t%+.3f\t%.3f\t%+.3f ± %.3f\t",
 			r.Strategy, r.Recall, r.Precision, r.AllGold, r.MeanK, r.MeanTokens, 100*r.TokenFraction, r.ReductionPct,
-			r.MeanTrueK, r.DiffK, r.FrontierRecall, r.GainVsTopK)
+			r.MeanTrueK, r.DiffK, r.FrontierRecall, r.GainVsTopK, r.EnvelopeRecall, r.GainVsEnvelope, r.GainSE)
+		if single {
+			fmt.Fprintf(tw, "%.3f\t%+.3f ± %.3f\t", r.BestSingleRecall, r.GainVsBestSingle, r.BestSingleSE)
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)
 	}
-	_, err := fmt.Fprintln(w, "\ngain = recall − recall of fixed top-k interpolated at the same mean tokens (top-k@tokens); positive beats the fixed-k frontier.")
+	_, err := fmt.Fprintln(w, "\ngain = recall − recall of fixed top-k interpolated at the same mean tokens (top-k@tokens).\n"+
+		"gain vs envelope = recall − the better of fixed top-k and fixed token budgets of the same scorer at the same mean tokens, ± paired bootstrap standard error.")
+	if err == nil && single {
+		names := make([]string, len(rep.Baselines))
+		for i, b := range rep.Baselines {
+			names[i] = b.Scorer
+		}
+		_, err = fmt.Fprintf(w, "gain vs best single = recall − the best top-k/budget envelope of the single scorers (%s).\n", strings.Join(names, ", "))
+	}
 	if err == nil && rep.Answers != nil {
 		err = writeAnswerTable(w, rep)
 	}

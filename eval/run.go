@@ -3,6 +3,9 @@ package eval
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/cutoff"
@@ -37,6 +40,14 @@ type Options struct {
 	// texts and may call a model (an LLM picker). Their selections are cut
 	// to Window and answered like any other.
 	TextSelectors []ctxsel.TextSelector
+	// Baselines are single scorers (dense, BM25) whose top-k/budget
+	// envelopes every result is also compared with (GainVsBestSingle). A
+	// baseline named like a channel of a ChannelScorer reuses that
+	// channel's scores instead of scoring again.
+	Baselines []Scorer
+	// Bootstrap is the number of paired bootstrap resamples behind the
+	// standard errors (0 means 200; negative disables them).
+	Bootstrap int
 }
 
 // Report is what Run measured.
@@ -51,10 +62,20 @@ type Report struct {
 	MeanGold          float64 `json:"mean_gold"`
 	// NoGoldLabels marks data without gold passages (LaRA): the recall
 	// figures are then meaningless and left blank.
-	NoGoldLabels bool            `json:"no_gold_labels,omitempty"`
-	Answers      *AnswerTotals   `json:"answers,omitempty"`
-	Results      []Result        `json:"results"`
-	Frontier     []FrontierPoint `json:"frontier"`
+	NoGoldLabels   bool            `json:"no_gold_labels,omitempty"`
+	Answers        *AnswerTotals   `json:"answers,omitempty"`
+	Results        []Result        `json:"results"`
+	Frontier       []FrontierPoint `json:"frontier"`
+	BudgetFrontier []FrontierPoint `json:"budget_frontier"`
+	Baselines      []Baseline      `json:"baselines,omitempty"`
+}
+
+// Baseline is a single scorer's fixed top-k and budget frontiers on the
+// same questions.
+type Baseline struct {
+	Scorer         string          `json:"scorer"`
+	Frontier       []FrontierPoint `json:"frontier"`
+	BudgetFrontier []FrontierPoint `json:"budget_frontier"`
 }
 
 // Run scores every record's passages against its question, applies each
@@ -117,6 +138,12 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 		answers, tot, answerErr = answerAll(ctx, opt.Answer, counter, kept, stats, slots, opt.Window)
 		rep.Answers = &tot
 	}
+	var base [][]questionStats
+	if gold {
+		if base, err = baselineStats(ctx, kept, curves, scorer, counter, opt); err != nil {
+			return nil, fmt.Errorf("eval: %w", err)
+		}
+	}
 
 	for _, q := range stats {
 		rep.MeanPassages += float64(len(q.goldPrefix) - 1)
@@ -129,13 +156,28 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	rep.MeanGold /= n
 	if gold {
 		rep.Frontier = frontier(stats)
+		rep.BudgetFrontier = budgetFrontier(stats)
+		for i, b := range base {
+			rep.Baselines = append(rep.Baselines, Baseline{Scorer: opt.Baselines[i].Name(), Frontier: frontier(b), BudgetFrontier: budgetFrontier(b)})
+		}
 	}
 	for i, sl := range slots {
 		res := aggregate(sl.name, i, stats, rep.Frontier)
+		if gold {
+			res.EnvelopeRecall = envelope(rep.Frontier, rep.BudgetFrontier, res.MeanTokens)
+			res.GainVsEnvelope = res.Recall - res.EnvelopeRecall
+			if len(base) > 0 {
+				res.BestSingleRecall = bestSingle(rep.Baselines, res.MeanTokens)
+				res.GainVsBestSingle = res.Recall - res.BestSingleRecall
+			}
+		}
 		if answers != nil {
 			res.AnswerResult = aggregateAnswers(answers[i], opt.Answer.Judge != nil, sl.route != nil)
 		}
 		rep.Results = append(rep.Results, res)
+	}
+	if gold {
+		bootstrap(rep, stats, base, opt.Bootstrap)
 	}
 	if answerErr != nil {
 		// What was computed so far is reported; the caller writes it.
@@ -153,6 +195,104 @@ type strategySlot struct {
 	full  bool
 	route *selfroute.Spec
 	text  ctxsel.TextSelector // selects in selectTexts, after measure
+}
+
+func bestSingle(bs []Baseline, tokens float64) float64 {
+	best := 0.0
+	for _, b := range bs {
+		best = max(best, envelope(b.Frontier, b.BudgetFrontier, tokens))
+	}
+	return best
+}
+
+// baselineStats scores the kept records with every baseline scorer (or
+// takes the matching channel of the main scorer) and returns their ranking
+// prefixes per question.
+func baselineStats(ctx context.Context, kept []Record, curves []QuestionCurve, scorer Scorer, counter token.Counter, opt Options) ([][]questionStats, error) {
+	var channels []string
+	if cs, ok := scorer.(ChannelScorer); ok {
+		channels = cs.Channels()
+	}
+	out := make([][]questionStats, len(opt.Baselines))
+	for bi, b := range opt.Baselines {
+		var bc []QuestionCurve
+		if j := slices.Index(channels, b.Name()); j >= 0 {
+			bc = make([]QuestionCurve, len(curves))
+			for i, q := range curves {
+				bc[i] = QuestionCurve{RecordID: q.RecordID, Scores: q.Channels[j], Tokens: q.Tokens, Gold: q.Gold}
+			}
+		} else {
+			var err error
+			if bc, err = score(ctx, kept, b, counter, opt.Workers, nil, nil); err != nil {
+				return nil, fmt.Errorf("baseline %s: %w", b.Name(), err)
+			}
+		}
+		out[bi] = make([]questionStats, len(kept))
+		for i, q := range bc {
+			st, err := measure(kept[i], q, nil, nil)
+			if err != nil {
+				return nil, fmt.Errorf("baseline %s: record %q: %w", b.Name(), kept[i].ID, err)
+			}
+			out[bi][i] = st
+		}
+	}
+	return out, nil
+}
+
+// bootstrap fills the standard errors of the gains by a paired bootstrap
+// over questions (seeded, so reports are reproducible): each resample
+// recomputes every strategy's recall and tokens and every frontier on the
+// same questions.
+func bootstrap(rep *Report, stats []questionStats, base [][]questionStats, n int) {
+	if n < 0 {
+		return
+	}
+	if n == 0 {
+		n = 200
+	}
+	rng := rand.New(rand.NewPCG(1, 0xb007))
+	sum := make([][2]float64, len(rep.Results))  // gain vs envelope: Σ, Σ²
+	sumB := make([][2]float64, len(rep.Results)) // gain vs best single
+	sub := make([]questionStats, len(stats))
+	subBase := make([][]questionStats, len(base))
+	for i := range base {
+		subBase[i] = make([]questionStats, len(stats))
+	}
+	bl := make([]Baseline, len(base))
+	for range n {
+		for i := range sub {
+			j := rng.IntN(len(stats))
+			sub[i] = stats[j]
+			for b := range base {
+				subBase[b][i] = base[b][j]
+			}
+		}
+		f, bf := frontier(sub), budgetFrontier(sub)
+		for b := range base {
+			bl[b] = Baseline{Frontier: frontier(subBase[b]), BudgetFrontier: budgetFrontier(subBase[b])}
+		}
+		for si := range rep.Results {
+			r := aggregate("", si, sub, nil)
+			g := r.Recall - envelope(f, bf, r.MeanTokens)
+			sum[si][0] += g
+			sum[si][1] += g * g
+			if len(base) > 0 {
+				g = r.Recall - bestSingle(bl, r.MeanTokens)
+				sumB[si][0] += g
+				sumB[si][1] += g * g
+			}
+		}
+	}
+	sd := func(s [2]float64) float64 {
+		m := s[0] / float64(n)
+		return math.Sqrt(max(0, s[1]/float64(n)-m*m))
+	}
+	for si := range rep.Results {
+		rep.Results[si].GainSE = sd(sum[si])
+		if len(base) > 0 {
+			rep.Results[si].BestSingleSE = sd(sumB[si])
+		}
+	}
 }
 
 func newSlots(opt Options) ([]strategySlot, error) {
@@ -211,6 +351,12 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 	cands := make([]ctxsel.Candidate, len(r.Passages))
 	for i, p := range r.Passages {
 		cands[i] = ctxsel.Candidate{ID: p.ID, Score: q.Scores[i], Tokens: q.Tokens[i]}
+		if len(q.Channels) > 0 {
+			cands[i].Channels = make([]float64, len(q.Channels))
+			for j, ch := range q.Channels {
+				cands[i].Channels[j] = ch[i]
+			}
+		}
 	}
 	curve, err := ctxsel.NewCurve(cands)
 	if err != nil {

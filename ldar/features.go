@@ -23,7 +23,14 @@ import (
 // token features let the policy price what a longer band costs: at a
 // matched mean budget, stopping before a long passage of doubtful
 // relevance buys recall elsewhere (token features are clipped at 8).
-const numFeatures = 7
+const baseFeatures = 7
+
+// featuresPerChannel is what a policy with Config.Channels > 0 reads per
+// component curve (see channelFeatures).
+const featuresPerChannel = 3
+
+// numFeatures is the width of one token's feature vector.
+func (c Config) numFeatures() int { return baseFeatures + featuresPerChannel*c.Channels }
 
 // zClip bounds standardised scores so that one extreme score cannot blow up
 // the periodic embedding.
@@ -52,7 +59,9 @@ func curveStats(scores []float64) (mean, std float64) {
 // best scores in descending order (at least m of them; one more gives the
 // last token its gap), their token counts (nil: unknown, 0) and the mean
 // and σ of all the question's scores.
-func features(top []float64, tokens []int, m int, mean, std float64, x []float64) {
+// nf is the stride of x (Config.numFeatures); columns past the first
+// baseFeatures are left to channelFeatures.
+func features(top []float64, tokens []int, m, nf int, mean, std float64, x []float64) {
 	cum, zsum := 0, 0.0
 	z := func(i int) float64 { return max(-zClip, min(zClip, (top[i]-mean)/std)) }
 	for i := range m {
@@ -65,23 +74,23 @@ func features(top []float64, tokens []int, m int, mean, std float64, x []float64
 		if m > 1 {
 			pos = float64(i) / float64(m-1)
 		}
-		x[i*numFeatures] = zi
-		x[i*numFeatures+1] = gap
-		x[i*numFeatures+2] = pos
+		x[i*nf] = zi
+		x[i*nf+1] = gap
+		x[i*nf+2] = pos
 		t := 0
 		if tokens != nil {
 			t = tokens[i]
 		}
 		cum += t
-		x[i*numFeatures+3] = min(float64(t)/256, 8)
-		x[i*numFeatures+4] = min(float64(cum)/4096, 8)
+		x[i*nf+3] = min(float64(t)/256, 8)
+		x[i*nf+4] = min(float64(cum)/4096, 8)
 		next := 0
 		if tokens != nil && i+1 < len(tokens) && i+1 < len(top) {
 			next = tokens[i+1]
 		}
-		x[i*numFeatures+5] = min(float64(next)/256, 8)
+		x[i*nf+5] = min(float64(next)/256, 8)
 		zsum += zi
-		x[i*numFeatures+6] = zsum / float64(i+1) / 10
+		x[i*nf+6] = zsum / float64(i+1) / 10
 	}
 }
 
@@ -98,4 +107,65 @@ func sortedDesc(scores []float64) []float64 {
 		return 0
 	})
 	return s
+}
+
+// channelFeatures fills the component-curve columns of x for the m best
+// ranks of the fused curve, whose input indices are order[:m]. For each
+// channel j (all N scores of the question, input order) and each rank r:
+//
+//	z of the passage in channel j (standardised over the channel's N scores)
+//	log(1 + its rank in channel j) / log(1 + N): where that curve puts it
+//	|top r+1 of the fused curve ∩ top r+1 of channel j| / (r+1): how far
+//	the two rankings agree so far
+//
+// A passage both retrievers rank high is likelier evidence than one only
+// one of them likes; the agreement curve says where the retrievers stop
+// agreeing, which a single fused score cannot show.
+func channelFeatures(x []float64, nf, m int, order []int, chans [][]float64) {
+	n := len(order)
+	if len(chans) > 0 {
+		n = len(chans[0])
+	}
+	for j, ch := range chans {
+		mean, std := curveStats(ch)
+		rank := rankOrder(ch) // channel j's ranking: input indices
+		rankOf := make(map[int]int, m)
+		for r := range min(m, len(rank)) {
+			rankOf[rank[r]] = r
+		}
+		fusedRank := make(map[int]int, m)
+		for r := range m {
+			fusedRank[order[r]] = r
+		}
+		// the channel rank of each of the fused top m (beyond m: counted)
+		chRank := func(i int) int {
+			if r, ok := rankOf[i]; ok {
+				return r
+			}
+			v, c := ch[i], 0
+			for k, w := range ch {
+				if w > v || (w == v && k < i) {
+					c++
+				}
+			}
+			return c
+		}
+		overlap := 0
+		col := baseFeatures + featuresPerChannel*j
+		for r := range m {
+			i := order[r]
+			cr := chRank(i)
+			if cr <= r {
+				overlap++
+			}
+			if r < len(rank) {
+				if fr, ok := fusedRank[rank[r]]; ok && fr < r {
+					overlap++
+				}
+			}
+			x[r*nf+col] = max(-zClip, min(zClip, (ch[i]-mean)/std))
+			x[r*nf+col+1] = math.Log1p(float64(cr)) / math.Log1p(float64(n))
+			x[r*nf+col+2] = float64(overlap) / float64(r+1)
+		}
+	}
 }

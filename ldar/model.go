@@ -36,6 +36,11 @@ type Config struct {
 	// hands the MLP the attention-weighted mean of the raw token features
 	// (where in the window, and at what token cost, the attention sits).
 	Pool string `json:"pool"`
+	// Channels is how many component score curves (ctxsel.Candidate's
+	// Channels: a hybrid's dense and lexical scores) the policy reads
+	// beside the curve it cuts; 0 reads that curve alone. See
+	// channelFeatures.
+	Channels int `json:"channels,omitempty"`
 }
 
 func (c Config) poolDim() int {
@@ -43,7 +48,7 @@ func (c Config) poolDim() int {
 	case "flatten":
 		return c.Window * c.Dim
 	case "pointer":
-		return c.Dim + numFeatures
+		return c.Dim + c.numFeatures()
 	}
 	return c.Dim
 }
@@ -77,6 +82,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("head %q: want softplus or exp", c.Head)
 	case c.Pool != "attention" && c.Pool != "flatten" && c.Pool != "pointer":
 		return fmt.Errorf("pool %q: want attention, pointer or flatten", c.Pool)
+	case c.Channels < 0 || c.Channels > 8:
+		return fmt.Errorf("channels %d out of range [0, 8]", c.Channels)
 	case c.Pool == "flatten" && (c.Window < 1 || c.Window*c.Dim > 1<<20):
 		return fmt.Errorf("pool flatten needs 1 ≤ window·dim ≤ 2^20 (window %d, dim %d)", c.Window, c.Dim)
 	}
@@ -125,8 +132,8 @@ func newModel(cfg Config) (*Model, error) {
 		m.Tensors = append(m.Tensors, t)
 		return t
 	}
-	d, in := cfg.Dim, 2*cfg.Freqs*numFeatures
-	m.freq = add("embed.freq", numFeatures, cfg.Freqs)
+	d, in := cfg.Dim, 2*cfg.Freqs*cfg.numFeatures()
+	m.freq = add("embed.freq", cfg.numFeatures(), cfg.Freqs)
 	m.we = add("embed.w", in, d)
 	m.be = add("embed.b", d)
 	m.lneg = add("embed.ln.g", d)
@@ -266,8 +273,8 @@ func grow(s []float64, n int) []float64 {
 func (ps *pass) resize(cfg Config, m int) {
 	d := cfg.Dim
 	ps.m = m
-	ps.x = grow(ps.x, m*numFeatures)
-	ps.e = grow(ps.e, m*2*cfg.Freqs*numFeatures)
+	ps.x = grow(ps.x, m*cfg.numFeatures())
+	ps.e = grow(ps.e, m*2*cfg.Freqs*cfg.numFeatures())
 	ps.h0 = grow(ps.h0, m*d)
 	ps.x0 = grow(ps.x0, m*d)
 	ps.lne.xhat, ps.lne.rstd = grow(ps.lne.xhat, m*d), grow(ps.lne.rstd, m)
@@ -289,10 +296,10 @@ func (ps *pass) resize(cfg Config, m int) {
 	ps.g1, ps.g = grow(ps.g1, cfg.Hidden), grow(ps.g, cfg.Hidden)
 	ps.o, ps.beta = grow(ps.o, 4), grow(ps.beta, 4)
 	ps.dx, ps.dy, ps.dtmp = grow(ps.dx, m*d), grow(ps.dy, m*d), grow(ps.dtmp, m*d)
-	ps.dffn = grow(ps.dffn, max(m*max(cfg.FFN, cfg.Hidden, 2*cfg.Freqs*numFeatures), cfg.poolDim()))
+	ps.dffn = grow(ps.dffn, max(m*max(cfg.FFN, cfg.Hidden, 2*cfg.Freqs*cfg.numFeatures()), cfg.poolDim()))
 	ps.dp = grow(ps.dp, max(m*m, m))
 	ps.dq, ps.dk, ps.dv, ps.dt2 = grow(ps.dq, m*d), grow(ps.dk, m*d), grow(ps.dv, m*d), grow(ps.dt2, m*d)
-	ps.de = grow(ps.de, m*2*cfg.Freqs*numFeatures)
+	ps.de = grow(ps.de, m*2*cfg.Freqs*cfg.numFeatures())
 }
 
 // linear computes y = x·W + b for m rows (x: m×in, W: in×out).
@@ -407,12 +414,12 @@ func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 func (md *Model) forward(ps *pass) {
 	cfg := md.Cfg
 	m, d, K := ps.m, cfg.Dim, cfg.Freqs
-	in := 2 * K * numFeatures
+	in := 2 * K * md.Cfg.numFeatures()
 	// periodic embedding
 	for n := range m {
 		er := ps.e[n*in : (n+1)*in]
-		for f := range numFeatures {
-			xv := ps.x[n*numFeatures+f]
+		for f := range md.Cfg.numFeatures() {
+			xv := ps.x[n*md.Cfg.numFeatures()+f]
 			for j := range K {
 				u := 2 * math.Pi * md.freq.W[f*K+j] * xv
 				s, c := math.Sincos(u)
@@ -492,8 +499,8 @@ func (md *Model) attentionPool(ps *pass) {
 			ps.z[i] += ps.w[n] * v
 		}
 		if md.Cfg.Pool == "pointer" {
-			for f := range numFeatures {
-				ps.z[d+f] += ps.w[n] * ps.x[n*numFeatures+f]
+			for f := range md.Cfg.numFeatures() {
+				ps.z[d+f] += ps.w[n] * ps.x[n*md.Cfg.numFeatures()+f]
 			}
 		}
 	}
@@ -609,8 +616,8 @@ func (md *Model) attentionPoolBack(ps *pass, dz, dh []float64, g grads) {
 			s += v * dz[i]
 		}
 		if md.Cfg.Pool == "pointer" {
-			for f := range numFeatures {
-				s += ps.x[n*numFeatures+f] * dz[d+f]
+			for f := range md.Cfg.numFeatures() {
+				s += ps.x[n*md.Cfg.numFeatures()+f] * dz[d+f]
 			}
 		}
 		dw[n] = s
@@ -676,15 +683,15 @@ func (md *Model) encoderBack(ps *pass, dx []float64, g grads) {
 			da0[i] = 0
 		}
 	}
-	in := 2 * K * numFeatures
+	in := 2 * K * md.Cfg.numFeatures()
 	de := ps.de
 	linearBack(de, g[md.we.idx], g[md.be.idx], ps.e, md.we.W, da0, m, in, d)
 	gf := g[md.freq.idx]
 	for n := range m {
 		er := ps.e[n*in : (n+1)*in]
 		der := de[n*in : (n+1)*in]
-		for f := range numFeatures {
-			xv := ps.x[n*numFeatures+f]
+		for f := range md.Cfg.numFeatures() {
+			xv := ps.x[n*md.Cfg.numFeatures()+f]
 			for j := range K {
 				s, c := er[f*2*K+j], er[f*2*K+K+j]
 				gf[f*K+j] += 2 * math.Pi * xv * (der[f*2*K+j]*c - der[f*2*K+K+j]*s)

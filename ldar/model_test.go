@@ -36,7 +36,7 @@ func tinyPass(t *testing.T, m *Model, n int) *pass {
 	for i := range tokens {
 		tokens[i] = 20 + 30*i
 	}
-	features(top, tokens, w, mean, std, ps.x)
+	features(top, tokens, w, m.Cfg.numFeatures(), mean, std, ps.x)
 	return ps
 }
 

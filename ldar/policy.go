@@ -187,16 +187,62 @@ func (p *Policy) getPass() *pass {
 
 // PredictTop runs the policy given a curve's best scores in descending
 // order (at least min(n, window+1) of them) with their token counts (nil
-// when unknown), and the mean and standard deviation of all n scores.
+// when unknown), and the mean and standard deviation of all n scores. A
+// policy that reads score channels (Config.Channels > 0) sees them as
+// zeros here: give it PredictChannels.
 func (p *Policy) PredictTop(top []float64, tokens []int, n int, mean, std float64) Prediction {
+	return p.predict(top, tokens, n, mean, std, nil, nil)
+}
+
+// predict runs the network; order (input indices of the ranks) and chans
+// (each channel's N scores, input order) feed the channel features.
+func (p *Policy) predict(top []float64, tokens []int, n int, mean, std float64, order []int, chans [][]float64) Prediction {
 	cfg := p.model.Cfg
 	m := cfg.window(n)
 	ps := p.getPass()
 	defer p.pool.Put(ps)
 	ps.resize(cfg, m)
-	features(top, tokens, m, mean, std, ps.x)
+	nf := cfg.numFeatures()
+	clear(ps.x)
+	features(top, tokens, m, nf, mean, std, ps.x)
+	if cfg.Channels > 0 && len(chans) >= cfg.Channels {
+		channelFeatures(ps.x, nf, m, order, chans[:cfg.Channels])
+	}
 	p.model.forward(ps)
 	return predictionFrom(ps.beta, m)
+}
+
+// PredictChannels runs the policy on scores in any order with their token
+// counts (nil when unknown) and the component curves behind the scores
+// (chans[j][i] is channel j's score of passage i; the policy reads the
+// first Config.Channels of them and needs at least that many).
+func (p *Policy) PredictChannels(scores []float64, tokens []int, chans [][]float64) (Prediction, error) {
+	if len(chans) < p.model.Cfg.Channels {
+		return Prediction{}, fmt.Errorf("the policy reads %d score channels, got %d", p.model.Cfg.Channels, len(chans))
+	}
+	for j, ch := range chans {
+		if len(ch) != len(scores) {
+			return Prediction{}, fmt.Errorf("channel %d has %d scores for %d passages", j, len(ch), len(scores))
+		}
+	}
+	if len(scores) == 0 || (tokens != nil && len(tokens) != len(scores)) {
+		return Prediction{}, fmt.Errorf("%d scores, %d token counts", len(scores), len(tokens))
+	}
+	mean, std := curveStats(scores)
+	order := rankOrder(scores)
+	m := min(len(scores), p.model.Cfg.window(len(scores))+1)
+	top := make([]float64, m)
+	var tt []int
+	if tokens != nil {
+		tt = make([]int, m)
+	}
+	for r := range m {
+		top[r] = scores[order[r]]
+		if tokens != nil {
+			tt[r] = tokens[order[r]]
+		}
+	}
+	return p.predict(top, tt, len(scores), mean, std, order, chans), nil
 }
 
 func predictionFrom(beta []float64, m int) Prediction {

@@ -18,6 +18,10 @@ type Question struct {
 	Tokens   []int     `json:"tokens"`
 	Gold     []bool    `json:"gold"`
 	Texts    []string  `json:"texts,omitempty"`
+	// Channels are the component curves behind Scores (a hybrid's dense
+	// and lexical scores), each in the same order; a policy with
+	// Config.Channels > 0 reads them.
+	Channels [][]float64 `json:"channels,omitempty"`
 }
 
 func (q *Question) validate() error {
@@ -30,6 +34,16 @@ func (q *Question) validate() error {
 	}
 	if q.Texts != nil && len(q.Texts) != n {
 		return fmt.Errorf("question %q: %d scores, %d texts", q.ID, n, len(q.Texts))
+	}
+	for j, ch := range q.Channels {
+		if len(ch) != n {
+			return fmt.Errorf("question %q: channel %d has %d scores for %d passages", q.ID, j, len(ch), n)
+		}
+		for _, s := range ch {
+			if math.IsNaN(s) || math.IsInf(s, 0) {
+				return fmt.Errorf("question %q: channel %d score is %v", q.ID, j, s)
+			}
+		}
 	}
 	for i, s := range q.Scores {
 		if math.IsNaN(s) || math.IsInf(s, 0) {

@@ -76,7 +76,20 @@ func (b band) Cut(c *ctxsel.Curve) (ctxsel.Cut, error) {
 		tokens[r] = c.TokensOf(i)
 	}
 	mean, std := curveStats(scores)
-	pr := b.p.PredictTop(top, tokens, n, mean, std)
+	var pr Prediction
+	if k := cfg.Channels; k > 0 {
+		// a policy that reads both curves: the candidates must carry them
+		if c.NumChannels() < k {
+			return ctxsel.Cut{}, fmt.Errorf("%w: the band policy reads %d score channels (e.g. dense and lexical scores of a hybrid retriever); the candidates carry %d", ctxsel.ErrInvalidInput, k, c.NumChannels())
+		}
+		chans := make([][]float64, k)
+		for j := range chans {
+			chans[j] = c.Channel(j)
+		}
+		pr = b.p.predict(top, tokens, n, mean, std, c.Top(n), chans)
+	} else {
+		pr = b.p.PredictTop(top, tokens, n, mean, std)
+	}
 	d := ctxsel.Decision{Kind: "band", Rank: pr.End - 1, Value: pr.QU - pr.QL}
 	if pr.End > 0 {
 		above := top[pr.End-1]

@@ -158,8 +158,15 @@ func prepare(qs []Question, cfg Config) ([]item, error) {
 			tokens[r] = q.Tokens[idx[r]]
 		}
 		mean, std := curveStats(q.Scores)
-		it := item{q: q, m: m, order: idx[:m:m], x: make([]float64, m*numFeatures), gold: q.GoldCount()}
-		features(top, tokens, m, mean, std, it.x)
+		nf := cfg.numFeatures()
+		it := item{q: q, m: m, order: idx[:m:m], x: make([]float64, m*nf), gold: q.GoldCount()}
+		features(top, tokens, m, nf, mean, std, it.x)
+		if cfg.Channels > 0 {
+			if len(q.Channels) < cfg.Channels {
+				return nil, fmt.Errorf("question %q: %d score channels, the policy reads %d", q.ID, len(q.Channels), cfg.Channels)
+			}
+			channelFeatures(it.x, nf, m, idx, q.Channels[:cfg.Channels])
+		}
 		for _, t := range q.Tokens {
 			it.total += t
 		}

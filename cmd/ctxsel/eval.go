@@ -12,6 +12,7 @@ import (
 	"github.com/ctxsel/ctxsel/eval/sample"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/internal/progress"
+	"github.com/ctxsel/ctxsel/ldar/ldareval"
 	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -19,13 +20,16 @@ import (
 const defaultStrategies = "topk:k=1,topk:k=3,topk:k=5,topk:k=10,topk:k=20,budget:tokens=1000,budget:tokens=2000,adaptivek,adaptivek:head=0.05,knee,topp,band"
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--scorer NAME] [--strategies LIST] [--json FILE] [--plot FILE]
+	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--test-split SHARE] [--scorer NAME] [--baselines auto|none] [--strategies LIST] [--json FILE] [--plot FILE]
 
 Measures selection strategies on labelled questions: each question's passages
 are padded to --pool passages with passages of other questions (HELMET-style
 long contexts), scored against the question, cut by every strategy, and
-compared on context recall, tokens, and gain over the fixed top-k frontier at
-the same mean token count. Without --data it runs the bundled sample;
+compared on context recall, tokens, and gain at the same mean token count over
+the fixed top-k frontier, over the upper envelope of fixed top-k and fixed
+token budgets of the same scorer, and over the best such envelope of the
+single scorers (dense, bm25). --strategies default measures the shipped
+default strategy. Without --data it runs the bundled sample;
 --data lara:32k/book (LENGTH/KIND[/LEVEL]) reads the LaRA benchmark, chunked
 600/100 tokens, unpadded and without gold passages (answers only).
 `+answerUsage+"\n"+llmHelp, stderr)
@@ -41,8 +45,14 @@ the same mean token count. Without --data it runs the bundled sample;
 	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
 	laraDir := fs.String("lara-dir", laraDefaultDir, "the LaRA benchmark's directory (holding datasets/), for --data lara:…")
 	af := addAnswerFlags(fs)
+	testSplit := fs.Float64("test-split", 0, "measure only the test questions of `train band`'s split with this train share (e.g. 0.8, seeded by --split-seed); 0 = every question")
+	splitSeed := fs.Uint64("split-seed", 1, "seed of the --test-split split")
+	baselines := fs.String("baselines", "auto", "single scorers every result is also compared with: auto (the dense scorer and bm25; a hybrid's own halves) or none")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *testSplit < 0 || *testSplit >= 1 {
+		return usageError{fmt.Errorf("eval: --test-split %v: want 0 ≤ share < 1", *testSplit)}
 	}
 	if *pool < 0 || *limit < 0 || *workers < 0 {
 		return usageError{fmt.Errorf("eval: --pool, --limit and --workers must not be negative")}
@@ -69,11 +79,21 @@ the same mean token count. Without --data it runs the bundled sample;
 	if err != nil {
 		return usageError{err}
 	}
-	scorer, closeScorer, err := newScorer(*scorerName)
+	if *baselines != "auto" && *baselines != "none" {
+		return usageError{fmt.Errorf("eval: --baselines %q: want auto or none", *baselines)}
+	}
+	scorers := newScorerSet()
+	defer scorers.Close()
+	scorer, err := scorers.get(*scorerName)
 	if err != nil {
 		return err
 	}
-	defer closeScorer()
+	var base []eval.Scorer
+	if *baselines == "auto" {
+		if base, err = scorers.baselines(scorer); err != nil {
+			return err
+		}
+	}
 	var recs []eval.Record
 	source := sample.Name
 	answering, window, err := af.setup(stderr)
@@ -105,11 +125,16 @@ the same mean token count. Without --data it runs the bundled sample;
 	if err != nil {
 		return err
 	}
+	if *testSplit > 0 { // pooled over the whole file first, as train band does
+		_, test := ldareval.Split(recs, *testSplit, *splitSeed)
+		pooled = ldareval.Filter(pooled, ldareval.IDs(test))
+		source += fmt.Sprintf(" · test split (%d questions, train share %g, split seed %d)", len(test), *testSplit, *splitSeed)
+	}
 	prep := progress.New(stderr, "embedding")
 	bar := progress.New(stderr, "questions")
 	rep, runErr := eval.Run(ctx, pooled, scorer, eval.Options{
 		Strategies: specs, Counter: counter, Workers: *workers,
-		Progress: bar.Update, PrepareProgress: prep.Update,
+		Progress: bar.Update, PrepareProgress: prep.Update, Baselines: base,
 		Window: window, Answer: answering,
 	})
 	if rep == nil {

@@ -71,6 +71,9 @@ func TestExitCodes(t *testing.T) {
 		{"", []string{"eval", "--strategies", "topk:k=-1"}, 2, "out of range"},
 		{"", []string{"eval", "--scorer", "nosuch"}, 2, "unknown scorer"},
 		{"", []string{"eval", "--pool", "-1"}, 2, "negative"},
+		{"", []string{"eval", "--scorer", "hybrid:alpha=2"}, 2, "alpha"},
+		{"", []string{"eval", "--scorer", "hybrid:fusion=max"}, 2, "unknown fusion"},
+		{"", []string{"eval", "--baselines", "some"}, 2, "--baselines"},
 		{"", []string{"help"}, 0, ""},
 		{"", []string{"select", "-h"}, 0, ""},
 	}
@@ -79,6 +82,43 @@ func TestExitCodes(t *testing.T) {
 		if code != tc.code || !strings.Contains(errs, tc.msg) {
 			t.Errorf("%v: exit %d (want %d), stderr %q (want it to contain %q)", tc.args, code, tc.code, errs, tc.msg)
 		}
+	}
+}
+
+// TestEvalHybridDefault measures the shipped default strategy by its name
+// on the hybrid scorer, with the single scorers as baselines.
+func TestEvalHybridDefault(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(envEmbedCache, filepath.Join(dir, "cache"))
+	js := filepath.Join(dir, "r.json")
+	code, out, errs := runCLI(t, "", "eval", "--limit", "10", "--pool", "100", "--scorer", "hybrid:alpha=0.4,fusion=rrf", "--strategies", "topk:k=3,default", "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "hybrid(use-lite+bm25):alpha=0.4,fusion=rrf") || !strings.Contains(out, "gain vs best single") {
+		t.Fatalf("table:\n%s", out)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Results []struct {
+			Strategy string  `json:"strategy"`
+			MeanK    float64 `json:"mean_k"`
+		} `json:"results"`
+		Baselines []struct {
+			Scorer string `json:"scorer"`
+		} `json:"baselines"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 || rep.Results[1].Strategy != "default" || rep.Results[1].MeanK <= 0 {
+		t.Fatalf("results %+v", rep.Results)
+	}
+	if len(rep.Baselines) != 2 || rep.Baselines[0].Scorer != "use-lite" || rep.Baselines[1].Scorer != "bm25" {
+		t.Fatalf("baselines %+v", rep.Baselines)
 	}
 }
 
@@ -110,7 +150,7 @@ func TestEvalBundledSample(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Scorer != "use-lite" || rep.Questions != 20 || len(rep.Results) != 3 || rep.Results[0].N != 20 || len(rep.Frontier) != 200 {
+	if rep.Scorer != "hybrid(use-lite+bm25):alpha=0.5,fusion=zscore" || rep.Questions != 20 || len(rep.Results) != 3 || rep.Results[0].N != 20 || len(rep.Frontier) != 200 {
 		t.Fatalf("report %+v", rep)
 	}
 	for _, r := range rep.Results {

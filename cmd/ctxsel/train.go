@@ -37,12 +37,15 @@ them is held out for the learning curve. The reward is recall minus --lambda
 per 1,000 selected tokens (or Context-Picker's, --reward picker). A
 checkpoint is written atomically after every epoch (--checkpoint, default
 OUT.ckpt); --resume continues from it. Afterwards every test split (and each
---eval file) is measured with eval.Run beside fixed top-k, Adaptive-k and
-the knee: recall, tokens and gain over the top-k frontier at the same mean
-tokens. --reward llm is LDAR's own reward: a --reader answers from every
-sampled band and --judge scores the answer (calls cached and limited; an
-estimate is printed first; --max-llm-tokens caps the spend); it is the only
-reward for data without gold passages (LaRA).
+--eval file) is measured with eval.Run beside fixed top-k, budgets, Adaptive-k and
+the knee: recall, tokens and gain at the same mean tokens over the top-k
+frontier, over the top-k/budget envelope of the same scorer and over the
+best single scorer's. With a hybrid scorer, --channels 2 trains a policy
+that reads the dense and the lexical curve too. --reward llm is LDAR's own
+reward: a --reader answers from every sampled band and --judge scores the
+answer (calls cached and limited; an estimate is printed first;
+--max-llm-tokens caps the spend); it is the only reward for data without
+gold passages (LaRA).
 `+llmHelp, stderr)
 	data := fs.String("data", "", "labelled JSONL file(s) to train on, comma-separated")
 	out := fs.String("out", "", "write the trained policy (safetensors) here")
@@ -76,6 +79,7 @@ reward for data without gold passages (LaRA).
 	layers := fs.Int("layers", -1, "override: encoder layers")
 	head := fs.String("head", "", "override: Beta head activation, exp or softplus")
 	pooling := fs.String("pooling", "", "override: token pooling, attention, pointer or flatten")
+	channels := fs.Int("channels", 0, "score channels the policy reads beside the curve (2 with a hybrid scorer: its dense and lexical curves, their agreement)")
 	workers := fs.Int("workers", 1, "questions of a batch computed in parallel")
 	checkpoint := fs.String("checkpoint", "", "checkpoint file (default OUT.ckpt)")
 	resume := fs.Bool("resume", false, "continue from the checkpoint")
@@ -118,6 +122,7 @@ reward for data without gold passages (LaRA).
 	if *pooling != "" {
 		cfg.Pool = *pooling
 	}
+	cfg.Channels = *channels
 	var reward ldar.Reward
 	rewardDesc := ""
 	switch *rewardName {
@@ -143,11 +148,19 @@ reward for data without gold passages (LaRA).
 		defer lf.close()
 		reward = llmReward
 	}
-	scorer, closeScorer, err := newScorer(*scorerName)
+	scorers := newScorerSet()
+	defer scorers.Close()
+	scorer, err := scorers.get(*scorerName)
 	if err != nil {
 		return err
 	}
-	defer closeScorer()
+	if cs, ok := scorer.(eval.ChannelScorer); *channels > 0 && (!ok || len(cs.Channels()) < *channels) {
+		return usageError{fmt.Errorf("train band: --channels %d needs a scorer with that many channels (hybrid has 2)", *channels)}
+	}
+	base, err := scorers.baselines(scorer)
+	if err != nil {
+		return err
+	}
 
 	files := splitList(*data)
 	type split3 struct {
@@ -263,7 +276,7 @@ reward for data without gold passages (LaRA).
 		if ids != nil {
 			pooled = ldareval.Filter(pooled, ids)
 		}
-		rep, err := ldareval.Report(ctx, pooled, scorer, counter, policy)
+		rep, err := ldareval.Report(ctx, pooled, scorer, counter, policy, base)
 		if err != nil {
 			return err
 		}

@@ -117,7 +117,7 @@ func Questions(ctx context.Context, spec CurveSpec, scorer eval.Scorer, counter 
 	}
 	qs := make([]ldar.Question, len(curves))
 	for i, c := range curves {
-		qs[i] = ldar.Question{ID: c.RecordID, Scores: c.Scores, Tokens: c.Tokens, Gold: c.Gold}
+		qs[i] = ldar.Question{ID: c.RecordID, Scores: c.Scores, Tokens: c.Tokens, Gold: c.Gold, Channels: c.Channels}
 	}
 	if cachePath != "" {
 		if err := writeCache(cachePath, qs); err != nil {
@@ -170,11 +170,13 @@ func SelectQuestions(qs []ldar.Question, ids map[string]bool) []ldar.Question {
 
 // BaselineStrategies are measured beside the band: fixed top-k at several
 // k, Adaptive-k and the knee.
-var BaselineStrategies = []string{"topk:k=1", "topk:k=2", "topk:k=3", "topk:k=5", "topk:k=7", "topk:k=10", "topk:k=15", "topk:k=20", "adaptivek", "knee"}
+var BaselineStrategies = []string{"topk:k=1", "topk:k=2", "topk:k=3", "topk:k=5", "topk:k=7", "topk:k=10", "topk:k=15", "topk:k=20", "budget:tokens=500", "budget:tokens=1000", "budget:tokens=2000", "adaptivek", "knee"}
 
 // Report runs eval.Run on already pooled records with the baselines and
-// the band strategy, using policy p for "band".
-func Report(ctx context.Context, recs []eval.Record, scorer eval.Scorer, counter token.Counter, p *ldar.Policy, extra ...string) (*eval.Report, error) {
+// the band strategy, using policy p for "band". Single scorers in base
+// (dense, BM25) give every result its gain over the best single-scorer
+// envelope.
+func Report(ctx context.Context, recs []eval.Record, scorer eval.Scorer, counter token.Counter, p *ldar.Policy, base []eval.Scorer, extra ...string) (*eval.Report, error) {
 	ldar.SetDefault(p)
 	defer ldar.SetDefault(nil)
 	var specs []string
@@ -189,5 +191,5 @@ func Report(ctx context.Context, recs []eval.Record, scorer eval.Scorer, counter
 		}
 		parsed = append(parsed, sp)
 	}
-	return eval.Run(ctx, recs, scorer, eval.Options{Strategies: parsed, Counter: counter, Workers: 1})
+	return eval.Run(ctx, recs, scorer, eval.Options{Strategies: parsed, Counter: counter, Workers: 1, Baselines: base})
 }

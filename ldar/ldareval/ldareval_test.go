@@ -80,7 +80,7 @@ func TestQuestionsReportPlots(t *testing.T) {
 	p := ldar.NewPolicy(m, nil)
 	recs, _ := eval.LoadFile(path)
 	pooled, _ := eval.Pool(recs, 10, 1)
-	rep, err := Report(ctx, pooled, eval.NewBM25(), nil, p)
+	rep, err := Report(ctx, pooled, eval.NewBM25(), nil, p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
