@@ -54,7 +54,8 @@ type Options struct {
 	// dense and BM25 fused), index.Dense or index.BM25.
 	Retriever index.Retriever
 	// Alpha weights the dense side of a hybrid retrieval (0 means
-	// index.DefaultAlpha, 0.5) and Fusion is its rule (default z-score).
+	// index.DefaultAlpha, 0.5) and Fusion is its rule ("" is the index's
+	// default: z-score embedded, minmax on Weaviate).
 	Alpha  float64
 	Fusion fusion.Method
 }

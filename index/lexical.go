@@ -244,46 +244,46 @@ func (s *snapshot) hits(cs []lcand) []Hit {
 	return out
 }
 
-// hybrid takes the limit best rows of the dense scan and of BM25, scores
-// their union with both (the exact cosine and the exact BM25, 0 where no
-// query term occurs), fuses the two lists with method m and weight alpha on
-// the dense side, and returns the limit best of the union by fused score.
+// hybrid fuses two lists, as Weaviate's hybrid query does: the limit best
+// rows by cosine and the limit best by BM25. Each list is normalised over
+// its own members (see fusion.Lists); a row missing from one list takes that
+// list's floor; the alpha-weighted sum (alpha on the dense side) ranks the
+// union, of which the limit best are returned.
 func (s *snapshot) hybrid(ctx context.Context, q []float32, text string, limit, workers int, m fusion.Method, alpha float64) ([]Hit, error) {
 	dense, err := s.searchCands(ctx, q, limit, workers)
 	if err != nil {
 		return nil, err
 	}
-	acc, lex, err := s.bm25(ctx, lexical.QueryTerms(text))
+	_, lex, err := s.bm25(ctx, lexical.QueryTerms(text))
 	if err != nil {
 		return nil, err
 	}
 	lex = s.best(lex, limit)
 	bases := s.bases()
-	union := make([]lcand, 0, len(dense)+len(lex))
-	var ds, ls []float64
-	seen := make(map[int]bool, len(dense)+len(lex))
-	for _, c := range dense {
-		g := bases[c.seg] + int(c.row)
-		seen[g] = true
-		union = append(union, lcand{seg: c.seg, row: c.row})
-		ds = append(ds, float64(c.score))
-		ls = append(ls, acc[g])
+	ds := make([]float64, len(dense))
+	dk := make([]int, len(dense))
+	for i, c := range dense {
+		ds[i], dk[i] = float64(c.score), bases[c.seg]+int(c.row)
 	}
-	var one [1]float32
-	for _, c := range lex {
-		if seen[bases[c.seg]+int(c.row)] {
-			continue
-		}
-		s.segs[c.seg].mat.scores(q, int(c.row), one[:])
-		union = append(union, c)
-		ds = append(ds, float64(one[0]))
-		ls = append(ls, c.score)
+	ls := make([]float64, len(lex))
+	lk := make([]int, len(lex))
+	for i, c := range lex {
+		ls[i], lk[i] = c.score, bases[c.seg]+int(c.row)
 	}
-	fused, err := fusion.Fuse(m, alpha, ds, ls)
+	keys, fused, err := fusion.Lists(m, alpha, dk, ds, lk, ls)
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	for i := range union {
+	union := make([]lcand, len(keys))
+	byKey := make(map[int]lcand, len(dense)+len(lex))
+	for _, c := range dense {
+		byKey[bases[c.seg]+int(c.row)] = lcand{seg: c.seg, row: c.row}
+	}
+	for _, c := range lex {
+		byKey[bases[c.seg]+int(c.row)] = lcand{seg: c.seg, row: c.row}
+	}
+	for i, k := range keys {
+		union[i] = byKey[k]
 		union[i].score = fused[i]
 	}
 	return s.hits(s.best(union, limit)), nil

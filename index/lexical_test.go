@@ -155,7 +155,7 @@ func TestBM25EqualsLexical(t *testing.T) {
 }
 
 // TestHybridFusion recomputes the hybrid ranking from the two single
-// retrievers: the union of each one's top limit, scored by both, fused.
+// retrievers: each one's top limit, fused by fusion.Lists.
 func TestHybridFusion(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := index.OpenDir(dir, index.DirOptions{Create: true})
@@ -173,35 +173,24 @@ func TestHybridFusion(t *testing.T) {
 	const q = "w3 w8 w40 w120"
 	vec := indextest.HashVector(q)
 	allDense, _ := s.Search(ctx, vec, len(live))
-	dense := map[string]float64{}
-	for _, h := range allDense {
-		dense[h.ID()] = h.Score
-	}
-	lex := map[string]float64{}
 	allLex := wantBM25(live, q)
-	for _, h := range allLex {
-		lex[h.ID()] = h.Score
-	}
 	for _, m := range []fusion.Method{fusion.ZScore, fusion.MinMax, fusion.RRF} {
 		for _, alpha := range []float64{0.5, 0.8} {
 			const limit = 10
-			var ids []string
-			seen := map[string]bool{}
-			for _, l := range [][]index.Hit{allDense[:limit], allLex[:limit]} {
-				for _, h := range l {
-					if !seen[h.ID()] {
-						seen[h.ID()] = true
-						ids = append(ids, h.ID())
-					}
-				}
+			var dk, lk []string
+			var ds, ls []float64
+			for _, h := range allDense[:limit] {
+				dk, ds = append(dk, h.ID()), append(ds, h.Score)
 			}
-			ds, ls := make([]float64, len(ids)), make([]float64, len(ids))
-			for i, id := range ids {
-				ds[i], ls[i] = dense[id], lex[id]
+			for _, h := range allLex[:limit] {
+				lk, ls = append(lk, h.ID()), append(ls, h.Score)
 			}
-			fused, _ := fusion.Fuse(m, alpha, ds, ls)
+			keys, fused, err := fusion.Lists(m, alpha, dk, ds, lk, ls)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var want []index.Hit
-			for i, id := range ids {
+			for i, id := range keys {
 				h := live[id]
 				h.Score = fused[i]
 				want = append(want, h)

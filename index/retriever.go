@@ -19,9 +19,10 @@ const (
 	// BM25 ranks by Okapi BM25 (lexical.Default) of the query text, with
 	// the live chunks as the corpus.
 	BM25 Retriever = "bm25"
-	// Hybrid fuses the two: the best Limit chunks of each, their union
-	// scored by both, the scores fused (z-score by default) with Alpha on
-	// the dense side.
+	// Hybrid fuses the two as Weaviate's hybrid query does: the best Limit
+	// chunks of each, each list normalised over its own members (z-score by
+	// default), a chunk missing from a list taking that list's floor, the
+	// alpha-weighted sum ranking the union (see fusion.Lists).
 	Hybrid Retriever = "hybrid"
 )
 
@@ -56,13 +57,15 @@ type Query struct {
 	// Alpha weights the dense scores in a hybrid query, in (0, 1]; 0 means
 	// DefaultAlpha (rank by BM25 alone with Retriever BM25).
 	Alpha float64
-	// Fusion is the hybrid's fusion rule (default z-score; minmax is
-	// Weaviate's relativeScoreFusion).
+	// Fusion is the hybrid's fusion rule: "" is the back end's default
+	// (z-score for the embedded index; minmax, Weaviate's
+	// relativeScoreFusion, for Weaviate), otherwise zscore, minmax or rrf.
 	Fusion fusion.Method
 }
 
-// normalize fills defaults and checks q.
-func (q Query) normalize() (Query, error) {
+// Resolve fills q's defaults and checks it (errors wrap
+// ctxsel.ErrInvalidInput); back ends call it before running q.
+func (q Query) Resolve() (Query, error) {
 	var err error
 	if q.Retriever, err = ParseRetriever(string(q.Retriever)); err != nil {
 		return q, err
@@ -111,7 +114,7 @@ func Retrieve(ctx context.Context, s Store, q Query) ([]Hit, error) {
 	if qs, ok := s.(QuerySearcher); ok {
 		return qs.SearchQuery(ctx, q)
 	}
-	q, err := q.normalize()
+	q, err := q.Resolve()
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +129,7 @@ func Retrieve(ctx context.Context, s Store, q Query) ([]Hit, error) {
 // the live chunks, so scores equal lexical.Default.Score over their texts;
 // hybrid fuses the two (see Hybrid).
 func (d *Dir) SearchQuery(ctx context.Context, q Query) ([]Hit, error) {
-	q, err := q.normalize()
+	q, err := q.Resolve()
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ Examples:
 	candidates := fs.Int("candidates", ask.DefaultCandidates, "how many best-matching chunks the strategy chooses from")
 	retriever := fs.String("retriever", string(index.DefaultRetriever), "how chunks are scored: hybrid (cosine and BM25 fused), dense (cosine) or bm25")
 	alpha := fs.Float64("alpha", index.DefaultAlpha, "hybrid: weight of the cosine scores, in (0, 1]")
-	fusionRule := fs.String("fusion", string(index.DefaultFusion), "hybrid: zscore, minmax (Weaviate's relativeScoreFusion) or rrf")
+	fusionRule := fs.String("fusion", "", "hybrid: zscore, minmax (Weaviate's relativeScoreFusion) or rrf (default: zscore for the embedded index, minmax for Weaviate, which has no z-score fusion)")
 	embedder := fs.String("embedder", "", "embedding model (default: the one the index was built with)")
 	asJSON := fs.Bool("json", false, "print the whole answer as JSON")
 	curve := fs.String("show-curve", "", "write an SVG of the similarity curve with the cut marked to this file")
@@ -77,9 +77,11 @@ Examples:
 	if err != nil {
 		return usageError{fmt.Errorf("ask: --retriever: %w", err)}
 	}
-	fm, err := fusion.ParseMethod(*fusionRule)
-	if err != nil {
-		return usageError{fmt.Errorf("ask: --fusion: %w", err)}
+	var fm fusion.Method
+	if *fusionRule != "" {
+		if fm, err = fusion.ParseMethod(*fusionRule); err != nil {
+			return usageError{fmt.Errorf("ask: --fusion: %w", err)}
+		}
 	}
 	if !(*alpha > 0 && *alpha <= 1) {
 		return usageError{fmt.Errorf("ask: --alpha=%v outside (0, 1] (for BM25 alone use --retriever bm25)", *alpha)}
