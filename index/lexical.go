@@ -16,6 +16,7 @@ import (
 // same rows) and the BM25 corpus statistics of the live rows.
 type lexView struct {
 	segs  []*lexSeg
+	dead  []int // per segment, rows not live
 	n     int   // live rows
 	total int64 // their summed lengths in terms
 }
@@ -83,12 +84,16 @@ func (d *Dir) loadLexical(s *snapshot) error {
 			}
 		}
 		s.lex.segs = append(s.lex.segs, lx)
+		dead := 0
 		for r, live := range s.live[i] {
 			if live {
 				s.lex.n++
 				s.lex.total += int64(lx.lens[r])
+			} else {
+				dead++
 			}
 		}
+		s.lex.dead = append(s.lex.dead, dead)
 	}
 	return nil
 }
@@ -116,8 +121,13 @@ func (s *snapshot) bm25(ctx context.Context, terms []string) (acc []float64, hit
 		}
 		df := 0
 		for si, lx := range s.lex.segs {
+			rows := lx.posts[t].rows
+			if s.lex.dead[si] == 0 {
+				df += len(rows)
+				continue
+			}
 			live := s.live[si]
-			for _, r := range lx.posts[t].rows {
+			for _, r := range rows {
 				if live[r] {
 					df++
 				}

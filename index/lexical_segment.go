@@ -58,30 +58,44 @@ type postings struct {
 func lexName(seg string) string { return strings.TrimSuffix(seg, segSuffix) + lexSuffix }
 
 // buildLexical tokenizes the chunks of docs (rows in document and chunk
-// order, as in the segment) with lexical.Terms.
+// order, as in the segment) with lexical.Terms. One map lookup per term
+// occurrence: terms get dense ids, and a term's posting for the current row
+// is always its last one.
 func buildLexical(docs []segDoc) *lexSeg {
 	rows := 0
 	for _, d := range docs {
 		rows += len(d.Chunks)
 	}
-	lx := &lexSeg{lens: make([]uint32, 0, rows), posts: map[string]postings{}}
-	tf := map[string]uint32{}
+	lx := &lexSeg{lens: make([]uint32, 0, rows)}
+	ids := map[string]int32{}
+	var names []string
+	var lists []postings
 	for _, d := range docs {
 		for _, c := range d.Chunks {
 			row := uint32(len(lx.lens))
 			terms := lexical.Terms(d.Text[c[0]:c[1]])
 			lx.lens = append(lx.lens, uint32(len(terms)))
-			clear(tf)
 			for _, t := range terms {
-				tf[t]++
-			}
-			for t, f := range tf {
-				p := lx.posts[t]
+				id, ok := ids[t]
+				if !ok {
+					id = int32(len(lists))
+					ids[t] = id
+					names = append(names, t)
+					lists = append(lists, postings{})
+				}
+				p := &lists[id]
+				if k := len(p.rows) - 1; k >= 0 && p.rows[k] == row {
+					p.tfs[k]++
+					continue
+				}
 				p.rows = append(p.rows, row)
-				p.tfs = append(p.tfs, f)
-				lx.posts[t] = p
+				p.tfs = append(p.tfs, 1)
 			}
 		}
+	}
+	lx.posts = make(map[string]postings, len(lists))
+	for i, t := range names {
+		lx.posts[t] = lists[i]
 	}
 	return lx
 }
