@@ -142,7 +142,7 @@ func (d *Dir) Stats(ctx context.Context) (Stats, error) {
 	}
 	total := 0
 	for _, sg := range m.Segments {
-		s.DiskBytes += sg.Size
+		s.DiskBytes += sg.Size + sg.LexSize
 		total += sg.Chunks
 	}
 	s.DeadChunks = total - s.Chunks

@@ -71,6 +71,9 @@ func lexicalParity(t *testing.T, ds, ws index.Store, questions, strategies []str
 			if err != nil {
 				t.Fatal(err)
 			}
+			if def, err := ask.Ask(ctx, ws, noisyEmbedder{}, q, ask.Options{Strategy: spec}); err != nil || !slices.Equal(def.Selection.IDs, wa.Selection.IDs) {
+				t.Errorf("%q %s: weaviate's default hybrid is not its relativeScoreFusion: %v", q, spec, err)
+			}
 			total++
 			switch {
 			case slices.Equal(da.Selection.IDs, wa.Selection.IDs):
