@@ -162,9 +162,9 @@ func BenchmarkHybrid(b *testing.B) {
 	}
 }
 
-// benchChunkTexts returns n chunk texts of about 450 words: Zipfian terms,
-// stop words and punctuation, as lexical.Terms meets them.
-func benchChunkTexts(n int, seed uint64) []string {
+// benchChunkTexts returns n chunk texts of perChunk Zipfian terms with
+// stop words (80 % as many) and punctuation, as lexical.Terms meets them.
+func benchChunkTexts(n, perChunk int, seed uint64) []string {
 	r := rand.New(rand.NewPCG(seed, 3))
 	z := rand.NewZipf(r, benchZipfS, 1, benchVocab-1)
 	stops := strings.Fields("the of and a to in is was it for on with as by at from that this which were")
@@ -172,7 +172,7 @@ func benchChunkTexts(n int, seed uint64) []string {
 	var sb strings.Builder
 	for i := range out {
 		sb.Reset()
-		for k := 0; k < benchPerChunk; k++ {
+		for k := 0; k < perChunk; k++ {
 			sb.WriteString(benchTermNames[z.Uint64()])
 			sb.WriteByte(' ')
 			if r.IntN(10) < 8 {
@@ -189,8 +189,15 @@ func benchChunkTexts(n int, seed uint64) []string {
 }
 
 func BenchmarkLexicalIndex(b *testing.B) {
+	// 250 terms ≈ a 600-token chunk (the default chunker), 80 ≈ 200 tokens
+	for _, per := range []int{benchPerChunk, 80} {
+		b.Run(fmt.Sprintf("terms=%d", per), func(b *testing.B) { benchLexicalIndex(b, per) })
+	}
+}
+
+func benchLexicalIndex(b *testing.B, per int) {
 	const n = 20_000
-	texts := benchChunkTexts(n, 11)
+	texts := benchChunkTexts(n, per, 11)
 	// one segment of documents of 10 chunks each, as Add writes them
 	var docs []segDoc
 	for i := 0; i < n; i += 10 {
@@ -214,13 +221,18 @@ func BenchmarkLexicalIndex(b *testing.B) {
 	b.Run("postings", func(b *testing.B) {
 		var size int
 		b.ResetTimer()
-		t := time.Now()
+		t, cpu := time.Now(), processCPU()
 		for range b.N {
 			size = len(buildLexical(docs).encode())
 		}
 		per := time.Since(t) / time.Duration(b.N)
+		cpuPer := (processCPU() - cpu) / time.Duration(b.N)
 		b.StopTimer()
 		b.ReportMetric(float64(n)/per.Seconds(), "chunks/s")
+		if cpuPer > 0 {
+			// per core whatever else the machine runs (GC threads included)
+			b.ReportMetric(float64(n)/cpuPer.Seconds(), "chunks/cpu-s")
+		}
 		b.ReportMetric(float64(size)/n, "bytes/chunk")
 		base := min(terms(), terms(), terms())
 		b.ReportMetric(float64(per)/float64(base), "of_terms")
