@@ -47,7 +47,7 @@ func Example() {
 	fmt.Println(a.Selection.Explanation.Decision.Kind, "cut after rank", a.Selection.Explanation.Decision.Rank)
 	fmt.Println(a.PromptTokens > 0, len(a.Scores), "candidates by", a.Retriever, "retrieval")
 	// Output:
-	// notes.txt#0 1.000 "Mount Etna is a volcano in Sicily. Etna erupts often."
+	// notes.txt#0 0.500 "Mount Etna is a volcano in Sicily. Etna erupts often."
 	// gap cut after rank 0
 	// true 2 candidates by hybrid retrieval
 }
