@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/lexical"
@@ -108,17 +110,17 @@ type lcand struct {
 // bm25 scores every live row holding a query term with lexical.Default
 // over the live rows as the corpus: the scores lexical.Default.Score gives
 // the live chunks' texts. acc holds them by global row (0 = no term), and
-// hits lists the rows scored, unordered.
-func (s *snapshot) bm25(ctx context.Context, terms []string) (acc []float64, hits []lcand, err error) {
+// hits lists the rows scored, unordered. Rows are split across workers
+// goroutines; each sums a row's terms in query order, as lexical.Score
+// does, so the result does not depend on the split.
+func (s *snapshot) bm25(ctx context.Context, terms []string, workers int) (acc []float64, hits []lcand, err error) {
 	acc = make([]float64, s.rows)
 	if s.lex.n == 0 || len(terms) == 0 {
 		return acc, nil, nil
 	}
 	avg := float64(s.lex.total) / float64(s.lex.n)
-	for _, t := range terms { // query order, as lexical.Score sums
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
+	idf := make([]float64, len(terms)) // 0: the term occurs in no live row
+	for ti, t := range terms {
 		df := 0
 		for si, lx := range s.lex.segs {
 			rows := lx.posts[t].rows
@@ -133,32 +135,76 @@ func (s *snapshot) bm25(ctx context.Context, terms []string) (acc []float64, hit
 				}
 			}
 		}
-		if df == 0 {
-			continue
+		if df > 0 {
+			idf[ti] = lexical.IDF(s.lex.n, df)
 		}
-		idf := lexical.IDF(s.lex.n, df)
-		base := 0
-		for si, lx := range s.lex.segs {
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, s.rows/minRowsPerWorker))
+	parts := make([][]lcand, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := s.rows*w/workers, s.rows*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[w], errs[w] = s.bm25Rows(ctx, terms, idf, avg, lo, hi, acc)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, p := range parts {
+		hits = append(hits, p...)
+	}
+	return acc, hits, nil
+}
+
+// bm25Rows accumulates the scores of global rows [lo, hi) into acc and
+// returns the rows it scored, with their scores.
+func (s *snapshot) bm25Rows(ctx context.Context, terms []string, idf []float64, avg float64, lo, hi int, acc []float64) ([]lcand, error) {
+	var hits []lcand
+	base := 0
+	for si, lx := range s.lex.segs {
+		n := len(lx.lens)
+		a, b := max(lo, base)-base, min(hi, base+n)-base
+		if a < b {
 			live := s.live[si]
-			p := lx.posts[t]
-			for i, r := range p.rows {
-				if !live[r] {
+			for ti, t := range terms { // query order, as lexical.Score sums
+				if idf[ti] == 0 {
 					continue
 				}
-				g := base + int(r)
-				if acc[g] == 0 {
-					hits = append(hits, lcand{seg: int32(si), row: int32(r)})
+				if err := ctx.Err(); err != nil {
+					return nil, err
 				}
-				acc[g] += lexical.Default.Weight(idf, int(p.tfs[i]), int(lx.lens[r]), avg)
+				p := lx.posts[t]
+				i, _ := slices.BinarySearch(p.rows, uint32(a))
+				for ; i < len(p.rows) && int(p.rows[i]) < b; i++ {
+					r := p.rows[i]
+					if !live[r] {
+						continue
+					}
+					g := base + int(r)
+					if acc[g] == 0 {
+						hits = append(hits, lcand{seg: int32(si), row: int32(r)})
+					}
+					acc[g] += lexical.Default.Weight(idf[ti], int(p.tfs[i]), int(lx.lens[r]), avg)
+				}
 			}
-			base += len(lx.lens)
 		}
+		base += n
 	}
 	bases := s.bases()
 	for i := range hits {
 		hits[i].score = acc[bases[hits[i].seg]+int(hits[i].row)]
 	}
-	return acc, hits, nil
+	return hits, nil
 }
 
 // bases are the global row index of each segment's first row.
@@ -237,8 +283,8 @@ func kthLargest(v []float64, k int) float64 {
 }
 
 // lexSearch returns the limit best rows by BM25.
-func (s *snapshot) lexSearch(ctx context.Context, text string, limit int) ([]Hit, error) {
-	_, hits, err := s.bm25(ctx, lexical.QueryTerms(text))
+func (s *snapshot) lexSearch(ctx context.Context, text string, limit, workers int) ([]Hit, error) {
+	_, hits, err := s.bm25(ctx, lexical.QueryTerms(text), workers)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +310,7 @@ func (s *snapshot) hybrid(ctx context.Context, q []float32, text string, limit, 
 	if err != nil {
 		return nil, err
 	}
-	_, lex, err := s.bm25(ctx, lexical.QueryTerms(text))
+	_, lex, err := s.bm25(ctx, lexical.QueryTerms(text), workers)
 	if err != nil {
 		return nil, err
 	}

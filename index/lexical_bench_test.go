@@ -134,7 +134,7 @@ func BenchmarkHybrid(b *testing.B) {
 				f    func(i int) error
 			}{
 				{"dense", dense},
-				{"bm25", func(i int) error { _, err := s.lexSearch(ctx, texts[i], 1000); return err }},
+				{"bm25", func(i int) error { _, err := s.lexSearch(ctx, texts[i], 1000, 0); return err }},
 				{"hybrid", func(i int) error {
 					_, err := s.hybrid(ctx, queries[i], texts[i], 1000, 0, fusion.ZScore, 0.5)
 					return err

@@ -3,13 +3,17 @@ package index
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ctxsel/ctxsel/chunk"
+	"github.com/ctxsel/ctxsel/lexical"
 )
 
 func lexDocs() []segDoc {
@@ -124,4 +128,82 @@ func TestLexicalMigration(t *testing.T) {
 
 func chunkOf(id, text string) chunk.Chunk {
 	return chunk.Chunk{Doc: id, Start: 0, End: len(text), CharEnd: len(text), Tokens: 4, Text: text}
+}
+
+// TestBM25Workers: splitting the rows across goroutines changes nothing,
+// bit for bit, and still equals lexical.Default.Score over the live rows
+// (some rows dead, several segments).
+func TestBM25Workers(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(8, 9))
+	z := rand.NewZipf(r, 1.1, 1, 500)
+	s := &snapshot{man: &manifest{}}
+	var texts []string // live rows' texts
+	for si := range 3 {
+		seg := &segment{name: fmt.Sprintf("s%d", si), mat: matrix{format: F32, dim: 1}}
+		for d := range 900 {
+			var sb strings.Builder
+			var spans [][5]int
+			for range 10 {
+				lo := sb.Len()
+				for range 5 + r.IntN(20) {
+					fmt.Fprintf(&sb, "w%d ", z.Uint64())
+				}
+				spans = append(spans, [5]int{lo, sb.Len(), 0, 0, 0})
+			}
+			seg.docs = append(seg.docs, segDoc{ID: fmt.Sprintf("d%d-%d", si, d), Text: sb.String(), Chunks: spans})
+			for k := range spans {
+				seg.rowDoc = append(seg.rowDoc, int32(d))
+				seg.rowIdx = append(seg.rowIdx, int32(k))
+			}
+		}
+		seg.mat.n = len(seg.rowDoc)
+		seg.mat.f32 = make([]float32, seg.mat.n)
+		live := make([]bool, seg.mat.n)
+		for row := range live {
+			live[row] = seg.rowDoc[row]%7 != 3
+			if live[row] {
+				d := seg.docs[seg.rowDoc[row]]
+				c := d.Chunks[seg.rowIdx[row]]
+				texts = append(texts, d.Text[c[0]:c[1]])
+			}
+		}
+		s.segs, s.live, s.rows = append(s.segs, seg), append(s.live, live), s.rows+seg.mat.n
+		s.man.Segments = append(s.man.Segments, segInfo{Name: seg.name})
+	}
+	d := &Dir{}
+	if err := d.loadLexical(s); err != nil {
+		t.Fatal(err)
+	}
+	if s.rows < 3*minRowsPerWorker {
+		t.Fatalf("%d rows: too few to split", s.rows)
+	}
+	docs := make([][]string, len(texts))
+	for i, x := range texts {
+		docs[i] = lexical.Terms(x)
+	}
+	for _, q := range []string{"w1 w2 w3", "w7 w400 w1", "w499"} {
+		terms := lexical.QueryTerms(q)
+		one, h1, err := s.bm25(ctx, terms, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		four, h4, _ := s.bm25(ctx, terms, 4)
+		if !reflect.DeepEqual(one, four) || len(h1) != len(h4) {
+			t.Fatalf("%q: 4 workers differ from 1", q)
+		}
+		want := lexical.Default.Score(terms, docs)
+		var got []float64
+		for si, live := range s.live {
+			base := s.bases()[si]
+			for row, ok := range live {
+				if ok {
+					got = append(got, four[base+row])
+				}
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: scores differ from lexical.Default.Score", q)
+		}
+	}
 }

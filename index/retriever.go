@@ -147,7 +147,7 @@ func (d *Dir) SearchQuery(ctx context.Context, q Query) ([]Hit, error) {
 	case Dense:
 		return s.search(ctx, Normalize(q.Vector), q.Limit, d.opts.Workers)
 	case BM25:
-		return s.lexSearch(ctx, q.Text, q.Limit)
+		return s.lexSearch(ctx, q.Text, q.Limit, d.opts.Workers)
 	}
 	return s.hybrid(ctx, Normalize(q.Vector), q.Text, q.Limit, d.opts.Workers, q.Fusion, q.Alpha)
 }
