@@ -1,7 +1,7 @@
 // Package ask answers a question over an index: embed the question, score
-// the index's chunks, let a ctxsel strategy cut the similarity curve, assemble
-// the prompt from the selected passages and, when an LLM is configured, ask
-// it. Every step is reported — the passages with their scores and tokens, the
+// the index's chunks (hybrid by default: cosine and BM25 fused), let a
+// ctxsel strategy cut the score curve, assemble the prompt from the selected
+// passages and, when an LLM is configured, ask it. Every step is reported — the passages with their scores and tokens, the
 // explanation of the cut, the prompt, the answer with its token counts — so a
 // user sees exactly what the LLM was handed and why.
 //
@@ -18,6 +18,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	_ "github.com/ctxsel/ctxsel/cutoff" // registers the strategies
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/selfroute"
@@ -34,7 +35,8 @@ const (
 )
 
 // Options configure Ask. The zero value asks with Adaptive-k over the best
-// 1000 chunks, rank order, the factoid QA prompt and no LLM.
+// 1000 chunks by hybrid retrieval, rank order, the factoid QA prompt and no
+// LLM.
 type Options struct {
 	// Strategy is a strategy spec, e.g. "adaptivek", "topk:k=5",
 	// "budget:tokens=2000", "knee:max_tokens=4000".
@@ -52,6 +54,14 @@ type Options struct {
 	// Window is the reader's context window in tokens; Self-Route's
 	// long-context step is cut to it (default DefaultWindow).
 	Window int
+	// Retriever scores the index's chunks: index.Hybrid (the default:
+	// dense and BM25 fused), index.Dense or index.BM25.
+	Retriever index.Retriever
+	// Alpha weights the dense side of a hybrid retrieval (0 means
+	// index.DefaultAlpha, 0.5) and Fusion is its rule ("" is the index's
+	// default: z-score embedded, minmax on Weaviate).
+	Alpha  float64
+	Fusion fusion.Method
 }
 
 // DefaultWindow is Self-Route's long-context window when none is given.
@@ -80,8 +90,10 @@ type Answer struct {
 	// Index is the store's location, Model the embedding model.
 	Index string `json:"index"`
 	Model string `json:"model"`
-	// Scores are the candidates' similarity scores in rank order: the curve
-	// the strategy cut.
+	// Retriever is how the candidates were scored (dense, bm25, hybrid).
+	Retriever index.Retriever `json:"retriever"`
+	// Scores are the candidates' scores in rank order (cosine, BM25 or
+	// fused, by Retriever): the curve the strategy cut.
 	Scores []float64 `json:"scores"`
 	// Passages are the selected chunks in the requested order.
 	Passages  []Passage        `json:"passages"`
@@ -109,7 +121,12 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	if strings.TrimSpace(question) == "" {
 		return a, invalidf("empty question")
 	}
-	if store == nil || e == nil {
+	retriever, err := index.ParseRetriever(string(opts.Retriever))
+	if err != nil {
+		return a, err
+	}
+	a.Retriever = retriever
+	if store == nil || e == nil && retriever != index.BM25 {
 		return a, invalidf("ask needs an index and an embedder")
 	}
 	spec := opts.Strategy
@@ -153,7 +170,7 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	if st.Chunks == 0 {
 		return a, invalidf("index %s holds no passages: add documents first (ctxsel index add)", st.Location)
 	}
-	if st.Config.Model != e.ModelID() {
+	if retriever != index.BM25 && st.Config.Model != e.ModelID() {
 		return a, fmt.Errorf("%w: the index was built with embedding model %q, the question would be embedded with %q",
 			index.ErrMismatch, st.Config.Model, e.ModelID())
 	}
@@ -167,18 +184,22 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	}
 	a.Encoding = counter.Encoding()
 
+	q := index.Query{Text: question, Limit: n, Retriever: retriever, Alpha: opts.Alpha, Fusion: opts.Fusion}
 	t := time.Now()
-	vecs, err := embed.Queries(ctx, e, []string{question})
-	if err != nil {
-		return a, fmt.Errorf("embed question: %w", err)
-	}
-	if _, err := embed.CheckVectors(vecs, 1); err != nil {
-		return a, fmt.Errorf("embed question: %w", err)
+	if retriever != index.BM25 {
+		vecs, err := embed.Queries(ctx, e, []string{question})
+		if err != nil {
+			return a, fmt.Errorf("embed question: %w", err)
+		}
+		if _, err := embed.CheckVectors(vecs, 1); err != nil {
+			return a, fmt.Errorf("embed question: %w", err)
+		}
+		q.Vector = vecs[0]
 	}
 	a.Timings.Embed = time.Since(t)
 
 	t = time.Now()
-	hits, err := store.Search(ctx, vecs[0], n)
+	hits, err := index.Retrieve(ctx, store, q)
 	if err != nil {
 		return a, fmt.Errorf("search: %w", err)
 	}

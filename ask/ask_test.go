@@ -208,3 +208,53 @@ func TestCurveSVG(t *testing.T) {
 		t.Fatal("empty curve accepted")
 	}
 }
+
+// TestAskRetrievers: each retriever's curve is that retriever's ranking
+// from the index; bm25 needs no embedder; a store that retrieves only by
+// vector refuses a hybrid ask instead of answering densely.
+func TestAskRetrievers(t *testing.T) {
+	s := build(t)
+	const q = "Etna volcano craters"
+	for _, r := range []index.Retriever{index.Dense, index.BM25, index.Hybrid, ""} {
+		var e = indextest.HashEmbedder{}
+		a, err := ask.Ask(ctx, s, e, q, ask.Options{Strategy: "topk:k=3", Retriever: r})
+		if err != nil {
+			t.Fatalf("%q: %v", r, err)
+		}
+		want := r
+		if want == "" {
+			want = index.Hybrid
+		}
+		if a.Retriever != want {
+			t.Fatalf("%q: answer says retriever %q", r, a.Retriever)
+		}
+		hits, err := index.Retrieve(ctx, s, index.Query{Vector: indextest.HashVector(q), Text: q, Limit: ask.DefaultCandidates, Retriever: want})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != len(a.Scores) {
+			t.Fatalf("%s: %d scores, the index gives %d", want, len(a.Scores), len(hits))
+		}
+		for i, h := range hits {
+			if a.Scores[i] != h.Score {
+				t.Fatalf("%s: score %d is %v, the index gives %v", want, i, a.Scores[i], h.Score)
+			}
+		}
+	}
+	if _, err := ask.Ask(ctx, s, nil, q, ask.Options{Retriever: index.BM25}); err != nil {
+		t.Fatalf("bm25 without an embedder: %v", err)
+	}
+	if _, err := ask.Ask(ctx, s, indextest.HashEmbedder{}, q, ask.Options{Retriever: "sparse"}); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("unknown retriever: %v", err)
+	}
+	dense := denseOnly{s}
+	if _, err := ask.Ask(ctx, dense, indextest.HashEmbedder{}, q, ask.Options{}); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("hybrid over a dense-only store: %v", err)
+	}
+	if _, err := ask.Ask(ctx, dense, indextest.HashEmbedder{}, q, ask.Options{Retriever: index.Dense}); err != nil {
+		t.Fatalf("dense over a dense-only store: %v", err)
+	}
+}
+
+// denseOnly hides the store's SearchQuery.
+type denseOnly struct{ index.Store }

@@ -13,8 +13,8 @@ import (
 	"github.com/ctxsel/ctxsel/token"
 )
 
-// Ask a question over an embedded index: the passages Adaptive-k keeps, why,
-// and the prompt. Set Options.LLM (llm.FromEnv) to also get an answer.
+// Ask a question over an embedded index: the passages Adaptive-k keeps from
+// the hybrid (cosine + BM25, z-score fused) ranking, why, and the prompt. Set Options.LLM (llm.FromEnv) to also get an answer.
 func Example() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "idx")
@@ -45,9 +45,9 @@ func Example() {
 		fmt.Printf("%s %.3f %q\n", p.ID, p.Score, p.Text)
 	}
 	fmt.Println(a.Selection.Explanation.Decision.Kind, "cut after rank", a.Selection.Explanation.Decision.Rank)
-	fmt.Println(a.PromptTokens > 0, len(a.Scores), "candidates")
+	fmt.Println(a.PromptTokens > 0, len(a.Scores), "candidates by", a.Retriever, "retrieval")
 	// Output:
-	// notes.txt#0 0.333 "Mount Etna is a volcano in Sicily. Etna erupts often."
+	// notes.txt#0 0.500 "Mount Etna is a volcano in Sicily. Etna erupts often."
 	// gap cut after rank 0
-	// true 2 candidates
+	// true 2 candidates by hybrid retrieval
 }

@@ -142,7 +142,7 @@ func (d *Dir) Stats(ctx context.Context) (Stats, error) {
 	}
 	total := 0
 	for _, sg := range m.Segments {
-		s.DiskBytes += sg.Size
+		s.DiskBytes += sg.Size + sg.LexSize
 		total += sg.Chunks
 	}
 	s.DeadChunks = total - s.Chunks
@@ -327,7 +327,12 @@ func (d *Dir) newSegment(ctx context.Context, m *manifest, f Format, dim int, do
 		if err != nil {
 			return segInfo{}, fmt.Errorf("index %s: write segment: %w", d.path, err)
 		}
-		return segInfo{Name: name, Size: size, CRC: crc, Chunks: mat.n, Docs: len(docs)}, nil
+		si := segInfo{Name: name, Size: size, CRC: crc, Chunks: mat.n, Docs: len(docs)}
+		if err := d.writeLexical(&si, docs); err != nil {
+			os.Remove(filepath.Join(d.path, name))
+			return segInfo{}, err
+		}
+		return si, nil
 	}
 }
 
@@ -349,6 +354,9 @@ func (d *Dir) commit(ctx context.Context, m *manifest) error {
 		used[e.Segment] += e.Chunks
 	}
 	m.Segments = slices.DeleteFunc(m.Segments, func(s segInfo) bool { return used[s.Name] == 0 })
+	if err := d.addMissingLexical(ctx, m); err != nil {
+		return err
+	}
 	if len(m.Docs) == 0 {
 		m.Config = Config{}
 	}
@@ -429,6 +437,7 @@ func (d *Dir) collectGarbage(m *manifest) {
 	keep := map[string]bool{}
 	for _, s := range m.Segments {
 		keep[s.Name] = true
+		keep[lexName(s.Name)] = s.LexSize != 0
 	}
 	ents, err := os.ReadDir(d.path)
 	if err != nil {
@@ -436,7 +445,7 @@ func (d *Dir) collectGarbage(m *manifest) {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if (strings.HasPrefix(n, "seg-") && strings.HasSuffix(n, segSuffix) && !keep[n]) || n == manifestName+".tmp" {
+		if (strings.HasPrefix(n, "seg-") && (strings.HasSuffix(n, segSuffix) || strings.HasSuffix(n, lexSuffix)) && !keep[n]) || n == manifestName+".tmp" {
 			os.Remove(filepath.Join(d.path, n))
 		}
 	}

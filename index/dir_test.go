@@ -170,9 +170,10 @@ func TestDirReplaceRemoveCompact(t *testing.T) {
 	if st.DeadChunks > st.Chunks {
 		t.Fatalf("not compacted: %+v", st)
 	}
-	segs, _ := filepath.Glob(filepath.Join(dir, "seg-*"))
-	if len(segs) != st.Segments {
-		t.Fatalf("%d segment files, manifest lists %d", len(segs), st.Segments)
+	segs, _ := filepath.Glob(filepath.Join(dir, "seg-*.ctxseg"))
+	lex, _ := filepath.Glob(filepath.Join(dir, "seg-*.ctxlex"))
+	if len(segs) != st.Segments || len(lex) != st.Segments {
+		t.Fatalf("%d segment files, %d lexical files, manifest lists %d", len(segs), len(lex), st.Segments)
 	}
 	// removing everything empties the index (and frees its config)
 	if _, err := s.Remove(ctx, []string{"space", "cooking"}); err != nil {
@@ -289,7 +290,7 @@ func TestDirCorruption(t *testing.T) {
 			dir := t.TempDir()
 			s, _ := index.OpenDir(dir, index.DirOptions{Create: true})
 			fill(t, s, c)
-			segs, _ := filepath.Glob(filepath.Join(dir, "seg-*"))
+			segs, _ := filepath.Glob(filepath.Join(dir, "seg-*.ctxseg"))
 			if len(segs) != 1 {
 				t.Fatalf("%d segments", len(segs))
 			}

@@ -273,6 +273,13 @@ func TestCrashDuringAdd(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: search: %v", round, err)
 		}
+		// the lexical postings are whole too: BM25 over the index equals
+		// lexical.Default.Score over every surviving chunk's text
+		lexHits := checkBM25(t, s, "shared words about crashes keyword7 keyword30")
+		lexPer := map[string]int{}
+		for _, h := range lexHits {
+			lexPer[h.Doc]++
+		}
 		per := map[string]int{}
 		for _, h := range hits {
 			per[h.Doc]++
@@ -282,6 +289,9 @@ func TestCrashDuringAdd(t *testing.T) {
 			now[d.ID] = true
 			if d.Chunks != wantChunks[d.ID] || per[d.ID] != d.Chunks {
 				t.Fatalf("round %d: document %s torn: listed %d chunks, searchable %d, want %d", round, d.ID, d.Chunks, per[d.ID], wantChunks[d.ID])
+			}
+			if lexPer[d.ID] == 0 {
+				t.Fatalf("round %d: document %s: no chunk found by BM25", round, d.ID)
 			}
 		}
 		for id := range prev {
@@ -302,11 +312,12 @@ func TestCrashDuringAdd(t *testing.T) {
 		t.Fatal("no child was killed mid-way")
 	}
 	// the last writer removed the killed writers' orphans
-	segs, _ := filepath.Glob(filepath.Join(dir, "seg-*"))
+	segs, _ := filepath.Glob(filepath.Join(dir, "seg-*.ctxseg"))
+	lex, _ := filepath.Glob(filepath.Join(dir, "seg-*.ctxlex"))
 	s, _ := index.OpenDir(dir, index.DirOptions{})
 	st, _ := s.Stats(ctx)
-	if len(segs) != st.Segments {
-		t.Fatalf("%d segment files, %d in the manifest", len(segs), st.Segments)
+	if len(segs) != st.Segments || len(lex) != st.Segments {
+		t.Fatalf("%d segment files, %d lexical files, %d in the manifest", len(segs), len(lex), st.Segments)
 	}
 }
 

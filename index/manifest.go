@@ -32,6 +32,10 @@ type segInfo struct {
 	CRC    uint32 `json:"crc32c"`
 	Chunks int    `json:"chunks"`
 	Docs   int    `json:"docs"`
+	// LexSize and LexCRC describe the segment's lexical file (lexName);
+	// zero for an index written before lexical files existed.
+	LexSize int64  `json:"lex_size,omitempty"`
+	LexCRC  uint32 `json:"lex_crc32c,omitempty"`
 }
 
 type docEntry struct {
@@ -109,7 +113,7 @@ func (m *manifest) check() error {
 		if _, dup := segs[s.Name]; dup {
 			return fmt.Errorf("segment %s listed twice", s.Name)
 		}
-		if s.Size < segHeaderSize+4 || s.Chunks < 0 || s.Docs < 0 {
+		if s.Size < segHeaderSize+4 || s.Chunks < 0 || s.Docs < 0 || (s.LexSize != 0 && s.LexSize < lexHeaderSize+4) {
 			return fmt.Errorf("segment %s: bad size or counts", s.Name)
 		}
 		segs[s.Name] = 0

@@ -21,6 +21,7 @@ type snapshot struct {
 	live [][]bool // per segment, per row
 	src  map[string]string
 	rows int
+	lex  lexView // BM25 postings of the same rows (lexical.go)
 }
 
 // Search implements Store: an exact scan of every chunk's vector, split
@@ -141,6 +142,9 @@ func (d *Dir) load(ctx context.Context, m *manifest) (*snapshot, error) {
 		s.live = append(s.live, live)
 		s.rows += seg.mat.n
 	}
+	if err := d.loadLexical(s); err != nil {
+		return nil, err
+	}
 	d.loaded = keep
 	return s, nil
 }
@@ -247,6 +251,19 @@ const minRowsPerWorker = 8192
 // search scores every row against the unit query q and returns the best
 // limit live rows.
 func (s *snapshot) search(ctx context.Context, q []float32, limit, workers int) ([]Hit, error) {
+	cs, err := s.searchCands(ctx, q, limit, workers)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Hit, len(cs))
+	for i, c := range cs {
+		out[i] = s.hit(c)
+	}
+	return out, nil
+}
+
+// searchCands is search's scan: the best limit live rows, best first.
+func (s *snapshot) searchCands(ctx context.Context, q []float32, limit, workers int) ([]cand, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -279,9 +296,9 @@ func (s *snapshot) search(ctx context.Context, q []float32, limit, workers int) 
 	for _, c := range all {
 		merged.offer(c)
 	}
-	out := make([]Hit, len(merged.items))
+	out := make([]cand, len(merged.items))
 	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = s.hit(merged.pop())
+		out[i] = merged.pop()
 	}
 	return out, nil
 }

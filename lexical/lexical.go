@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Params are BM25's two knobs.
@@ -23,6 +24,50 @@ var Default = Params{K1: 1.2, B: 0.75}
 // Terms splits text into lower-cased runs of letters and digits and drops
 // English stop words; there is no stemming.
 func Terms(text string) []string {
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			return termsUnicode(text)
+		}
+	}
+	return termsASCII(text)
+}
+
+// termsASCII is Terms for ASCII text in one pass, without lower-casing
+// the whole text first: the bulk of indexing time is tokenizing.
+func termsASCII(text string) []string {
+	out := make([]string, 0, len(text)/8)
+	for i := 0; i < len(text); {
+		for i < len(text) && !alnum(text[i]) {
+			i++
+		}
+		start, upper := i, false
+		for i < len(text) && alnum(text[i]) {
+			upper = upper || 'A' <= text[i] && text[i] <= 'Z'
+			i++
+		}
+		if start == i {
+			break
+		}
+		w := text[start:i]
+		if upper {
+			w = strings.ToLower(w)
+		}
+		if len(w) > maxStopLen || !stopWords[w] {
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func alnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// termsUnicode is Terms for any text.
+func termsUnicode(text string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
@@ -113,6 +158,16 @@ func (p Params) Score(query []string, docs [][]string) []float64 {
 	}
 	return scores
 }
+
+// maxStopLen is the longest stop word's length: longer words skip the
+// lookup.
+var maxStopLen = func() int {
+	n := 0
+	for w := range stopWords {
+		n = max(n, len(w))
+	}
+	return n
+}()
 
 var stopWords = func() map[string]bool {
 	m := map[string]bool{}

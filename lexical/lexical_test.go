@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -70,4 +71,32 @@ func TestScoreEmpty(t *testing.T) {
 	if s := Default.Score([]string{"a"}, [][]string{{}, {}}); s[0] != 0 || s[1] != 0 {
 		t.Fatalf("empty docs: %v", s)
 	}
+}
+
+// TestTermsASCIIPath: the ASCII fast path splits exactly as the general
+// one (lower-casing the text, then runs of letters and digits).
+func TestTermsASCIIPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "aAbZz09 .,;-_'\"\t\nThe OF and Is x7Y"
+	for range 2000 {
+		b := make([]byte, r.IntN(80))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		s := string(b)
+		if got, want := Terms(s), termsUnicode(s); !slices.Equal(got, want) {
+			t.Fatalf("%q: %q, want %q", s, got, want)
+		}
+	}
+}
+
+func FuzzTerms(f *testing.F) {
+	f.Add("The Quick brown FOX, 42 times!")
+	f.Add("Ünïcode İstanbul straße")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Terms(s), termsUnicode(s); !slices.Equal(got, want) {
+			t.Fatalf("%q: %q, want %q", s, got, want)
+		}
+	})
 }

@@ -39,6 +39,10 @@ type AskRequest struct {
 	// TopN is how many candidates to retrieve before selecting; 0 leaves
 	// it to the Asker.
 	TopN int
+	// Retriever is how to score the index's chunks: "dense", "bm25" or
+	// "hybrid"; "" leaves it to the Asker (ctxsel's is hybrid). The Asker
+	// validates it (an unknown one wraps ctxsel.ErrInvalidInput).
+	Retriever string
 }
 
 // AskResponse is what an Asker found.
@@ -93,7 +97,8 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	// A copy of the query: it is a slice of the request body, which an
 	// Asker that caches queries would otherwise pin.
-	resp, err := s.asker.Ask(ctx, AskRequest{Query: strings.Clone(req.query), Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: req.topN})
+	resp, err := s.asker.Ask(ctx, AskRequest{Query: strings.Clone(req.query), Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: req.topN,
+		Retriever: strings.Clone(req.retriever)})
 	if err != nil {
 		if !errors.Is(err, ctxsel.ErrInvalidInput) && !errors.Is(err, context.DeadlineExceeded) {
 			// The index, the embedder or the LLM behind it failed.

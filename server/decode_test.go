@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var testLimits = limits{maxCandidates: 1000, maxText: 1 << 16, maxDim: 4096}
@@ -331,4 +332,36 @@ func TestAppendFloatShortest(t *testing.T) {
 			t.Fatalf("%v: got %s want %s", f, got, want)
 		}
 	}
+}
+
+// FuzzAskRequest feeds arbitrary bodies to the /v1/ask decoder: no panic,
+// invalid JSON never accepted, and a decoded retriever is the string sent.
+func FuzzAskRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"query":"what?","strategy":"adaptivek","params":{"buffer":0},"order":"document","top_n":20,"retriever":"hybrid"}`,
+		`{"query":"q","retriever":"bm25"}`, `{"query":"q","retriever":null}`, `{"query":"q","retriever":7}`,
+		`{"query":"q","retriever":"a","retriever":"b"}`, `{"query":"\ud800","retriever":"\u0000"}`, `[1]`, `{`,
+	} {
+		f.Add(seed)
+	}
+	s, err := New(DefaultConfig(), Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	lim := s.limits()
+	f.Fuzz(func(t *testing.T, body string) {
+		var r askRequest
+		err := decodeAsk(body, &r, lim)
+		if err == nil && !json.Valid([]byte(body)) {
+			t.Fatalf("decoded invalid JSON %q", body)
+		}
+		if err == nil && r.retriever != "" {
+			var v struct {
+				Retriever string `json:"retriever"`
+			}
+			if json.Unmarshal([]byte(body), &v) == nil && v.Retriever != r.retriever && !strings.ContainsRune(body, '\\') && utf8.ValidString(body) {
+				t.Fatalf("%q: retriever %q, encoding/json reads %q", body, r.retriever, v.Retriever)
+			}
+		}
+	})
 }

@@ -317,3 +317,26 @@ func TestOpenAPIResponses(t *testing.T) {
 		checkResponse(t, d, op, rec.Code, rec.Body.Bytes(), fmt.Sprintf("%s → %d", req, rec.Code))
 	}
 }
+
+// TestOpenAPIAskFields: the fields AskRequest documents are the fields the
+// /v1/ask decoder knows (its unknown-field message lists them).
+func TestOpenAPIAskFields(t *testing.T) {
+	d := loadOpenAPI(t)
+	props := d.root["components"].(map[string]any)["schemas"].(map[string]any)["AskRequest"].(map[string]any)["properties"].(map[string]any)
+	var documented []string
+	for k := range props {
+		documented = append(documented, k)
+	}
+	rec := call(t, newTestServer(t, nil, Options{Asker: fakeAsker{}}), "POST", "/v1/ask", `{"query":"q","no_such_field":1}`)
+	_, list, ok := strings.Cut(rec.Body.String(), "known: ")
+	if rec.Code != http.StatusBadRequest || !ok {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	list, _, _ = strings.Cut(list, ")")
+	known := strings.Split(list, ", ")
+	slices.Sort(known)
+	slices.Sort(documented)
+	if !slices.Equal(known, documented) {
+		t.Fatalf("the decoder knows %q, the document lists %q", known, documented)
+	}
+}

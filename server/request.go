@@ -104,7 +104,8 @@ func (r *selectRequest) vector(i int) []float64 {
 
 type askRequest struct {
 	commonRequest
-	topN int
+	topN      int
+	retriever string
 }
 
 // common decodes a key shared by both request shapes; it reports false for
@@ -228,7 +229,7 @@ func decodeAsk(body string, r *askRequest, lim limits) error {
 	if err := d.beginObject(fpath{idx: -1}); err != nil {
 		return requestNotObject(err)
 	}
-	seenTopN := false
+	seenTopN, seenRetriever := false, false
 	for first := true; ; {
 		key, ok, err := d.nextKey(fpath{idx: -1}, &first)
 		if err != nil {
@@ -255,8 +256,19 @@ func decodeAsk(body string, r *askRequest, lim limits) error {
 			if r.topN, err = d.count(top(key)); err != nil {
 				return err
 			}
+		case "retriever":
+			if seenRetriever {
+				return badField(key, "given twice")
+			}
+			seenRetriever = true
+			if d.null() {
+				continue
+			}
+			if r.retriever, err = d.str(top(key)); err != nil {
+				return err
+			}
 		default:
-			return badField(key, "unknown field (known: query, strategy, params, order, top_n)")
+			return badField(key, "unknown field (known: query, strategy, params, order, top_n, retriever)")
 		}
 	}
 	return d.end()

@@ -489,7 +489,7 @@ func TestAsk(t *testing.T) {
 
 	var seen AskRequest
 	s := newTestServer(t, nil, Options{Asker: fakeAsker{seen: &seen}})
-	rec = call(t, s, "POST", "/v1/ask", `{"query":"what?","strategy":"adaptivek","params":{"buffer":0,"max_k":5},"order":"document","top_n":20}`)
+	rec = call(t, s, "POST", "/v1/ask", `{"query":"what?","strategy":"adaptivek","params":{"buffer":0,"max_k":5},"order":"document","top_n":20,"retriever":"bm25"}`)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
@@ -513,7 +513,7 @@ func TestAsk(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if seen.Query != "what?" || seen.TopN != 20 || seen.Caps.MaxK != 5 || seen.Order != ctxsel.DocumentOrder || seen.Strategy.Params()["buffer"] != 0 ||
+	if seen.Query != "what?" || seen.TopN != 20 || seen.Retriever != "bm25" || seen.Caps.MaxK != 5 || seen.Order != ctxsel.DocumentOrder || seen.Strategy.Params()["buffer"] != 0 ||
 		seen.Spec != "adaptivek:buffer=0,max_k=5" {
 		t.Fatalf("asker saw %+v", seen)
 	}
@@ -553,6 +553,8 @@ func TestAsk(t *testing.T) {
 		{fakeAsker{}, `{}`, 400, "query"},
 		{fakeAsker{}, `{"query":"q","strategy":"nope"}`, 400, "strategy"},
 		{fakeAsker{}, `{"query":"q","top_n":-1}`, 400, "top_n"},
+		{fakeAsker{}, `{"query":"q","retriever":1}`, 400, "retriever"},
+		{fakeAsker{}, `{"query":"q","retriever":"bm25","retriever":"dense"}`, 400, "retriever"},
 		{fakeAsker{}, `{"query":"q","candidates":[]}`, 400, "candidates"},
 		{fakeAsker{err: fmt.Errorf("%w: empty index", ctxsel.ErrInvalidInput)}, `{"query":"q"}`, 400, ""},
 		{fakeAsker{err: errors.New("llm down")}, `{"query":"q"}`, 502, ""},

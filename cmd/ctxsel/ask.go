@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/ask"
+	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/selfroute"
@@ -22,8 +23,10 @@ var llmFromEnv = llm.FromEnv
 func cmdAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("ask", `Usage: ctxsel ask [flags] "QUESTION"
 
-Embeds the question, scores every chunk of the index, lets a strategy cut the
-similarity curve, and prints the selected passages (document, score, tokens),
+Embeds the question, scores every chunk of the index (hybrid by default:
+cosine similarity and BM25, each one's best --candidates chunks scored by both
+and fused by z-score with weight --alpha on the cosine side), lets a strategy
+cut the score curve, and prints the selected passages (document, score, tokens),
 why the curve was cut there, and the prompt the LLM would get (the factoid QA
 template of Adaptive-k, Appendix A.1.1). When an LLM is configured it is asked
 too and its answer is printed with its token counts:
@@ -37,6 +40,7 @@ too and its answer is printed with its token counts:
 Examples:
   ctxsel ask "Who is Scrooge's clerk?"
   ctxsel ask --strategy topk:k=5 --order edges "Who is Scrooge's clerk?"
+  ctxsel ask --retriever bm25 "Who is Scrooge's clerk?"
   ctxsel ask --strategy budget:tokens=2000 --json --show-curve curve.svg "…"`, stderr)
 	loc := fs.String("index", defaultIndexLocation(), "index directory, or weaviate://host:port/Collection")
 	strategy := fs.String("strategy", ask.DefaultStrategy, "strategy spec: adaptivek, topk:k=5, budget:tokens=2000, knee, … (see ctxsel strategies)")
@@ -44,6 +48,9 @@ Examples:
 	fs.Var(&params, "param", "strategy parameter key=value (repeatable), caps included: min_k, max_k, max_tokens")
 	order := fs.String("order", "rank", "passage order in the prompt: rank, document, or edges (best at both ends, against lost-in-the-middle)")
 	candidates := fs.Int("candidates", ask.DefaultCandidates, "how many best-matching chunks the strategy chooses from")
+	retriever := fs.String("retriever", string(index.DefaultRetriever), "how chunks are scored: hybrid (cosine and BM25 fused), dense (cosine) or bm25")
+	alpha := fs.Float64("alpha", index.DefaultAlpha, "hybrid: weight of the cosine scores, in (0, 1]")
+	fusionRule := fs.String("fusion", "", "hybrid: zscore, minmax (Weaviate's relativeScoreFusion) or rrf (default: zscore for the embedded index, minmax for Weaviate, which has no z-score fusion)")
 	embedder := fs.String("embedder", "", "embedding model (default: the one the index was built with)")
 	asJSON := fs.Bool("json", false, "print the whole answer as JSON")
 	curve := fs.String("show-curve", "", "write an SVG of the similarity curve with the cut marked to this file")
@@ -74,7 +81,20 @@ Examples:
 	if err != nil {
 		return err
 	}
-	opts := ask.Options{Strategy: spec, Order: ord, Candidates: *candidates}
+	r, err := index.ParseRetriever(*retriever)
+	if err != nil {
+		return usageError{fmt.Errorf("ask: --retriever: %w", err)}
+	}
+	var fm fusion.Method
+	if *fusionRule != "" {
+		if fm, err = fusion.ParseMethod(*fusionRule); err != nil {
+			return usageError{fmt.Errorf("ask: --fusion: %w", err)}
+		}
+	}
+	if !(*alpha > 0 && *alpha <= 1) {
+		return usageError{fmt.Errorf("ask: --alpha=%v outside (0, 1] (for BM25 alone use --retriever bm25)", *alpha)}
+	}
+	opts := ask.Options{Strategy: spec, Order: ord, Candidates: *candidates, Retriever: r, Alpha: *alpha, Fusion: fm}
 	if *candidates <= 0 {
 		return usageError{fmt.Errorf("ask: --candidates=%d must be positive", *candidates)}
 	}
@@ -162,7 +182,7 @@ Examples:
 func printAnswer(w io.Writer, a ask.Answer, showPrompt bool) {
 	ex := a.Selection.Explanation
 	fmt.Fprintf(w, "Question: %s\n", a.Question)
-	fmt.Fprintf(w, "Selected %d of %d candidate passages (%s), %d tokens of %d (ranks count from 0 = best match):\n\n", a.Selection.K, len(a.Scores), ex.Strategy, a.Selection.Tokens, ex.TotalTokens)
+	fmt.Fprintf(w, "Selected %d of %d candidate passages (%s retrieval, %s), %d tokens of %d (ranks count from 0 = best match):\n\n", a.Selection.K, len(a.Scores), a.Retriever, ex.Strategy, a.Selection.Tokens, ex.TotalTokens)
 	for i, p := range a.Passages {
 		fmt.Fprintf(w, "[%d] %s  score %.4f  rank %d  %d tokens  bytes %d–%d\n", i+1, p.ID, p.Score, p.Rank, p.Tokens, p.Start, p.End)
 		fmt.Fprintf(w, "    %s\n", snippet(p.Text, 160))

@@ -71,7 +71,7 @@ func TestIndexAndAsk(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("ask: exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"Question: How often does Etna erupt?", "Selected 2 of", "volcano.txt#0", "Why:", "--- prompt (", "Your task is to answer", "no LLM configured"} {
+	for _, want := range []string{"Question: How often does Etna erupt?", "Selected 2 of", "hybrid retrieval", "volcano.txt#0", "Why:", "--- prompt (", "Your task is to answer", "no LLM configured"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("ask output lacks %q:\n%s", want, out)
 		}
@@ -94,6 +94,19 @@ func TestIndexAndAsk(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &a) != nil || len(a.Passages) == 0 || a.Selection.Explanation.Reason == "" || a.PromptTokens == 0 {
 		t.Fatalf("ask --json: %d %s", code, out)
+	}
+
+	// each retriever, named in the JSON answer; bm25 ranks the passage
+	// holding the question's rare words first
+	for _, r := range []string{"dense", "bm25", "hybrid"} {
+		code, out, errs = runCLI(t, "", "ask", "--index", idx, "--json", "--retriever", r, "--alpha", "0.7", "--fusion", "minmax", "--llm=false", "Etna erupt")
+		var ra struct {
+			Retriever string    `json:"retriever"`
+			Scores    []float64 `json:"scores"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &ra) != nil || ra.Retriever != r || len(ra.Scores) == 0 {
+			t.Fatalf("ask --retriever %s: %d %s %s", r, code, errs, out)
+		}
 	}
 
 	// with an LLM
@@ -150,6 +163,9 @@ func TestIndexAskErrors(t *testing.T) {
 		{[]string{"ask", "--strategy", "nosuch", "why?"}, 2, "unknown strategy"},
 		{[]string{"ask", "--order", "sideways", "why?"}, 2, "order"},
 		{[]string{"ask", "--candidates", "0", "why?"}, 2, "candidates"},
+		{[]string{"ask", "--retriever", "sparse", "why?"}, 2, "retriever"},
+		{[]string{"ask", "--alpha", "0", "why?"}, 2, "alpha"},
+		{[]string{"ask", "--fusion", "max", "why?"}, 2, "fusion"},
 		{[]string{"help", "ask"}, 0, ""},
 		{[]string{"index", "add", "-h"}, 0, ""},
 	}

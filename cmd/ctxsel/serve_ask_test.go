@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,6 +51,15 @@ func TestServeAskerAnswersFromIndex(t *testing.T) {
 		if !slices.Contains(ids, id) {
 			t.Fatalf("selected %s is not among the passages %v", id, ids)
 		}
+	}
+	// the request's retriever reaches the index: BM25 scores only the
+	// chunk holding the query's words; an unknown retriever is bad input
+	resp, err = asker.Ask(context.Background(), server.AskRequest{Query: "volcano Sicily", Strategy: st, Caps: caps, Spec: "topk:k=2", Retriever: "bm25"})
+	if err != nil || len(resp.Scores) != 1 || !strings.HasSuffix(resp.Passages[0].ID, "etna.txt#0") {
+		t.Fatalf("bm25: %+v %v", resp, err)
+	}
+	if _, err := asker.Ask(context.Background(), server.AskRequest{Query: "q", Strategy: st, Caps: caps, Spec: "topk:k=2", Retriever: "sparse"}); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("unknown retriever: %v", err)
 	}
 	if _, _, err := newIndexAsker(context.Background(), filepath.Join(root, "missing")); err == nil {
 		t.Fatal("a missing index was accepted")

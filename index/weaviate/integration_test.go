@@ -26,6 +26,7 @@ import (
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/index/indextest"
 	"github.com/ctxsel/ctxsel/index/weaviate"
+	"github.com/ctxsel/ctxsel/lexical"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -278,11 +279,11 @@ func TestIntegration(t *testing.T) {
 		compareHits(t, q, dh, wh)
 		for _, spec := range strategies {
 			for _, order := range []ctxsel.Order{ctxsel.RankOrder, ctxsel.EdgesOrder} {
-				da, err := ask.Ask(ctx, ds, noisyEmbedder{}, q, ask.Options{Strategy: spec, Order: order})
+				da, err := ask.Ask(ctx, ds, noisyEmbedder{}, q, ask.Options{Strategy: spec, Order: order, Retriever: index.Dense})
 				if err != nil {
 					t.Fatal(err)
 				}
-				wa, err := ask.Ask(ctx, ws, noisyEmbedder{}, q, ask.Options{Strategy: spec, Order: order})
+				wa, err := ask.Ask(ctx, ws, noisyEmbedder{}, q, ask.Options{Strategy: spec, Order: order, Retriever: index.Dense})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -294,6 +295,8 @@ func TestIntegration(t *testing.T) {
 		}
 	}
 	t.Logf("%d selections identical across back ends", checked)
+
+	lexicalParity(t, ds, ws, questions, strategies)
 
 	// replace and remove, then compare again
 	texts2 := map[string]string{"topic0/doc000.txt": "A short replacement about magma chambers d0 replaced."}
@@ -309,6 +312,17 @@ func TestIntegration(t *testing.T) {
 		dh, _ := ds.Search(ctx, noisyVector(q), 1000)
 		wh, _ := ws.Search(ctx, noisyVector(q), 1000)
 		compareHits(t, q+" (after changes)", dh, wh)
+		// BM25's corpus statistics follow the replace and remove too
+		lq := index.Query{Text: q, Limit: 1000, Retriever: index.BM25}
+		dl, err := index.Retrieve(ctx, ds, lq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wl, err := index.Retrieve(ctx, ws, lq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareCurves(t, q+" bm25 (after changes)", dl, wl, 1+lexical.Default.K1, 0.005*dl[0].Score)
 	}
 
 	// a mismatched model is refused by both

@@ -28,6 +28,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/index"
+	"github.com/ctxsel/ctxsel/lexical"
 )
 
 // EnvAPIKey names the environment variable holding the server's API key.
@@ -175,25 +176,31 @@ func (s *Store) exists(ctx context.Context) (bool, error) {
 // config reads ctxsel's config from the collection description; ok is
 // false when the collection does not exist.
 func (s *Store) config(ctx context.Context) (cfg index.Config, ok bool, err error) {
+	cfg, _, ok, err = s.schema(ctx)
+	return cfg, ok, err
+}
+
+// schema is config with the collection's schema.
+func (s *Store) schema(ctx context.Context) (cfg index.Config, cl *models.Class, ok bool, err error) {
 	exists, err := s.exists(ctx)
 	if err != nil || !exists {
-		return cfg, false, err
+		return cfg, nil, false, err
 	}
-	cl, err := s.client.Schema().ClassGetter().WithClassName(s.class).Do(ctx)
+	cl, err = s.client.Schema().ClassGetter().WithClassName(s.class).Do(ctx)
 	if err != nil {
-		return cfg, false, s.errf("read collection", err)
+		return cfg, nil, false, s.errf("read collection", err)
 	}
 	var d struct {
 		Ctxsel int          `json:"ctxsel"`
 		Config index.Config `json:"config"`
 	}
 	if err := json.Unmarshal([]byte(cl.Description), &d); err != nil || d.Ctxsel != 1 {
-		return cfg, false, fmt.Errorf("%w: weaviate collection %s was not made by ctxsel (its description holds no ctxsel config)", index.ErrMismatch, s.class)
+		return cfg, nil, false, fmt.Errorf("%w: weaviate collection %s was not made by ctxsel (its description holds no ctxsel config)", index.ErrMismatch, s.class)
 	}
 	if cl.VectorIndexType != "" && cl.VectorIndexType != "flat" && cl.VectorIndexType != "hnsw" {
-		return cfg, false, fmt.Errorf("%w: weaviate collection %s uses vector index %q", index.ErrMismatch, s.class, cl.VectorIndexType)
+		return cfg, nil, false, fmt.Errorf("%w: weaviate collection %s uses vector index %q", index.ErrMismatch, s.class, cl.VectorIndexType)
 	}
-	return d.Config, true, nil
+	return d.Config, cl, true, nil
 }
 
 // Properties of a chunk object.
@@ -206,6 +213,7 @@ const (
 	pCharEnd    = "charEnd"
 	pTokens     = "tokens"
 	pText       = "text"
+	pTerms      = "terms"
 	pSource     = "source"
 	pSourceHash = "sourceHash"
 	pDocHash    = "docHash"
@@ -224,15 +232,24 @@ func (s *Store) createClass(ctx context.Context, cfg index.Config) error {
 	num := func(name string) *models.Property {
 		return &models.Property{Name: name, DataType: []string{"int"}, IndexFilterable: &yes}
 	}
+	// BM25 searches pTerms: the chunk's lexical.Terms joined by spaces and
+	// split on them, so Weaviate's term frequencies, lengths and document
+	// frequencies are ctxsel's (its own tokenizer counts stop words in a
+	// chunk's length and has another stop list)
+	terms := &models.Property{Name: pTerms, DataType: []string{"text"}, Tokenization: "whitespace", IndexFilterable: &no, IndexSearchable: &yes}
 	class := &models.Class{
 		Class:             s.class,
 		Description:       string(desc),
 		Vectorizer:        "none",
 		VectorIndexType:   "flat",
 		VectorIndexConfig: map[string]any{"distance": "cosine"},
+		InvertedIndexConfig: &models.InvertedIndexConfig{
+			Bm25:      &models.BM25Config{K1: float32(lexical.Default.K1), B: float32(lexical.Default.B)},
+			Stopwords: &models.StopwordConfig{Preset: "none"},
+		},
 		Properties: []*models.Property{
 			text(pDoc, true), num(pChunkIndex), num(pStart), num(pEnd), num(pCharStart), num(pCharEnd), num(pTokens),
-			text(pText, false), text(pSource, true), text(pSourceHash, false), text(pDocHash, false), num(pDocChunks), num(pDocBytes),
+			text(pText, false), terms, text(pSource, true), text(pSourceHash, false), text(pDocHash, false), num(pDocChunks), num(pDocBytes),
 			{Name: pAdded, DataType: []string{"date"}},
 		},
 	}
@@ -309,7 +326,7 @@ func (s *Store) Add(ctx context.Context, cfg index.Config, docs []index.Document
 				ID:    strfmt.UUID(ChunkUUID(d.ID, i)),
 				Properties: map[string]any{
 					pDoc: d.ID, pChunkIndex: c.Index, pStart: c.Start, pEnd: c.End, pCharStart: c.CharStart, pCharEnd: c.CharEnd,
-					pTokens: c.Tokens, pText: c.Text, pSource: d.Source, pSourceHash: d.SourceHash, pDocHash: d.Hash,
+					pTokens: c.Tokens, pText: c.Text, pTerms: strings.Join(lexical.Terms(c.Text), " "), pSource: d.Source, pSourceHash: d.SourceHash, pDocHash: d.Hash,
 					pDocChunks: len(d.Chunks), pDocBytes: len(d.Text), pAdded: now,
 				},
 				Vector: models.C11yVector(index.Normalize(d.Vectors[i])),
