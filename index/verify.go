@@ -74,6 +74,9 @@ func listedFiles(m *manifest) []listedFile {
 	out := make([]listedFile, 0, len(m.Segments))
 	for _, s := range m.Segments {
 		out = append(out, listedFile{Name: s.Name, Size: s.Size, CRC: s.CRC, Segment: s.Name})
+		if s.LexSize != 0 { // the segment's BM25 postings, committed with it
+			out = append(out, listedFile{Name: lexName(s.Name), Size: s.LexSize, CRC: s.LexCRC, Segment: s.Name})
+		}
 	}
 	return out
 }

@@ -130,3 +130,42 @@ func TestDirCheckDamagedManifest(t *testing.T) {
 		t.Fatalf("repair: %v", err)
 	}
 }
+
+// TestDirCheckLexical: the BM25 postings file committed with a segment is
+// checked like the segment itself; a flipped byte in it is damage, named
+// with the segment's documents, and Repair drops that segment.
+func TestDirCheckLexical(t *testing.T) {
+	c := testChunker(t)
+	dir := t.TempDir()
+	s, _ := index.OpenDir(dir, index.DirOptions{Create: true})
+	for _, id := range []string{"animals", "space", "cooking"} {
+		if err := s.Add(ctx, testConfig(c), []index.Document{makeDoc(t, c, id, corpus[id])}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lex, _ := filepath.Glob(filepath.Join(dir, "seg-*.ctxlex"))
+	slices.Sort(lex)
+	if len(lex) != 3 {
+		t.Fatalf("%d lexical files", len(lex))
+	}
+	b, _ := os.ReadFile(lex[1])
+	b[len(b)/2] ^= 0x5a
+	if err := os.WriteFile(lex[1], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Check(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Damage) != 1 || full.Damage[0].File != filepath.Base(lex[1]) ||
+		len(full.Damage[0].Docs) != 1 || full.Damage[0].Docs[0].ID != "space" {
+		t.Fatalf("full check: %+v", full)
+	}
+	rep, err := s.Repair(ctx)
+	if err != nil || rep.Docs != 1 {
+		t.Fatalf("repair: %+v, %v", rep, err)
+	}
+	if after, err := s.Check(ctx, true); err != nil || !after.OK() {
+		t.Fatalf("after repair: %+v, %v", after, err)
+	}
+}
