@@ -49,6 +49,8 @@ Examples:
 	showPrompt := fs.Bool("prompt", true, "print the assembled prompt")
 	useLLM := fs.Bool("llm", true, "ask the configured LLM (set -llm=false to only select)")
 	templateFile := fs.String("template", "", "prompt template file with {question} and {context} (default: the factoid QA template)")
+	budget := fs.String("budget", "", "token budget: N or auto (the estimate-length estimate); short for --strategy budget:tokens=N")
+	estimate := fs.String("estimate", "", "length estimate report that tokens=auto reads (default $"+envLengthEstimate+")")
 	words, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -58,7 +60,13 @@ Examples:
 		fs.Usage()
 		return usageError{errors.New("ask: no question given")}
 	}
-	spec := params.appendTo(*strategy)
+	if *budget != "" {
+		*strategy = "budget:tokens=" + *budget
+	}
+	spec, err := resolveAutoBudget(params.appendTo(*strategy), *estimate)
+	if err != nil {
+		return err
+	}
 	if _, _, err := ctxsel.Parse(spec); err != nil {
 		return err
 	}

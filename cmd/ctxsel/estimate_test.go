@@ -1,0 +1,263 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel/chunk"
+	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/lengthest"
+	"github.com/ctxsel/ctxsel/llm/llmtest"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+const summhayPath = "../../../shared/data/summhay_news.jsonl.gz"
+
+func summhayRecords(t *testing.T) []eval.Record {
+	t.Helper()
+	if _, err := os.Stat(summhayPath); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("SummHay data missing in CI: %v", err)
+		}
+		t.Skip("SummHay data not available")
+	}
+	recs, err := eval.LoadFile(summhayPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// TestEstimateLengthSummHay runs estimate-length on real SummHay examples
+// with scripted servers. Each example's "facts" are the first sentences of
+// its first three gold documents. The summarizer writes the facts its
+// prompt shows, in a fixed order; two panel models do the same in full
+// context and a third writes an outlier, which MBR must drop. A summary's
+// ROUGE-L F1 against the silver reference (all three facts) grows with
+// every fact shown, so with no spread between samples the estimate is the
+// first budget at which every example shows all the facts it ever shows.
+// That budget is computed here independently, from BM25 scores and the
+// App. A.2 packing rule.
+func TestEstimateLengthSummHay(t *testing.T) {
+	recs := summhayRecords(t)
+	const frac, seed = 0.1, 3
+	picked := lengthest.Sample(len(recs), frac, seed)
+	var order []string // every fact, in one canonical order
+	factsOf := map[string][]string{}
+	for _, i := range picked {
+		n := 0
+		for _, p := range recs[i].Passages {
+			if p.Gold && n < 3 {
+				s := chunk.SplitSentences(p.Text)[0]
+				f := p.Text[s[0]:s[1]]
+				factsOf[recs[i].ID] = append(factsOf[recs[i].ID], f)
+				order = append(order, f)
+				n++
+			}
+		}
+	}
+	facts := func(c llmtest.Call) llmtest.Reply {
+		var out []string
+		for _, f := range order {
+			if strings.Contains(c.Prompt(), f) {
+				out = append(out, f)
+			}
+		}
+		return llmtest.Reply{Content: strings.Join(out, "\n")}
+	}
+	summ, good1, good2 := llmtest.New(facts), llmtest.New(facts), llmtest.New(facts)
+	odd := llmtest.New(func(llmtest.Call) llmtest.Reply {
+		return llmtest.Reply{Content: "I cannot help with that request today."}
+	})
+	for _, s := range []*llmtest.Server{summ, good1, good2, odd} {
+		defer s.Close()
+	}
+	dir := t.TempDir()
+	if keep := os.Getenv("CTXSEL_ESTIMATE_KEEP"); keep != "" {
+		dir = keep // keep report, plot and table to look at
+	}
+	t.Setenv("CTXSEL_LLM_CACHE", filepath.Join(dir, "llm-cache"))
+	out, svg := filepath.Join(dir, "report.json"), filepath.Join(dir, "plot.svg")
+	panel := strings.Join([]string{good1.OpenAISpec("qwen-a"), good2.OpenAISpec("llama-b"), odd.OpenAISpec("odd-c")}, ",")
+	args := []string{"estimate-length", "--data", summhayPath, "--panel", panel, "--summarizer", summ.OpenAISpec("summ"),
+		"--retriever", "bm25", "--sample", "0.1", "--seed", "3", "--out", out, "--plot", svg, "--per-example"}
+	code, stdout, stderr := runCLI(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Logf("stdout:\n%s", stdout)
+	os.WriteFile(filepath.Join(dir, "table.txt"), []byte(stdout), 0o644)
+
+	var rep lengthest.Report
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := expectedEstimate(t, recs, picked, factsOf)
+	if rep.Estimate != want {
+		t.Fatalf("estimate %d, want %d; table %+v", rep.Estimate, want, rep.Table)
+	}
+	if len(rep.Table) != 10 || rep.Table[0].Budget != 8000 || rep.Table[9].Budget != 80000 || rep.Table[0].N != len(picked) {
+		t.Fatalf("table %+v", rep.Table)
+	}
+	for i := 1; i < len(rep.Table); i++ {
+		if rep.Table[i].Mean < rep.Table[i-1].Mean-1e-12 {
+			t.Fatalf("score fell from %d to %d tokens: %+v", rep.Table[i-1].Budget, rep.Table[i].Budget, rep.Table)
+		}
+	}
+	if len(rep.Silver) != 3*len(picked) || rep.SilverModels[odd.OpenAISpec("odd-c")] != 0 {
+		t.Fatalf("silver references by model %v", rep.SilverModels)
+	}
+	for _, s := range rep.Silver {
+		if s.Text != strings.Join(factsOf[s.Example], "\n") {
+			t.Fatalf("silver reference of %s lacks a fact: %q", s.Example, s.Text)
+		}
+	}
+	c := rep.Config
+	if c.Sampled != len(picked) || c.Examples != len(recs) || c.Retriever != "bm25" || c.Utility != "rouge-l" || c.Temperature != 0.5 || len(c.Panel) != 3 {
+		t.Fatalf("config %+v", c)
+	}
+	if rep.Spend.Calls == 0 || rep.Spend.PromptTokens < 100000 || rep.PerExample == nil || rep.PerExample.Gain < 0 {
+		t.Fatalf("spend %+v, per example %+v", rep.Spend, rep.PerExample)
+	}
+	if !strings.Contains(stdout, "← estimate") || !strings.Contains(stdout, "estimate: "+strconv.Itoa(want)) {
+		t.Fatalf("stdout:\n%s", stdout)
+	}
+	plot, err := os.ReadFile(svg)
+	if err != nil || !strings.Contains(string(plot), `class="estimate"`) || !strings.Contains(string(plot), `class="band"`) ||
+		strings.Count(string(plot), `class="point"`) != 10 {
+		t.Fatalf("plot: %v\n%.300s", err, plot)
+	}
+
+	// a warm re-run calls no server
+	before := summ.Requests() + good1.Requests() + odd.Requests()
+	if code, _, stderr := runCLI(t, "", args...); code != 0 {
+		t.Fatalf("re-run exit %d: %s", code, stderr)
+	}
+	if after := summ.Requests() + good1.Requests() + odd.Requests(); after != before {
+		t.Fatalf("warm re-run made %d requests", after-before)
+	}
+
+	// --dry-run counts the calls the run made, and makes none
+	code, dry, stderr := runCLI(t, "", append(args, "--dry-run")...)
+	if code != 0 || !strings.Contains(dry, strconv.Itoa(rep.Spend.Calls)+" LLM calls") {
+		t.Fatalf("dry run (exit %d): %s %s; run made %d calls", code, dry, stderr, rep.Spend.Calls)
+	}
+
+	// budget:tokens=auto reads the estimate
+	in := `{"id":"a","score":0.9,"tokens":` + strconv.Itoa(want-1) + "}\n" + `{"id":"b","score":0.8,"tokens":2}` + "\n"
+	k := func(out string) int {
+		var v struct{ K int }
+		json.Unmarshal([]byte(out), &v)
+		return v.K
+	}
+	code, sel, stderr := runCLI(t, in, "select", "--strategy", "budget:tokens=auto", "--estimate", out)
+	if code != 0 || k(sel) != 1 {
+		t.Fatalf("select with tokens=auto (exit %d): %s %s", code, sel, stderr)
+	}
+	t.Setenv(envLengthEstimate, out)
+	if code, sel, stderr = runCLI(t, in, "select", "--strategy", "budget:tokens=auto,min_k=0"); code != 0 || k(sel) != 1 {
+		t.Fatalf("select with $%s (exit %d): %s %s", envLengthEstimate, code, sel, stderr)
+	}
+}
+
+// expectedEstimate packs each example by hand: BM25 over the full
+// documents, each cut to 1,024 tokens, taken by descending score until the
+// first that does not fit. It returns the first budget at which every
+// example shows all the facts it shows at the largest budget.
+func expectedEstimate(t *testing.T, recs []eval.Record, picked []int, factsOf map[string][]string) int {
+	tok, err := token.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	budgets, _ := lengthest.ParseBudgets(lengthest.DefaultBudgets)
+	shown := func(r eval.Record, budget int) int {
+		var texts []string
+		for _, p := range r.Passages {
+			texts = append(texts, p.Text)
+		}
+		scores, err := eval.NewBM25().Score(context.Background(), r.Question, texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx := make([]int, len(texts))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+		used, n := 0, 0
+		for _, i := range idx {
+			cut, _ := lengthest.TruncateSentences(tok, texts[i], 1024)
+			k := tok.Count(cut)
+			if used+k > budget {
+				break
+			}
+			used += k
+			for _, f := range factsOf[r.ID] {
+				if strings.Contains(cut, f) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	for _, b := range budgets {
+		done := true
+		for _, i := range picked {
+			if shown(recs[i], b) != shown(recs[i], budgets[len(budgets)-1]) {
+				done = false
+				break
+			}
+		}
+		if done {
+			return b
+		}
+	}
+	return -1
+}
+
+func TestResolveAutoBudget(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "est.json")
+	os.WriteFile(file, []byte(`{"estimate": 24000, "table": []}`), 0o644)
+	t.Setenv(envLengthEstimate, "")
+	for in, want := range map[string]string{
+		"budget:tokens=auto":           "budget:tokens=24000",
+		"budget:tokens = AUTO,max_k=5": "budget:tokens=24000,max_k=5",
+		"topk:k=5":                     "topk:k=5",
+		"budget:tokens=2000":           "budget:tokens=2000",
+	} {
+		got, err := resolveAutoBudget(in, file)
+		if err != nil || got != want {
+			t.Errorf("resolveAutoBudget(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	// max_tokens=auto is not the budget's tokens: left for the parser to reject
+	if got, _ := resolveAutoBudget("budget:tokens=5,max_tokens=auto", file); got != "budget:tokens=5,max_tokens=auto" {
+		t.Errorf("max_tokens=auto rewritten: %q", got)
+	}
+	if _, err := resolveAutoBudget("budget:tokens=auto", ""); err == nil || !strings.Contains(err.Error(), envLengthEstimate) {
+		t.Errorf("no estimate file: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"estimate": 0}`), 0o644)
+	if _, err := resolveAutoBudget("budget:tokens=auto", bad); err == nil {
+		t.Error("estimate 0 accepted")
+	}
+	if code, _, stderr := runCLI(t, "", "select", "--strategy", "budget:tokens=auto", "--estimate", filepath.Join(dir, "missing.json")); code != 2 {
+		t.Errorf("missing estimate file: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "", "ask", "--budget", "auto", "--index", dir, "--estimate", bad, "q?"); code != 2 || !strings.Contains(stderr, "estimate") {
+		t.Errorf("ask --budget auto with a bad estimate: exit %d: %s", code, stderr)
+	}
+}
