@@ -69,7 +69,7 @@ func MakePlan(cfg Config, exs []Example) (Plan, error) {
 
 // Write prints the plan.
 func (p Plan) Write(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "dry run: %d examples; %d LLM calls (%d panel, %d search); about %s prompt + %s completion tokens (upper bound)\n",
+	_, err := fmt.Fprintf(w, "plan: %d examples; %d LLM calls (%d panel, %d search); about %s prompt + %s completion tokens (upper bound)\n",
 		p.Examples, p.Calls, p.PanelCalls, p.SearchCalls, human(p.PromptTokens), human(p.CompletionTokens))
 	return err
 }

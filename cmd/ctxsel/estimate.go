@@ -138,12 +138,15 @@ Example:
 		cfg.Panel = append(cfg.Panel, lengthest.Model{Name: sp.String(), Window: sp.Window})
 	}
 	cfg.Summarizer = lengthest.Model{Name: sumSpec.String(), Window: sumSpec.Window}
+	plan, err := lengthest.MakePlan(cfg, exs)
+	if err != nil {
+		return err
+	}
 	if *dryRun {
-		plan, err := lengthest.MakePlan(cfg, exs)
-		if err != nil {
-			return err
-		}
 		return plan.Write(stdout)
+	}
+	if err := plan.Write(stderr); err != nil {
+		return err
 	}
 
 	open, cache, err := lf.open(stderr)
