@@ -24,12 +24,29 @@ func TruncateSentences(tok Tokenizer, text string, maxTokens int) (string, error
 	if maxTokens <= 0 {
 		return "", nil
 	}
-	if tok.Count(text) <= maxTokens {
+	ids, err := tok.Encode(text)
+	if err != nil {
+		return "", fmt.Errorf("tokenize: %w", err)
+	}
+	if len(ids) <= maxTokens {
 		return text, nil
 	}
+	head, err := tok.Decode(ids[:maxTokens])
+	if err != nil {
+		return "", fmt.Errorf("detokenize: %w", err)
+	}
 	sents := chunk.SplitSentences(text)
-	// the largest i such that the prefix through sentence i fits
-	i := sort.Search(len(sents), func(i int) bool { return tok.Count(text[:sents[i][1]]) > maxTokens }) - 1
+	fits := func(i int) bool { return tok.Count(text[:sents[i][1]]) <= maxTokens }
+	// start from the last sentence ending inside the first maxTokens
+	// tokens, then settle on the longest prefix that fits: usually one or
+	// two counts instead of a search over the whole document
+	i := sort.Search(len(sents), func(i int) bool { return sents[i][1] > len(head) }) - 1
+	for i >= 0 && !fits(i) {
+		i--
+	}
+	for i+1 < len(sents) && fits(i+1) {
+		i++
+	}
 	if i >= 0 {
 		return text[:sents[i][1]], nil
 	}

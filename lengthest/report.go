@@ -44,6 +44,17 @@ func WriteTable(w io.Writer, rep *Report) error {
 	fmt.Fprintln(w)
 	if pe := rep.PerExample; pe != nil {
 		fmt.Fprintf(w, "per-example oracle: mean %.4f vs %.4f at the estimate (gain %+.4f)\n", pe.OracleMean, pe.EstimateMean, pe.Gain)
+		count := map[int]int{}
+		for _, e := range pe.Examples {
+			count[e.Best]++
+		}
+		fmt.Fprint(w, "per-example best budgets:")
+		for _, r := range rep.Table {
+			if n := count[r.Budget]; n > 0 {
+				fmt.Fprintf(w, " %s×%d", kilo(r.Budget), n)
+			}
+		}
+		fmt.Fprintln(w)
 	}
 	s := rep.Spend
 	_, err := fmt.Fprintf(w, "LLM calls: %d (%d from the cache); tokens: %d prompt, %d completion (%d and %d fresh)\n",
