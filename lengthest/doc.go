@@ -33,7 +33,10 @@
 // encoding for every model (the paper calibrates per model class); the
 // standard deviation is the population std over the Samples runs, a run's
 // score being the mean over examples (the paper's "std across three runs");
-// documents are joined with blank lines into the prompt's {document}.
+// documents are joined with blank lines into the prompt's {document}; a
+// budget is counted in document tokens (the prompt's own words come on top);
+// budgets admitting the same documents share one set of summaries; and a
+// budget beyond the summarizer's window is cut to it as in full context.
 //
 // Pure parts (ParseBudgets, Sample, OneStd, MBR, the document packing)
 // do no I/O; Run calls the LLMs through package llm, so a warm call cache

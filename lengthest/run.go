@@ -105,6 +105,9 @@ func Run(ctx context.Context, cfg Config, exs []Example) (*Report, error) {
 	}
 	r := &runner{cfg: &cfg}
 	rep := &Report{Config: cfg.settings(exs), SilverModels: map[string]int{}}
+	for _, m := range cfg.Panel {
+		rep.SilverModels[m.Name] = 0 // a model MBR never keeps is listed too
+	}
 
 	// 1. silver candidates: every panel model, Samples times, full context
 	np, ns := len(cfg.Panel), cfg.Samples

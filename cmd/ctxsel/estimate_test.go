@@ -105,6 +105,11 @@ func testEstimateLengthSummHay(t *testing.T, noisy bool) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	t.Logf("stdout:\n%s", stdout)
+	for _, line := range []string{"examples sampled", "plan: ", "silver references: ", "search: "} {
+		if !strings.Contains(stderr, line) || !strings.Contains(stderr, "tokens") {
+			t.Fatalf("stderr lacks %q and the tokens spent:\n%s", line, stderr)
+		}
+	}
 	os.WriteFile(filepath.Join(dir, "table.txt"), []byte(stdout), 0o644)
 
 	var rep lengthest.Report
