@@ -46,8 +46,10 @@ func WritePlot(w io.Writer, rep *Report, title string) error {
 	fmt.Fprintf(&b, `<rect class="band" x="%d" y="%.1f" width="%.1f" height="%.1f" fill="#4c9be8" fill-opacity="0.15"/>`+"\n",
 		left, bestY, pw, math.Max(floorY-bestY, 0.5))
 	fmt.Fprintf(&b, `<line x1="%d" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#4c9be8" stroke-dasharray="4 3"/>`+"\n", left, float64(left)+pw, bestY, bestY)
-	fmt.Fprintf(&b, `<text x="%d" y="40" text-anchor="end" fill="#4c9be8">shaded: within one std of the best mean (%.3f ± %.3f at %s)</text>`+"\n",
-		width-right, rep.Best.Mean, rep.Best.Std, kilo(rep.Best.Budget))
+	// the legend sits in the lower right, where scores that grow with the
+	// budget leave room
+	fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end" fill="#4c9be8">shaded: within one std of the best mean (%.3f ± %.3f at %s)</text>`+"\n",
+		width-right-6, float64(top)+ph-10, rep.Best.Mean, rep.Best.Std, kilo(rep.Best.Budget))
 	// axes and ticks
 	fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`+"\n", left, float64(top)+ph, float64(left)+pw, float64(top)+ph)
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%.1f" stroke="black"/>`+"\n", left, top, left, float64(top)+ph)
