@@ -60,6 +60,8 @@ Examples:
 	reader := fs.String("reader", "", "LLM that answers: PROVIDER:MODEL[@BASE_URL][#window=N] (default: the CTXSEL_LLM_* environment)")
 	window := fs.Int("window", 0, "reader window in tokens for selfroute's long-context step (default: the spec's #window, else 32000)")
 	lf := addLLMFlags(fs)
+	budget := fs.String("budget", "", "token budget: N or auto (the estimate-length estimate); short for --strategy budget:tokens=N")
+	estimate := fs.String("estimate", "", "length estimate report that tokens=auto reads (default $"+envLengthEstimate+")")
 	words, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -69,7 +71,13 @@ Examples:
 		fs.Usage()
 		return usageError{errors.New("ask: no question given")}
 	}
-	spec := params.appendTo(*strategy)
+	if *budget != "" {
+		*strategy = "budget:tokens=" + *budget
+	}
+	spec, err := resolveAutoBudget(params.appendTo(*strategy), *estimate)
+	if err != nil {
+		return err
+	}
 	if sp, err := ctxsel.ParseSpec(spec); err == nil && selfroute.Is(sp) {
 		if _, err := selfroute.ParseSpec(sp); err != nil {
 			return err

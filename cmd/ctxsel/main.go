@@ -21,6 +21,7 @@ const usage = `ctxsel decides how much, and which, retrieved context to hand an 
 Usage:
   ctxsel ask [flags] "Q"     answer from your indexed documents: passages, why the cut, prompt, answer
   ctxsel eval [flags]        measure strategies on labelled data (default: the bundled sample)
+  ctxsel estimate-length     estimate the retrieval length for RAG summarisation (silver references, no gold)
   ctxsel index SUBCOMMAND    add, sync, rm, ls, stats, verify, repair: index your documents
   ctxsel select [flags]      select from candidates given as JSON lines on stdin
   ctxsel serve [flags]       run the HTTP selection service and its web page
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdAsk(ctx, rest, stdout, stderr)
 	case "eval":
 		err = cmdEval(ctx, rest, stdout, stderr)
+	case "estimate-length":
+		err = cmdEstimateLength(ctx, rest, stdout, stderr)
 	case "index":
 		err = cmdIndex(ctx, rest, stdout, stderr)
 	case "mcp":

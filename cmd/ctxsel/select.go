@@ -56,10 +56,14 @@ Example:
 	fs.Var(&params, "param", "strategy parameter key=value (repeatable), caps included: min_k, max_k, max_tokens")
 	order := fs.String("order", "rank", "order of the selected passages: rank, document (input order) or edges")
 	encoding := fs.String("encoding", token.Default, "token encoding for candidates given as text")
+	estimate := fs.String("estimate", "", "length estimate report that budget:tokens=auto reads (default $"+envLengthEstimate+")")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	spec := params.appendTo(*strategy)
+	spec, err := resolveAutoBudget(params.appendTo(*strategy), *estimate)
+	if err != nil {
+		return err
+	}
 	st, caps, err := ctxsel.Parse(spec)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ type Bar struct {
 	label string
 	start time.Time
 	last  time.Time
+	note  string
 }
 
 // New returns a bar drawing on w when w is a terminal, or a silent bar.
@@ -31,6 +32,16 @@ func New(w io.Writer, label string) *Bar {
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// Note sets text drawn after the counts, e.g. the tokens spent so far.
+func (b *Bar) Note(s string) {
+	if b == nil || b.w == nil {
+		return
+	}
+	b.mu.Lock()
+	b.note = s
+	b.mu.Unlock()
 }
 
 // Update redraws the bar (at most ten times a second, and always at the end).
@@ -55,6 +66,9 @@ func (b *Bar) UpdateNote(done, total int, note string) {
 	eta := "?"
 	if done > 0 {
 		eta = (time.Duration(float64(elapsed) * float64(total-done) / float64(done))).Round(time.Second).String()
+	}
+	if note == "" {
+		note = b.note // set by Note
 	}
 	if note != "" {
 		note = " · " + note
