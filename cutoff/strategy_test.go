@@ -67,7 +67,8 @@ func TestStrategies(t *testing.T) {
 		{"topk:k=4,max_k=1", ctxsel.RankOrder, "p1"},
 		{"topp:p=0.5,temperature=100", ctxsel.RankOrder, "p1 p3 p2"}, // near-uniform mass
 		{"topp:p=0.5,temperature=0.01", ctxsel.RankOrder, "p1"},
-		{"topp:p=0.5,temperature=0.01,min_k=2", ctxsel.RankOrder, "p1 p3"},
+		{"topp:p=0.5,temperature=0.01,min_k=2", ctxsel.RankOrder, "p1 p3"}, // the cap
+		{"topp:p=0.5,temperature=0.01,keep_min=2", ctxsel.RankOrder, "p1 p3"},
 		{"adaptivek:buffer=0", ctxsel.RankOrder, "p1"}, // gaps .2 .2 .2 .2 → first
 		{"adaptivek:buffer=1", ctxsel.RankOrder, "p1 p3"},
 	}
