@@ -88,6 +88,8 @@ func TestDecodeSelectErrors(t *testing.T) {
 		{`{"candidates": [{"id":"a"} {"id":"b"}]}`, "candidates", "malformed"},
 		{"{\"candidates\": [{\"id\":\"a\x01\"}]}", "candidates[0].id", "control character"},
 		{`{"candidates": [{"id":"a\q"}]}`, "candidates[0].id", "invalid escape"},
+		{"{\"candidates\": [{\"id\":\"a\xff\",\"score\":1}]}", "candidates[0].id", "not valid UTF-8"},
+		{"{\"candidates\": [{\"id\":\"a\xff\\n\",\"score\":1}]}", "candidates[0].id", "not valid UTF-8"},
 		{`{"candidates": [{"id":"\u12"}]}`, "candidates[0].id", `\u escape`},
 		{`{"candidates": [{"id":"a`, "candidates[0].id", "unterminated"},
 		{`{"candidates": [{"id":"a","meta":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}]}`, "candidates[0].meta", "nested deeper"},
@@ -134,13 +136,20 @@ func TestDecodeLimits(t *testing.T) {
 	}
 }
 
+// Invalid UTF-8 in a text becomes U+FFFD, as encoding/json does; in an id it
+// is an error, since the id that came back could not be matched.
 func TestDecodeInvalidUTF8(t *testing.T) {
 	var r selectRequest
-	if err := decodeSelect("{\"candidates\":[{\"id\":\"a\xffb\",\"score\":1}]}", &r, testLimits); err != nil {
+	if err := decodeSelect("{\"query\":\"q\",\"candidates\":[{\"id\":\"a\",\"text\":\"a\xffb\"}]}", &r, testLimits); err != nil {
 		t.Fatal(err)
 	}
-	if r.cands[0].ID != "a\uFFFDb" {
-		t.Fatalf("id %q", r.cands[0].ID)
+	if r.texts[0] != "a\uFFFDb" {
+		t.Fatalf("text %q", r.texts[0])
+	}
+	r = selectRequest{}
+	// U+FFFD itself is a valid id.
+	if err := decodeSelect("{\"candidates\":[{\"id\":\"a\uFFFDb\",\"score\":1}]}", &r, testLimits); err != nil || r.cands[0].ID != "a\uFFFDb" {
+		t.Fatalf("id %q, err %v", r.cands[0].ID, err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
@@ -86,7 +87,11 @@ the same mean token count. Without --data it runs the bundled sample.`, stderr)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s · pool %d · seed %d\n", source, *pool, *seed)
+	poolNote := strconv.Itoa(*pool)
+	if most := maxPassages(pooled); *pool > most {
+		poolNote = fmt.Sprintf("%d (asked %d: the set holds no more)", most, *pool)
+	}
+	fmt.Fprintf(stdout, "%s · pool %s · seed %d\n", source, poolNote, *seed)
 	if err := eval.WriteTable(stdout, rep); err != nil {
 		return err
 	}
@@ -108,4 +113,12 @@ the same mean token count. Without --data it runs the bundled sample.`, stderr)
 // half a file.
 func writeFile(path string, write func(io.Writer) error) error {
 	return atomicfile.Write(path, write)
+}
+
+func maxPassages(recs []eval.Record) int {
+	most := 0
+	for _, r := range recs {
+		most = max(most, len(r.Passages))
+	}
+	return most
 }

@@ -63,9 +63,20 @@ func TestExitCodes(t *testing.T) {
 		{`{"id":"a","score":1}`, []string{"select", "--strategy", "topk", "--param", "k=0"}, 2, "out of range"},
 		{`{"id":"a","score":1}{"id":"a","score":2}`, []string{"select"}, 2, "duplicate id"},
 		{``, []string{"select"}, 2, "no candidates"},
-		{`{"id":"a"}`, []string{"select"}, 2, "missing \"score\""},
+		{`{"id":"a"}`, []string{"select"}, 2, "candidate 1: score: missing"},
 		{`{"id":"a","score":"x"}`, []string{"select"}, 2, "candidate 1"},
-		{`{"id":"a","score":1,"tokens":-3}`, []string{"select"}, 2, "negative token count"},
+		{`{"id":"a","score":1,"tokens":-3}`, []string{"select"}, 2, "candidate 1: tokens: must be a whole number"},
+		// One numbering, from 1, whatever is wrong with the third candidate.
+		{"{\"id\":\"a\",\"score\":1}\n{\"id\":\"b\",\"score\":1}\n{\"id\":\"c\",", []string{"select"}, 2, "candidate 3:"},
+		{"{\"id\":\"a\",\"score\":1}\n{\"id\":\"b\",\"score\":1}\n{\"id\":\"\",\"score\":1}", []string{"select"}, 2, "candidate 3: id: empty id"},
+		{"{\"id\":\"a\",\"score\":1}\n{\"id\":\"b\",\"score\":1}\n{\"id\":\"a\",\"score\":1}", []string{"select"}, 2, `candidate 3: id: duplicate id "a" (also candidate 1)`},
+		// Fields are matched as the server matches them: exactly.
+		{`{"id":"a","Score":1}`, []string{"select"}, 2, "candidate 1: score: missing"},
+		{`{"id":"a","score":1,"score":2}`, []string{"select"}, 2, "candidate 1: score: given twice"},
+		{`{"id":"a","score":1,"vector":[1,0]}`, []string{"select"}, 2, "candidate 1: vector: vectors need a query vector"},
+		{"{\"id\":\"a\xff\",\"score\":1}", []string{"select"}, 2, "candidate 1: id: not valid UTF-8"},
+		// Flags are checked before the input, even when nothing needs them.
+		{`{"id":"a","score":1,"tokens":3}`, []string{"select", "--encoding", "nosuch"}, 2, "--encoding \"nosuch\": unknown"},
 		{`{"id":"a","score":1}`, []string{"select", "--order", "sideways"}, 2, "order"},
 		{"", []string{"eval", "--data", "/nonexistent/file.jsonl"}, 1, "no such file"},
 		{"", []string{"eval", "--strategies", "topk:k=-1"}, 2, "out of range"},
