@@ -145,3 +145,14 @@ func TestStrategiesCommand(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 }
+
+// --pool past what the set holds is capped, and the header says so.
+func TestEvalPoolCapped(t *testing.T) {
+	code, out, errs := runCLI(t, "", "eval", "--limit", "2", "--pool", "3000000000", "--scorer", "bm25", "--strategies", "topk:k=1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "(asked 3000000000: the set holds no more)") {
+		t.Fatalf("header does not say the pool was capped:\n%s", out)
+	}
+}
