@@ -286,7 +286,7 @@ func cmdIndexLs(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func cmdIndexStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("index stats", "Usage: ctxsel index stats [--index DIR|URL] [--json]", stderr)
+	fs := newFlags("index stats", "Usage: ctxsel index stats [--index DIR|URL] [--json]\n\nPrints what the index holds and how it was built: documents, chunks, tokens,\nthe embedding model and its dimension, the chunker, the token encoding and\nthe vector format.", stderr)
 	loc := fs.String("index", defaultIndexLocation(), "index directory, or weaviate://host:port/Collection")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseFlags(fs, args); err != nil {

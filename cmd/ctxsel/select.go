@@ -243,22 +243,50 @@ func clip(raw []byte) string {
 }
 
 func cmdStrategies(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("strategies", "Usage: ctxsel strategies\n\nLists every strategy with its parameters, defaults and ranges.", stderr)
+	fs := newFlags("strategies", "Usage: ctxsel strategies\n\nLists every strategy with its parameters: default, range ([ ] includes the\nbound, ( ) excludes it; \"whole\" for whole numbers) and meaning.", stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	for _, d := range ctxsel.Defs() {
 		fmt.Fprintf(stdout, "%s — %s\n", d.Name, d.Doc)
 		for _, p := range d.Params {
-			fmt.Fprintf(stdout, "    %-12s default %-8g %s\n", p.Name, p.Default, p.Doc)
+			fmt.Fprintf(stdout, "    %-12s default %-8g %-27s %s\n", p.Name, p.Default, paramRange(p), p.Doc)
 		}
 	}
 	fmt.Fprintln(stdout, "\ncaps, accepted by every strategy:")
 	for _, p := range ctxsel.CapParams {
-		fmt.Fprintf(stdout, "    %-12s %s\n", p.Name, p.Doc)
+		fmt.Fprintf(stdout, "    %-12s default %-8g %-27s %s\n", p.Name, p.Default, paramRange(p), p.Doc)
 	}
 	fmt.Fprintln(stdout, "\nexample: ctxsel select --strategy adaptivek:head=0.05,buffer=3,max_tokens=4000 < candidates.jsonl")
 	return nil
+}
+
+// paramRange writes a parameter's accepted values: "[0, 1]", "(0, ∞)",
+// "[1, 2147483647] whole".
+func paramRange(p ctxsel.ParamDef) string {
+	f := byte('g')
+	if p.Integer {
+		f = 'f'
+	}
+	lo, hi := strconv.FormatFloat(p.Min, f, -1, 64), strconv.FormatFloat(p.Max, f, -1, 64)
+	if p.Min <= -math.MaxFloat64 {
+		lo = "-∞"
+	}
+	if p.Max >= math.MaxFloat64 {
+		hi = "∞"
+	}
+	open, closing := "[", "]"
+	if p.MinExclusive || lo == "-∞" {
+		open = "("
+	}
+	if hi == "∞" {
+		closing = ")"
+	}
+	r := open + lo + ", " + hi + closing
+	if p.Integer {
+		r += " whole"
+	}
+	return r
 }
 
 // invalidUTF8ID is the server's message for the same fault.
