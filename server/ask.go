@@ -63,7 +63,8 @@ type Passage struct {
 }
 
 func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(w, r)
+	body, release, err := s.readBody(w, r)
+	defer release()
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return

@@ -8,7 +8,9 @@ import (
 	"maps"
 	"math"
 	"mime"
+	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,14 +29,24 @@ func (s *Server) limits() limits {
 
 // readBody reads a JSON request body of at most Config.MaxBodyBytes. A
 // declared length over the limit is refused before a byte of the body is
-// read; an undeclared (chunked) one is cut off at the limit.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (string, error) {
+// read; an undeclared (chunked) one is cut off at the limit. Every buffer it
+// allocates is reserved from the server-wide budget (max_inflight_body_bytes)
+// until release is called, once the body is no longer used: release is never
+// nil, and a request over the budget gets 503.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body string, release func(), err error) {
+	var held int64
+	release = func() { s.bodies.give(held); held = 0 }
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		// Requiring JSON also keeps browsers on other sites from posting
 		// here with a plain form: a JSON content type needs CORS approval.
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return "", &fieldError{Status: http.StatusUnsupportedMediaType, Field: "Content-Type",
+			return "", release, &fieldError{Status: http.StatusUnsupportedMediaType, Field: "Content-Type",
 				Msg: fmt.Sprintf("%q: send application/json", ct)}
 		}
 	}
@@ -42,48 +54,88 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (string, error
 	tooLarge := &fieldError{Status: http.StatusRequestEntityTooLarge, Field: "",
 		Msg: fmt.Sprintf("request body over the limit of %d bytes", limit)}
 	if r.ContentLength > limit {
-		return "", tooLarge
+		return "", release, tooLarge
 	}
-	body := http.MaxBytesReader(w, r.Body, limit)
+	alloc := func(n int) bool {
+		if !s.bodies.take(int64(n)) {
+			return false
+		}
+		held += int64(n)
+		return true
+	}
+	busy := func() error {
+		w.Header().Set("Retry-After", "1")
+		// Without this, net/http would read on (up to 256 KB) to keep
+		// the connection, waiting on a client that may be sending
+		// slowly: the refusal is to be quick.
+		w.Header().Set("Connection", "close")
+		return &fieldError{Status: http.StatusServiceUnavailable, Field: "",
+			Msg: "busy: request bodies in flight hold the server's memory budget for them (max_inflight_body_bytes); retry shortly"}
+	}
+	rd := http.MaxBytesReader(w, r.Body, limit)
 	// Grow with what arrives rather than trusting the declared length:
 	// a client that announces 16 MB and sends a byte a second must not get
 	// 16 MB reserved. net/http ends the body at Content-Length, so reading
 	// stops there without a last read for EOF.
 	want := r.ContentLength // -1 when unknown (chunked)
-	buf := make([]byte, 0, max(4096, min(want, 1<<20)))
+	size := max(4096, min(want, 1<<20))
+	if !alloc(int(size)) {
+		return "", release, busy()
+	}
+	buf := make([]byte, 0, size)
 	for want < 0 || int64(len(buf)) < want {
 		if len(buf) == cap(buf) {
 			ceiling := int(limit) + 1
 			if want >= 0 {
 				ceiling = int(want)
 			}
-			buf = slices.Grow(buf, min(cap(buf), ceiling-len(buf)))
+			// The old buffer stays reserved too: it is garbage, but
+			// garbage is memory until the collector runs.
+			grow := min(cap(buf), ceiling-len(buf))
+			if !alloc(len(buf) + grow) {
+				return "", release, busy()
+			}
+			buf = slices.Grow(buf, grow)
 		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
+		n, err := rd.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if errors.Is(err, io.EOF) {
 			if want >= 0 && int64(len(buf)) < want {
-				return "", badField("", "the request body ended after %d of %d bytes", len(buf), want)
+				return "", release, badField("", "the request body ended after %d of %d bytes", len(buf), want)
 			}
 			break
 		}
 		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return "", tooLarge
-			}
-			return "", &fieldError{Field: "", Msg: fmt.Sprintf("reading the request body: %v", err)}
+			return "", release, s.bodyReadError(r, err, tooLarge)
 		}
 	}
 	if len(buf) == 0 {
-		return "", badField("", "empty request body: send a JSON object")
+		return "", release, badField("", "empty request body: send a JSON object")
 	}
 	// The decoder slices ids and texts out of this string. buf is this
 	// request's own and is never written again, so viewing it as a string
 	// is safe and saves copying the body. Whatever may outlive the request
 	// (the token counter's cache, an embedder's) gets copies instead, so no
 	// cache pins a whole body.
-	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), release, nil
+}
+
+// bodyReadError turns a failed body read into a client-facing error that
+// names no socket address (net errors carry both ends'): 408 when the body
+// did not arrive within read_timeout, 400 when the client broke off. The
+// detail goes to the log.
+func (s *Server) bodyReadError(r *http.Request, err error, tooLarge error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return tooLarge
+	}
+	s.log.Debug("reading a request body failed", "request_id", RequestID(r.Context()), "error", err.Error())
+	var ne net.Error
+	if errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return &fieldError{Status: http.StatusRequestTimeout, Field: "",
+			Msg: fmt.Sprintf("the request body did not arrive within %s (read_timeout)", s.cfg.ReadTimeout)}
+	}
+	return &fieldError{Field: "", Msg: "reading the request body failed: the connection broke off before the body ended"}
 }
 
 // resolveStrategy builds the strategy, caps and order of a request, and the
@@ -187,7 +239,8 @@ type selected struct {
 }
 
 func (s *Server) handleSelect(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(w, r)
+	body, release, err := s.readBody(w, r)
+	defer release()
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return

@@ -68,6 +68,9 @@ type Server struct {
 	// register at init and never change afterwards.
 	strategies []byte
 
+	// bodies bounds the memory request bodies hold across requests.
+	bodies byteBudget
+
 	ready     atomic.Bool
 	idPrefix  string
 	idCounter atomic.Uint64
@@ -107,6 +110,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker}
+	s.bodies.limit = cfg.MaxInflightBodyBytes
 	if s.log == nil {
 		s.log = slog.Default()
 	}
