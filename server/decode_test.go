@@ -90,6 +90,7 @@ func TestDecodeSelectErrors(t *testing.T) {
 		{`{"candidates": [{"id":"a\q"}]}`, "candidates[0].id", "invalid escape"},
 		{"{\"candidates\": [{\"id\":\"a\xff\",\"score\":1}]}", "candidates[0].id", "not valid UTF-8"},
 		{"{\"candidates\": [{\"id\":\"a\xff\\n\",\"score\":1}]}", "candidates[0].id", "not valid UTF-8"},
+		{`{"candidates": [{"id":"a\ud800","score":1}]}`, "candidates[0].id", "not valid UTF-8"},
 		{`{"candidates": [{"id":"\u12"}]}`, "candidates[0].id", `\u escape`},
 		{`{"candidates": [{"id":"a`, "candidates[0].id", "unterminated"},
 		{`{"candidates": [{"id":"a","meta":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}]}`, "candidates[0].meta", "nested deeper"},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
 )
@@ -351,12 +350,13 @@ func (d *decoder) candidate(r *selectRequest, i int, lim limits) error {
 			}
 			haveID = true
 			d.ws()
-			switch start := d.pos; d.peek() {
+			switch d.peek() {
 			case '"':
+				d.replaced = false
 				c.ID, err = d.str(kp)
 				// U+FFFD in place of invalid UTF-8 would come back as an
 				// id the caller cannot match.
-				if err == nil && strings.ContainsRune(c.ID, utf8.RuneError) && !utf8.ValidString(d.s[start:d.pos]) {
+				if err == nil && d.replaced {
 					err = badField(kp.String(), "not valid UTF-8 (ids come back as they were sent, so they must be UTF-8 text)")
 				}
 			case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':

@@ -342,8 +342,7 @@ func selectCandidates(cands []ctxsel.Candidate, st ctxsel.Strategy, caps ctxsel.
 		return selected{}, fmt.Errorf("select: %w", err)
 	}
 	sorted = append(sorted, curve.Scores()...)
-	slices.Sort(sorted)
-	slices.Reverse(sorted)
+	sortDescending(sorted)
 	return selected{sel: sel, score: func(i int) float64 { return curve.Candidate(sel.Indices[i]).Score },
 		totalTokens: curve.TotalTokens(), sorted: sorted}, nil
 }
@@ -687,4 +686,33 @@ func sampleRanks(n, maxPoints int, keep []int) []int {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// sortDescending sorts finite numbers highest first. It sorts them as
+// integers whose order is theirs, reversed (sign bit flipped for positives,
+// every bit for negatives, then complemented): an integer sort skips the NaN
+// handling of a float sort, and the profile of /v1/select under 64 clients
+// had the float sort at a tenth of the server's CPU. The keys live in the
+// numbers' own memory, so nothing is allocated.
+func sortDescending(x []float64) {
+	keys := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+	for i, f := range x {
+		b := math.Float64bits(f)
+		if b>>63 != 0 {
+			b = ^b
+		} else {
+			b |= 1 << 63
+		}
+		keys[i] = ^b
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		b := ^k
+		if b>>63 != 0 {
+			b &^= 1 << 63
+		} else {
+			b = ^b
+		}
+		x[i] = math.Float64frombits(b)
+	}
 }

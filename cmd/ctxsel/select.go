@@ -44,6 +44,9 @@ Reads candidates as JSON lines, one per passage, in any order:
   {"id": "b", "score": 0.41, "text": "passage text, counted with --encoding"}
 and prints one JSON object: the selected ids in the requested order, k, the
 tokens selected and an explanation of the cut. Plug it after any retriever.
+Fields are those of a candidate of the server's /v1/select (exact names; ids
+non-empty, unique, valid UTF-8); other fields are passed-along metadata and
+ignored. Errors name the candidate by its place in the input, from 1.
 
 Example:
   printf '{"id":"a","score":0.9,"tokens":50}\n{"id":"b","score":0.2,"tokens":70}\n' | ctxsel select --strategy adaptivek --param buffer=0`, stderr)
