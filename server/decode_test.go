@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var testLimits = limits{maxCandidates: 1000, maxText: 1 << 16, maxDim: 4096}
@@ -239,6 +240,11 @@ func FuzzSelectRequest(f *testing.F) {
 		valid := json.Valid([]byte(body))
 		if err == nil && !valid {
 			t.Fatalf("decoded invalid JSON %q", body)
+		}
+		for i := range r.cands {
+			if err == nil && !utf8.ValidString(r.cands[i].ID) {
+				t.Fatalf("id %q of %q is not valid UTF-8", r.cands[i].ID, body)
+			}
 		}
 		var fe *fieldError
 		if err != nil && valid && errors.As(err, &fe) && strings.HasPrefix(fe.Msg, "malformed") && !strings.Contains(fe.Msg, "nested deeper") {
