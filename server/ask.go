@@ -63,8 +63,7 @@ type Passage struct {
 }
 
 func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
-	body, release, err := s.readBody(w, r)
-	defer release()
+	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return

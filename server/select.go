@@ -31,22 +31,18 @@ func (s *Server) limits() limits {
 // declared length over the limit is refused before a byte of the body is
 // read; an undeclared (chunked) one is cut off at the limit. Every buffer it
 // allocates is reserved from the server-wide budget (max_inflight_body_bytes)
-// until release is called, once the body is no longer used: release is never
-// nil, and a request over the budget gets 503.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body string, release func(), err error) {
-	var held int64
-	release = func() { s.bodies.give(held); held = 0 }
-	defer func() {
-		if err != nil {
-			release()
-		}
-	}()
+// and held until the handler returns (wrap gives it back); a request over
+// the budget gets 503.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (string, error) {
+	// Every route is wrapped, so w is the wrapper's; were it not, the body
+	// would go unaccounted rather than never given back.
+	sw, _ := w.(*statusWriter)
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		// Requiring JSON also keeps browsers on other sites from posting
 		// here with a plain form: a JSON content type needs CORS approval.
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return "", release, &fieldError{Status: http.StatusUnsupportedMediaType, Field: "Content-Type",
+			return "", &fieldError{Status: http.StatusUnsupportedMediaType, Field: "Content-Type",
 				Msg: fmt.Sprintf("%q: send application/json", ct)}
 		}
 	}
@@ -54,13 +50,16 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body string, 
 	tooLarge := &fieldError{Status: http.StatusRequestEntityTooLarge, Field: "",
 		Msg: fmt.Sprintf("request body over the limit of %d bytes", limit)}
 	if r.ContentLength > limit {
-		return "", release, tooLarge
+		return "", tooLarge
 	}
 	alloc := func(n int) bool {
+		if sw == nil {
+			return true
+		}
 		if !s.bodies.take(int64(n)) {
 			return false
 		}
-		held += int64(n)
+		sw.bodyHeld += int64(n)
 		return true
 	}
 	busy := func() error {
@@ -80,7 +79,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body string, 
 	want := r.ContentLength // -1 when unknown (chunked)
 	size := max(4096, min(want, 1<<20))
 	if !alloc(int(size)) {
-		return "", release, busy()
+		return "", busy()
 	}
 	buf := make([]byte, 0, size)
 	for want < 0 || int64(len(buf)) < want {
@@ -93,7 +92,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body string, 
 			// garbage is memory until the collector runs.
 			grow := min(cap(buf), ceiling-len(buf))
 			if !alloc(len(buf) + grow) {
-				return "", release, busy()
+				return "", busy()
 			}
 			buf = slices.Grow(buf, grow)
 		}
@@ -101,23 +100,23 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body string, 
 		buf = buf[:len(buf)+n]
 		if errors.Is(err, io.EOF) {
 			if want >= 0 && int64(len(buf)) < want {
-				return "", release, badField("", "the request body ended after %d of %d bytes", len(buf), want)
+				return "", badField("", "the request body ended after %d of %d bytes", len(buf), want)
 			}
 			break
 		}
 		if err != nil {
-			return "", release, s.bodyReadError(r, err, tooLarge)
+			return "", s.bodyReadError(r, err, tooLarge)
 		}
 	}
 	if len(buf) == 0 {
-		return "", release, badField("", "empty request body: send a JSON object")
+		return "", badField("", "empty request body: send a JSON object")
 	}
 	// The decoder slices ids and texts out of this string. buf is this
 	// request's own and is never written again, so viewing it as a string
 	// is safe and saves copying the body. Whatever may outlive the request
 	// (the token counter's cache, an embedder's) gets copies instead, so no
 	// cache pins a whole body.
-	return unsafe.String(unsafe.SliceData(buf), len(buf)), release, nil
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
 }
 
 // bodyReadError turns a failed body read into a client-facing error that
@@ -239,8 +238,7 @@ type selected struct {
 }
 
 func (s *Server) handleSelect(w http.ResponseWriter, r *http.Request) {
-	body, release, err := s.readBody(w, r)
-	defer release()
+	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return

@@ -252,6 +252,10 @@ type statusWriter struct {
 	http.ResponseWriter
 	code  int
 	bytes int
+	// bodyHeld is what readBody reserved from the server's body budget
+	// for this request; wrap gives it back when the handler returns, so
+	// every handler that reads a body is covered without a release call.
+	bodyHeld int64
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -283,6 +287,7 @@ func (s *Server) wrap(name string, auth bool, h http.HandlerFunc) http.Handler {
 		w := &statusWriter{ResponseWriter: rw}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
 		defer func() {
+			s.bodies.give(w.bodyHeld) // the body is no longer used
 			p := recover()
 			started := w.code != 0 // the response was under way before the panic
 			if p != nil && p != http.ErrAbortHandler {
