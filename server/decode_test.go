@@ -83,6 +83,8 @@ func TestDecodeSelectErrors(t *testing.T) {
 		{`{"candidates": [{"id":true,"score":1}]}`, "candidates[0].id", "string or a number"},
 		{`{"candidates": [{"id":"a","id":"b"}]}`, "candidates[0].id", "twice"},
 		{`{"candidates": [{"id":"a","score":1,"score":2}]}`, "candidates[0].score", "twice"},
+		{`{"candidates": [{"id":"a","Score":1}]}`, "candidates[0].Score", `did you mean "score"`},
+		{`{"candidates": [{"id":"a","score":1,"tokns":3}]}`, "candidates[0].tokns", `did you mean "tokens"`},
 		{`{"candidates": [{"id":"a","vector":[1,"x"]}]}`, "candidates[0].vector", "component 1"},
 		{`{"candidates": [{"id":"a",}]}`, "candidates[0]", "malformed"},
 		{`{"candidates": [{"id":"a"},]}`, "candidates[1]", "malformed"},

@@ -382,7 +382,11 @@ func (d *decoder) candidate(r *selectRequest, i int, lim limits) error {
 			bit = hasVector
 		default:
 			// Callers pass their own metadata along (titles, urls, gold
-			// labels): unknown candidate fields are ignored.
+			// labels): unknown candidate fields are ignored, unless they
+			// look like a misspelt field of a candidate.
+			if want, typo := MisspeltCandidateField(key); typo {
+				return badField(kp.String(), "unknown field: did you mean %q? (other fields are ignored as metadata: rename it if it is yours)", want)
+			}
 			if err := d.skip(kp, 0); err != nil {
 				return err
 			}

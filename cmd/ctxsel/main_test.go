@@ -71,7 +71,9 @@ func TestExitCodes(t *testing.T) {
 		{"{\"id\":\"a\",\"score\":1}\n{\"id\":\"b\",\"score\":1}\n{\"id\":\"\",\"score\":1}", []string{"select"}, 2, "candidate 3: id: empty id"},
 		{"{\"id\":\"a\",\"score\":1}\n{\"id\":\"b\",\"score\":1}\n{\"id\":\"a\",\"score\":1}", []string{"select"}, 2, `candidate 3: id: duplicate id "a" (also candidate 1)`},
 		// Fields are matched as the server matches them: exactly.
-		{`{"id":"a","Score":1}`, []string{"select"}, 2, "candidate 1: score: missing"},
+		{`{"id":"a","Score":1}`, []string{"select"}, 2, `candidate 1: Score: unknown field: did you mean "score"?`},
+		{`{"id":"a","score":1,"tokns":5}`, []string{"select"}, 2, `candidate 1: tokns: unknown field: did you mean "tokens"?`},
+		{`{"id":"a","score":1,"gold":true,"title":"x"}`, []string{"select"}, 0, ""},
 		{`{"id":"a","score":1,"score":2}`, []string{"select"}, 2, "candidate 1: score: given twice"},
 		{`{"id":"a","score":1,"vector":[1,0]}`, []string{"select"}, 2, "candidate 1: vector: vectors need a query vector"},
 		{"{\"id\":\"a\xff\",\"score\":1}", []string{"select"}, 2, "candidate 1: id: not valid UTF-8"},

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/server"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -46,7 +47,9 @@ and prints one JSON object: the selected ids in the requested order, k, the
 tokens selected and an explanation of the cut. Plug it after any retriever.
 Fields are those of a candidate of the server's /v1/select (exact names; ids
 non-empty, unique, valid UTF-8); other fields are passed-along metadata and
-ignored. Errors name the candidate by its place in the input, from 1.
+ignored, unless they look like a misspelt field ("Score", "tokns"), which is
+an error as in the server. Errors name the candidate by its place in the
+input, from 1.
 
 Example:
   printf '{"id":"a","score":0.9,"tokens":50}\n{"id":"b","score":0.2,"tokens":70}\n' | ctxsel select --strategy adaptivek --param buffer=0`, stderr)
@@ -155,6 +158,9 @@ func parseCandidate(raw json.RawMessage) (c ctxsel.Candidate, text *string, err 
 		switch key {
 		case "id", "score", "tokens", "text", "vector":
 		default:
+			if want, typo := server.MisspeltCandidateField(key); typo {
+				return c, nil, fmt.Errorf("%s: unknown field: did you mean %q? (other fields are ignored as metadata: rename it if it is yours)", key, want)
+			}
 			continue // the caller's metadata
 		}
 		if given[key] {
