@@ -109,7 +109,23 @@ type ParamDef struct {
 	Doc          string `json:"doc"`
 }
 
+// MaxIntParam bounds every integer parameter, whatever its definition says,
+// so that a value converts to int without overflow on any platform and sums
+// of a few such values stay far from overflowing (a budget of 2^63 tokens
+// once became a negative budget and k = 0).
+const MaxIntParam = min(1<<40, math.MaxInt)
+
+// bounded returns the definition with an integer parameter's range capped at
+// MaxIntParam.
+func (p ParamDef) bounded() ParamDef {
+	if p.Integer {
+		p.Max = min(p.Max, MaxIntParam)
+	}
+	return p
+}
+
 func (p ParamDef) check(strategy string, v float64) error {
+	p = p.bounded()
 	bad := v < p.Min || v > p.Max || (p.MinExclusive && v == p.Min)
 	if bad {
 		lo := "["
@@ -161,6 +177,12 @@ func Register(d Def) {
 	if _, dup := registry.defs[d.Name]; dup {
 		panic("ctxsel: strategy " + d.Name + " registered twice")
 	}
+	// Listed ranges are the enforced ones.
+	params := make([]ParamDef, len(d.Params))
+	for i, p := range d.Params {
+		params[i] = p.bounded()
+	}
+	d.Params = params
 	registry.defs[d.Name] = d
 }
 
@@ -207,8 +229,8 @@ func New(sp Spec) (Strategy, Caps, error) {
 		caps.MinK = 1 // the minimum-k fallback: no empty context unless asked for
 	}
 	for k, v := range sp.Params {
-		// A strategy's own parameter wins over a cap of the same name (topp's
-		// min_k is part of its definition, with its own default).
+		// A strategy's own parameter would win over a cap of the same name;
+		// TestNoParamShadowsACap keeps the registered ones apart.
 		own := slices.IndexFunc(def.Params, func(p ParamDef) bool { return p.Name == k })
 		if i := slices.IndexFunc(CapParams, func(p ParamDef) bool { return p.Name == k }); i >= 0 && own < 0 {
 			if err := CapParams[i].check(sp.Name, v); err != nil {

@@ -61,11 +61,13 @@ var Defs = []ctxsel.Def{
 		Name: "topp", Doc: "top-p: the smallest top set holding probability mass p of softmax(score/temperature)",
 		Params: []ctxsel.ParamDef{
 			{Name: "p", Default: 0.9, Min: 0, MinExclusive: true, Max: 1, Doc: "probability mass to reach"},
-			{Name: "min_k", Default: 1, Min: 0, Max: maxInt, Integer: true, Doc: "keep at least this many"},
+			// Named keep_min, not min_k: min_k is the cap every strategy takes
+			// (topp:min_k=2 still works, as that cap).
+			{Name: "keep_min", Default: 1, Min: 0, Max: maxInt, Integer: true, Doc: "keep at least this many, whatever their mass"},
 			{Name: "temperature", Default: 0.05, Min: 0, MinExclusive: true, Max: math.MaxFloat64, Doc: "softmax temperature over the scores (cosine scores: 0.01–0.1)"},
 		},
 		New: func(p map[string]float64) (ctxsel.Strategy, error) {
-			return topP{p: p["p"], minK: int(p["min_k"]), temperature: p["temperature"]}, nil
+			return topP{p: p["p"], minK: int(p["keep_min"]), temperature: p["temperature"]}, nil
 		},
 	},
 }

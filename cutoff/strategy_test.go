@@ -68,7 +68,8 @@ func TestStrategies(t *testing.T) {
 		{"topk:k=4,max_k=1", ctxsel.RankOrder, "p1"},
 		{"topp:p=0.5,temperature=100", ctxsel.RankOrder, "p1 p3 p2"}, // near-uniform mass
 		{"topp:p=0.5,temperature=0.01", ctxsel.RankOrder, "p1"},
-		{"topp:p=0.5,temperature=0.01,min_k=2", ctxsel.RankOrder, "p1 p3"},
+		{"topp:p=0.5,temperature=0.01,min_k=2", ctxsel.RankOrder, "p1 p3"}, // the cap
+		{"topp:p=0.5,temperature=0.01,keep_min=2", ctxsel.RankOrder, "p1 p3"},
 		// gaps .2 .2 .2 .2 in decimal, in binary .20000000000000007,
 		// .19999999999999996, .2, .19999999999999998: the official cut is at
 		// rank 0; the head guard moves it to the largest gap below, rank 2.

@@ -33,7 +33,7 @@ type topP struct {
 
 func (s topP) Name() string { return "topp" }
 func (s topP) Params() map[string]float64 {
-	return map[string]float64{"p": s.p, "min_k": float64(s.minK), "temperature": s.temperature}
+	return map[string]float64{"p": s.p, "keep_min": float64(s.minK), "temperature": s.temperature}
 }
 
 // TopPK returns how many top-ranked passages reach softmax mass p (at least

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -251,5 +252,28 @@ func TestCurves(t *testing.T) {
 	c := curves[0]
 	if c.RecordID != "q1" || fmt.Sprint(c.Scores) != "[0.9 0.8 0.5 0.1]" || fmt.Sprint(c.Tokens) != "[10 20 30 40]" || fmt.Sprint(c.Gold) != "[true false true false]" {
 		t.Fatalf("curve %+v", c)
+	}
+}
+
+// A pool far larger than the set (--pool 3000000000 --limit 2) gives every
+// question all the set holds, sizing nothing by the requested size.
+func TestPoolLargerThanTheSet(t *testing.T) {
+	recs := []Record{
+		{ID: "a", Passages: []Passage{{ID: "1", Text: "x", Gold: true}, {ID: "2", Text: "y"}}},
+		{ID: "b", Passages: []Passage{{ID: "1", Text: "z", Gold: true}}},
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := Pool(recs, 1<<22, 1)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out[0].Passages) != 3 || len(out[1].Passages) != 3 {
+		t.Fatalf("pools of %d and %d passages, want 3 (all there is)", len(out[0].Passages), len(out[1].Passages))
+	}
+	// Maps pre-sized for 4M entries would take well over 100 MB.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Fatalf("pooling 3 passages allocated %d bytes", alloc)
 	}
 }

@@ -34,8 +34,11 @@ func Pool(recs []Record, size int, seed uint64) ([]Record, error) {
 		rec.Passages = append([]Passage(nil), r.Passages...)
 		rng := rand.New(rand.NewPCG(seed, uint64(ri)))
 		if size > len(rec.Passages) {
-			have := make(map[string]bool, size)
-			ids := make(map[string]bool, size)
+			// No pool can hold more than the set's passages: size the maps
+			// by that, not by a size of 3e9 (which once died out of memory).
+			most := min(size, len(rec.Passages)+len(all))
+			have := make(map[string]bool, most)
+			ids := make(map[string]bool, most)
 			for _, p := range rec.Passages {
 				have[p.Text] = true
 				ids[p.ID] = true

@@ -1,14 +1,17 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // Benchmarks of the exact scan. Brute-force scoring is memory-bound, so
@@ -296,4 +299,94 @@ func TestCompactRecall(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkScanBound measures the scan against the memory bound it is held
+// to: a parallel read-only sweep over the same bytes, split the same way over
+// the same number of goroutines (GOMAXPROCS), that does nothing with them but
+// a running sum no compiler can drop. The copy of BenchmarkScan is no bound:
+// it runs on one core and writes every byte it reads.
+//
+//	go test ./index -run '^$' -bench ScanBound -benchtime 20x
+//
+// Metrics: MB/s of the scan (stored vector bytes), sweep_MB/s (the sweep,
+// best of 3, timed right after) and of_sweep (scan over sweep; 1 = the
+// scan reads as fast as anything can).
+func BenchmarkScanBound(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(sz.name, func(b *testing.B) {
+			for _, f := range []Format{F32, F16, I8} {
+				b.Run(f.String(), func(b *testing.B) {
+					d := getBench(b, sz.n)
+					m := d.mats[f]
+					w := runtime.GOMAXPROCS(0)
+					outs := make([][]float32, w)
+					for i := range outs {
+						outs[i] = make([]float32, block)
+					}
+					b.SetBytes(matBytes(m))
+					b.ResetTimer()
+					k := 0
+					for b.Loop() {
+						q := d.queries[k%len(d.queries)]
+						k++
+						var wg sync.WaitGroup
+						for i := range w {
+							lo, hi := m.n*i/w, m.n*(i+1)/w
+							wg.Add(1)
+							go func() {
+								defer wg.Done()
+								for r := lo; r < hi; r += block {
+									m.scores(q, r, outs[i][:min(block, hi-r)])
+								}
+							}()
+						}
+						wg.Wait()
+					}
+					b.StopTimer()
+					scan := float64(matBytes(m)) * float64(b.N) / b.Elapsed().Seconds()
+					sweep := sweepBandwidth(matrixBytes(m), w)
+					b.ReportMetric(sweep/1e6, "sweep_MB/s")
+					b.ReportMetric(scan/sweep, "of_sweep")
+				})
+			}
+		})
+	}
+}
+
+// matrixBytes views a matrix's stored vectors as bytes.
+func matrixBytes(m matrix) []byte {
+	switch m.format {
+	case F16:
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(m.f16))), len(m.f16)*2)
+	case I8:
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(m.i8))), len(m.i8))
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(m.f32))), len(m.f32)*4)
+}
+
+var sweepSink atomic.Int64
+
+// sweepBandwidth reads every byte of data once with w goroutines, each over
+// its own contiguous share, and returns bytes per second (best of 3). The
+// read is bytes.Count of one byte value: the standard library's vectorised
+// (AVX2 on amd64) loop, which reads and compares and keeps nothing, so it
+// goes as fast as memory delivers.
+func sweepBandwidth(data []byte, w int) float64 {
+	best := time.Duration(1<<63 - 1)
+	for range 3 {
+		t := time.Now()
+		var wg sync.WaitGroup
+		for i := range w {
+			part := data[len(data)*i/w : len(data)*(i+1)/w]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sweepSink.Add(int64(bytes.Count(part, []byte{0x5a})))
+			}()
+		}
+		wg.Wait()
+		best = min(best, time.Since(t))
+	}
+	return float64(len(data)) / best.Seconds()
 }

@@ -22,7 +22,8 @@ import (
 // A config file is JSON with these keys (durations as Go durations, "5s"):
 //
 //	{"addr": "127.0.0.1:8080", "insecure_public": false,
-//	 "max_body_bytes": 16777216, "max_candidates": 100000, "max_text_bytes": 65536,
+//	 "max_body_bytes": 16777216, "max_inflight_body_bytes": 67108864,
+//	 "max_candidates": 100000, "max_text_bytes": 65536,
 //	 "max_vector_dim": 8192, "max_curve_points": 2000, "token_encoding": "cl100k_base",
 //	 "read_header_timeout": "5s", "read_timeout": "30s", "write_timeout": "90s",
 //	 "idle_timeout": "120s", "request_timeout": "60s", "shutdown_timeout": "30s"}
@@ -41,6 +42,10 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; larger ones get 413 before they
 	// are read whole.
 	MaxBodyBytes int64 `json:"max_body_bytes"`
+	// MaxInflightBodyBytes bounds the bytes all request bodies being read or
+	// handled hold together; a request that would cross it gets 503 at
+	// once. At least MaxBodyBytes.
+	MaxInflightBodyBytes int64 `json:"max_inflight_body_bytes"`
 	// MaxCandidates bounds the candidates of one request.
 	MaxCandidates int `json:"max_candidates"`
 	// MaxTextBytes bounds one candidate's text and the query.
@@ -67,19 +72,20 @@ type Config struct {
 // DefaultConfig returns the defaults `ctxsel serve` starts from.
 func DefaultConfig() Config {
 	return Config{
-		Addr:              "127.0.0.1:8080",
-		MaxBodyBytes:      16 << 20,
-		MaxCandidates:     100_000,
-		MaxTextBytes:      64 << 10,
-		MaxVectorDim:      8192,
-		MaxCurvePoints:    2000,
-		TokenEncoding:     token.Default,
-		ReadHeaderTimeout: Duration(5 * time.Second),
-		ReadTimeout:       Duration(30 * time.Second),
-		WriteTimeout:      Duration(90 * time.Second),
-		IdleTimeout:       Duration(120 * time.Second),
-		RequestTimeout:    Duration(60 * time.Second),
-		ShutdownTimeout:   Duration(30 * time.Second),
+		Addr:                 "127.0.0.1:8080",
+		MaxBodyBytes:         16 << 20,
+		MaxInflightBodyBytes: 64 << 20,
+		MaxCandidates:        100_000,
+		MaxTextBytes:         64 << 10,
+		MaxVectorDim:         8192,
+		MaxCurvePoints:       2000,
+		TokenEncoding:        token.Default,
+		ReadHeaderTimeout:    Duration(5 * time.Second),
+		ReadTimeout:          Duration(30 * time.Second),
+		WriteTimeout:         Duration(90 * time.Second),
+		IdleTimeout:          Duration(120 * time.Second),
+		RequestTimeout:       Duration(60 * time.Second),
+		ShutdownTimeout:      Duration(30 * time.Second),
 	}
 }
 
@@ -92,6 +98,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.MaxBodyBytes <= 0:
 		return bad("max_body_bytes must be positive")
+	case c.MaxInflightBodyBytes < c.MaxBodyBytes:
+		return bad("max_inflight_body_bytes (%d) must be at least max_body_bytes (%d)", c.MaxInflightBodyBytes, c.MaxBodyBytes)
 	case c.MaxCandidates <= 0:
 		return bad("max_candidates must be positive")
 	case c.MaxTextBytes <= 0:

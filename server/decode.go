@@ -73,6 +73,9 @@ const maxDepth = 64
 type decoder struct {
 	s   string
 	pos int
+	// replaced is set when a string read put U+FFFD in place of invalid
+	// UTF-8 (or a lone surrogate escape): ids must not be altered.
+	replaced bool
 }
 
 func (d *decoder) ws() {
@@ -247,6 +250,7 @@ func (d *decoder) str(p fpath) (string, error) {
 			v := d.s[start:i]
 			if !ascii && !utf8.ValidString(v) {
 				v = strings.ToValidUTF8(v, "\uFFFD")
+				d.replaced = true
 			}
 			return v, nil
 		case c == '\\':
@@ -271,7 +275,12 @@ func (d *decoder) strSlow(p fpath, start, i int) (string, error) {
 		switch {
 		case c == '"':
 			d.pos = i + 1
-			return strings.ToValidUTF8(b.String(), "\uFFFD"), nil
+			v := b.String()
+			if !utf8.ValidString(v) {
+				v = strings.ToValidUTF8(v, "\uFFFD")
+				d.replaced = true
+			}
+			return v, nil
 		case c < 0x20:
 			d.pos = i
 			return "", d.syntax(p, "control character %#02x in a string", c)
@@ -315,10 +324,10 @@ func (d *decoder) strSlow(p fpath, start, i int) (string, error) {
 						i += 6
 						r = dec
 					} else {
-						r = utf8.RuneError
+						r, d.replaced = utf8.RuneError, true
 					}
 				} else {
-					r = utf8.RuneError
+					r, d.replaced = utf8.RuneError, true
 				}
 			}
 			b.WriteRune(r)

@@ -83,12 +83,17 @@ func TestDecodeSelectErrors(t *testing.T) {
 		{`{"candidates": [{"id":true,"score":1}]}`, "candidates[0].id", "string or a number"},
 		{`{"candidates": [{"id":"a","id":"b"}]}`, "candidates[0].id", "twice"},
 		{`{"candidates": [{"id":"a","score":1,"score":2}]}`, "candidates[0].score", "twice"},
+		{`{"candidates": [{"id":"a","Score":1}]}`, "candidates[0].Score", `did you mean "score"`},
+		{`{"candidates": [{"id":"a","score":1,"tokns":3}]}`, "candidates[0].tokns", `did you mean "tokens"`},
 		{`{"candidates": [{"id":"a","vector":[1,"x"]}]}`, "candidates[0].vector", "component 1"},
 		{`{"candidates": [{"id":"a",}]}`, "candidates[0]", "malformed"},
 		{`{"candidates": [{"id":"a"},]}`, "candidates[1]", "malformed"},
 		{`{"candidates": [{"id":"a"} {"id":"b"}]}`, "candidates", "malformed"},
 		{"{\"candidates\": [{\"id\":\"a\x01\"}]}", "candidates[0].id", "control character"},
 		{`{"candidates": [{"id":"a\q"}]}`, "candidates[0].id", "invalid escape"},
+		{"{\"candidates\": [{\"id\":\"a\xff\",\"score\":1}]}", "candidates[0].id", "not valid UTF-8"},
+		{"{\"candidates\": [{\"id\":\"a\xff\\n\",\"score\":1}]}", "candidates[0].id", "not valid UTF-8"},
+		{`{"candidates": [{"id":"a\ud800","score":1}]}`, "candidates[0].id", "not valid UTF-8"},
 		{`{"candidates": [{"id":"\u12"}]}`, "candidates[0].id", `\u escape`},
 		{`{"candidates": [{"id":"a`, "candidates[0].id", "unterminated"},
 		{`{"candidates": [{"id":"a","meta":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}]}`, "candidates[0].meta", "nested deeper"},
@@ -135,13 +140,20 @@ func TestDecodeLimits(t *testing.T) {
 	}
 }
 
+// Invalid UTF-8 in a text becomes U+FFFD, as encoding/json does; in an id it
+// is an error, since the id that came back could not be matched.
 func TestDecodeInvalidUTF8(t *testing.T) {
 	var r selectRequest
-	if err := decodeSelect("{\"candidates\":[{\"id\":\"a\xffb\",\"score\":1}]}", &r, testLimits); err != nil {
+	if err := decodeSelect("{\"query\":\"q\",\"candidates\":[{\"id\":\"a\",\"text\":\"a\xffb\"}]}", &r, testLimits); err != nil {
 		t.Fatal(err)
 	}
-	if r.cands[0].ID != "a\uFFFDb" {
-		t.Fatalf("id %q", r.cands[0].ID)
+	if r.texts[0] != "a\uFFFDb" {
+		t.Fatalf("text %q", r.texts[0])
+	}
+	r = selectRequest{}
+	// U+FFFD itself is a valid id.
+	if err := decodeSelect("{\"candidates\":[{\"id\":\"a\uFFFDb\",\"score\":1}]}", &r, testLimits); err != nil || r.cands[0].ID != "a\uFFFDb" {
+		t.Fatalf("id %q, err %v", r.cands[0].ID, err)
 	}
 }
 
@@ -230,6 +242,11 @@ func FuzzSelectRequest(f *testing.F) {
 		valid := json.Valid([]byte(body))
 		if err == nil && !valid {
 			t.Fatalf("decoded invalid JSON %q", body)
+		}
+		for i := range r.cands {
+			if err == nil && !utf8.ValidString(r.cands[i].ID) {
+				t.Fatalf("id %q of %q is not valid UTF-8", r.cands[i].ID, body)
+			}
 		}
 		var fe *fieldError
 		if err != nil && valid && errors.As(err, &fe) && strings.HasPrefix(fe.Msg, "malformed") && !strings.Contains(fe.Msg, "nested deeper") {

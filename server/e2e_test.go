@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/internal/testenv"
 	"github.com/ctxsel/ctxsel/server"
 )
 
@@ -223,7 +223,7 @@ func TestServeBinary(t *testing.T) {
 func needChromium(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+		if testenv.InCI() {
 			t.Fatalf("CI=%s but %s is missing: .ci/run installs Debian's chromium", os.Getenv("CI"), chromiumPath)
 		}
 		t.Skipf("skipping the browser test: %s not found (apt-get install -y chromium); with CI set this fails instead", chromiumPath)

@@ -361,9 +361,16 @@ func (d *decoder) candidate(r *selectRequest, i int, lim limits) error {
 				return badField(kp.String(), "given twice")
 			}
 			haveID = true
+			d.ws()
 			switch d.peek() {
 			case '"':
+				d.replaced = false
 				c.ID, err = d.str(kp)
+				// U+FFFD in place of invalid UTF-8 would come back as an
+				// id the caller cannot match.
+				if err == nil && d.replaced {
+					err = badField(kp.String(), "not valid UTF-8 (ids come back as they were sent, so they must be UTF-8 text)")
+				}
 			case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 				// Numeric ids are kept as written, as the CLI keeps them.
 				c.ID, err = d.numLiteral(kp)
@@ -387,7 +394,11 @@ func (d *decoder) candidate(r *selectRequest, i int, lim limits) error {
 			bit = hasVector
 		default:
 			// Callers pass their own metadata along (titles, urls, gold
-			// labels): unknown candidate fields are ignored.
+			// labels): unknown candidate fields are ignored, unless they
+			// look like a misspelt field of a candidate.
+			if want, typo := MisspeltCandidateField(key); typo {
+				return badField(kp.String(), "unknown field: did you mean %q? (other fields are ignored as metadata: rename it if it is yours)", want)
+			}
 			if err := d.skip(kp, 0); err != nil {
 				return err
 			}

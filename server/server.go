@@ -71,6 +71,9 @@ type Server struct {
 	// register at init and never change afterwards.
 	strategies []byte
 
+	// bodies bounds the memory request bodies hold across requests.
+	bodies byteBudget
+
 	ready     atomic.Bool
 	idPrefix  string
 	idCounter atomic.Uint64
@@ -113,6 +116,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker}
+	s.bodies.limit = cfg.MaxInflightBodyBytes
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -260,6 +264,10 @@ type statusWriter struct {
 	http.ResponseWriter
 	code  int
 	bytes int
+	// bodyHeld is what readBody reserved from the server's body budget
+	// for this request; wrap gives it back when the handler returns, so
+	// every handler that reads a body is covered without a release call.
+	bodyHeld int64
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -291,6 +299,7 @@ func (s *Server) wrap(name string, auth bool, h http.HandlerFunc) http.Handler {
 		w := &statusWriter{ResponseWriter: rw}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
 		defer func() {
+			s.bodies.give(w.bodyHeld) // the body is no longer used
 			p := recover()
 			started := w.code != 0 // the response was under way before the panic
 			if p != nil && p != http.ErrAbortHandler {

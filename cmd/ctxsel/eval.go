@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
@@ -140,7 +141,11 @@ default strategy. Without --data it runs the bundled sample;
 	if rep == nil {
 		return runErr
 	}
-	fmt.Fprintf(stdout, "%s · pool %d · seed %d\n", source, *pool, *seed)
+	poolNote := strconv.Itoa(*pool)
+	if most := maxPassages(pooled); *pool > most {
+		poolNote = fmt.Sprintf("%d (asked %d: the set holds no more)", most, *pool)
+	}
+	fmt.Fprintf(stdout, "%s · pool %s · seed %d\n", source, poolNote, *seed)
 	if err := eval.WriteTable(stdout, rep); err != nil {
 		return err
 	}
@@ -171,4 +176,12 @@ default strategy. Without --data it runs the bundled sample;
 // half a file.
 func writeFile(path string, write func(io.Writer) error) error {
 	return atomicfile.Write(path, write)
+}
+
+func maxPassages(recs []eval.Record) int {
+	most := 0
+	for _, r := range recs {
+		most = max(most, len(r.Passages))
+	}
+	return most
 }

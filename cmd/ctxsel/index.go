@@ -488,7 +488,7 @@ func cmdIndexLs(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func cmdIndexStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("index stats", "Usage: ctxsel index stats [--index DIR|URL] [--json] [--verify]\n\nSummarises the index: documents, chunks, tokens, model, chunker, files.\nExit code 1 when the embedded index is damaged (a cheap check of every\nfile's size, header and checksum trailer; --verify reads every byte).", stderr)
+	fs := newFlags("index stats", "Usage: ctxsel index stats [--index DIR|URL] [--json] [--verify]\n\nPrints what the index holds and how it was built: documents, chunks, tokens,\nthe embedding model and its dimension, the chunker, the token encoding and\nthe vector format. Exit code 1 when the embedded index is damaged (a cheap\ncheck of every file's size, header and checksum trailer; --verify reads\nevery byte).", stderr)
 	loc := fs.String("index", defaultIndexLocation(), "index directory, or weaviate://host:port/Collection")
 	asJSON := fs.Bool("json", false, "print JSON")
 	verify := fs.Bool("verify", false, "check every byte of the index's files, not only sizes, headers and trailers")

@@ -63,9 +63,22 @@ func TestExitCodes(t *testing.T) {
 		{`{"id":"a","score":1}`, []string{"select", "--strategy", "topk", "--param", "k=0"}, 2, "out of range"},
 		{`{"id":"a","score":1}{"id":"a","score":2}`, []string{"select"}, 2, "duplicate id"},
 		{``, []string{"select"}, 2, "no candidates"},
-		{`{"id":"a"}`, []string{"select"}, 2, "missing \"score\""},
+		{`{"id":"a"}`, []string{"select"}, 2, "candidate 1: score: missing"},
 		{`{"id":"a","score":"x"}`, []string{"select"}, 2, "candidate 1"},
-		{`{"id":"a","score":1,"tokens":-3}`, []string{"select"}, 2, "negative token count"},
+		{`{"id":"a","score":1,"tokens":-3}`, []string{"select"}, 2, "candidate 1: tokens: must be a whole number"},
+		// One numbering, from 1, whatever is wrong with the third candidate.
+		{"{\"id\":\"a\",\"score\":1}\n{\"id\":\"b\",\"score\":1}\n{\"id\":\"c\",", []string{"select"}, 2, "candidate 3:"},
+		{"{\"id\":\"a\",\"score\":1}\n{\"id\":\"b\",\"score\":1}\n{\"id\":\"\",\"score\":1}", []string{"select"}, 2, "candidate 3: id: empty id"},
+		{"{\"id\":\"a\",\"score\":1}\n{\"id\":\"b\",\"score\":1}\n{\"id\":\"a\",\"score\":1}", []string{"select"}, 2, `candidate 3: id: duplicate id "a" (also candidate 1)`},
+		// Fields are matched as the server matches them: exactly.
+		{`{"id":"a","Score":1}`, []string{"select"}, 2, `candidate 1: Score: unknown field: did you mean "score"?`},
+		{`{"id":"a","score":1,"tokns":5}`, []string{"select"}, 2, `candidate 1: tokns: unknown field: did you mean "tokens"?`},
+		{`{"id":"a","score":1,"gold":true,"title":"x"}`, []string{"select"}, 0, ""},
+		{`{"id":"a","score":1,"score":2}`, []string{"select"}, 2, "candidate 1: score: given twice"},
+		{`{"id":"a","score":1,"vector":[1,0]}`, []string{"select"}, 2, "candidate 1: vector: vectors need a query vector"},
+		{"{\"id\":\"a\xff\",\"score\":1}", []string{"select"}, 2, "candidate 1: id: not valid UTF-8"},
+		// Flags are checked before the input, even when nothing needs them.
+		{`{"id":"a","score":1,"tokens":3}`, []string{"select", "--encoding", "nosuch"}, 2, "--encoding \"nosuch\": unknown"},
 		{`{"id":"a","score":1}`, []string{"select", "--order", "sideways"}, 2, "order"},
 		{"", []string{"eval", "--data", "/nonexistent/file.jsonl"}, 1, "no such file"},
 		{"", []string{"eval", "--strategies", "topk:k=-1"}, 2, "out of range"},
@@ -172,5 +185,16 @@ func TestStrategiesCommand(t *testing.T) {
 	}
 	if code != 0 {
 		t.Fatalf("exit %d", code)
+	}
+}
+
+// --pool past what the set holds is capped, and the header says so.
+func TestEvalPoolCapped(t *testing.T) {
+	code, out, errs := runCLI(t, "", "eval", "--limit", "2", "--pool", "3000000000", "--scorer", "bm25", "--strategies", "topk:k=1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "(asked 3000000000: the set holds no more)") {
+		t.Fatalf("header does not say the pool was capped:\n%s", out)
 	}
 }

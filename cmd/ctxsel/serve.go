@@ -41,7 +41,8 @@ Auth: set CTXSEL_API_KEYS=key1,key2 to require "Authorization: Bearer KEY" on
 --insecure-public is given.
 
 The config file is JSON; flags given on the command line win over it:
-  {"addr": "127.0.0.1:8080", "max_body_bytes": 16777216, "max_candidates": 100000,
+  {"addr": "127.0.0.1:8080", "max_body_bytes": 16777216, "max_inflight_body_bytes": 67108864,
+   "max_candidates": 100000,
    "max_text_bytes": 65536, "max_vector_dim": 8192, "max_curve_points": 2000,
    "read_header_timeout": "5s", "read_timeout": "30s", "write_timeout": "90s",
    "idle_timeout": "120s", "request_timeout": "60s", "shutdown_timeout": "30s",
@@ -58,6 +59,7 @@ Example:
 	embedder := fs.String("embedder", "none", "embedder for candidates given as text: none, "+strings.Join(embedderNames, ", ")+
 		" (use-lite runs offline; openai and ollama read CTXSEL_EMBED_MODEL, CTXSEL_EMBED_BASE_URL, … as ctxsel eval does)")
 	maxBody := fs.Int64("max-body-bytes", def.MaxBodyBytes, "largest request body")
+	maxInflight := fs.Int64("max-inflight-body-bytes", def.MaxInflightBodyBytes, "most bytes all request bodies in flight may hold together (past it: 503); at least --max-body-bytes")
 	maxCands := fs.Int("max-candidates", def.MaxCandidates, "most candidates per request")
 	maxText := fs.Int("max-text-bytes", def.MaxTextBytes, "longest candidate text or query, in bytes")
 	maxDim := fs.Int("max-vector-dim", def.MaxVectorDim, "largest vector dimension")
@@ -95,6 +97,8 @@ Example:
 			file.Embedder = *embedder
 		case "max-body-bytes":
 			cfg.MaxBodyBytes = *maxBody
+		case "max-inflight-body-bytes":
+			cfg.MaxInflightBodyBytes = *maxInflight
 		case "max-candidates":
 			cfg.MaxCandidates = *maxCands
 		case "max-text-bytes":

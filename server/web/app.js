@@ -121,7 +121,7 @@
     const caps = $("caps");
     caps.replaceChildren(caps.querySelector("legend"));
     for (const c of state.defs.caps) {
-      // topp's own min_k replaces the cap of that name.
+      // A strategy's own parameter of a cap's name replaces the cap.
       if (def.params.some((p) => p.name === c.name)) continue;
       caps.append(paramInput(c, "cap", state.caps[c.name]));
     }

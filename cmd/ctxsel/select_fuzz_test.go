@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+// FuzzReadCandidates: select's input parser never panics, fails only with
+// invalid input, and what it accepts is a valid curve with ids as sent.
+func FuzzReadCandidates(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"a","score":0.9,"tokens":3}` + "\n" + `{"id":2,"score":0.1,"text":"x y"}`,
+		`{"id":"a","score":1,"meta":{"x":[1,2]}}`,
+		"{\"id\":\"a\xff\",\"score\":1}",
+		`{"id":"a","score":1,"vector":[1]}`,
+		`{"id":"","score":1}`, `{"id":"a","score":1e999}`, `[1]`, `{"id":"a","score":1,"tokens":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		cands, err := readCandidates(bytes.NewReader(in), token.Default)
+		if err != nil {
+			if !errors.Is(err, ctxsel.ErrInvalidInput) {
+				t.Fatalf("error does not wrap ErrInvalidInput: %v", err)
+			}
+			return
+		}
+		for _, c := range cands {
+			if !utf8.ValidString(c.ID) {
+				t.Fatalf("id %q is not valid UTF-8", c.ID)
+			}
+		}
+		if _, err := ctxsel.NewCurve(cands); err != nil {
+			t.Fatalf("accepted candidates make no curve: %v", err)
+		}
+	})
+}

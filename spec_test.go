@@ -1,0 +1,85 @@
+package ctxsel_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+	_ "github.com/ctxsel/ctxsel/cutoff"
+	_ "github.com/ctxsel/ctxsel/ldar"
+)
+
+// Every integer parameter of every registered strategy, caps included, is
+// bounded: a value that would overflow int (budget:tokens=2^63-1 once became a
+// negative budget and k = 0) is rejected, the bound itself is accepted and
+// listed.
+func TestIntegerParamsBounded(t *testing.T) {
+	huge := []float64{math.MaxInt64, 1e300, ctxsel.MaxIntParam + 1}
+	checked := 0
+	for _, d := range ctxsel.Defs() {
+		params := append(append([]ctxsel.ParamDef(nil), d.Params...), ctxsel.CapParams...)
+		for _, p := range params {
+			if !p.Integer {
+				continue
+			}
+			checked++
+			if p.Max > ctxsel.MaxIntParam {
+				t.Errorf("%s: %s lists max %v over MaxIntParam", d.Name, p.Name, p.Max)
+			}
+			for _, v := range huge {
+				spec := fmt.Sprintf("%s:%s=%.0f", d.Name, p.Name, v)
+				if _, _, err := ctxsel.Parse(spec); !errors.Is(err, ctxsel.ErrInvalidInput) {
+					t.Errorf("%s: err = %v, want invalid input", spec, err)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no integer parameters registered")
+	}
+}
+
+func TestLargestBudgetSelectsAll(t *testing.T) {
+	spec := fmt.Sprintf("budget:tokens=%d", int64(ctxsel.MaxIntParam))
+	st, caps, err := ctxsel.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	curve, err := ctxsel.NewCurve([]ctxsel.Candidate{{ID: "a", Score: 0.9, Tokens: 100}, {ID: "b", Score: 0.5, Tokens: 1 << 30}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := ctxsel.Select(curve, st, caps, ctxsel.RankOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sel.IDs) != 2 {
+		t.Fatalf("%s selected %v, want both", spec, sel.IDs)
+	}
+}
+
+// A definition's own bound above MaxIntParam is capped when registered.
+func TestRegisterCapsIntegerMax(t *testing.T) {
+	ctxsel.Register(ctxsel.Def{Name: "test_huge_int", Params: []ctxsel.ParamDef{{Name: "n", Default: 1, Max: math.MaxFloat64, Integer: true}},
+		New: func(map[string]float64) (ctxsel.Strategy, error) { return nil, errors.New("not built") }})
+	d, _ := ctxsel.Lookup("test_huge_int")
+	if d.Params[0].Max != ctxsel.MaxIntParam {
+		t.Fatalf("max = %v, want %v", d.Params[0].Max, float64(ctxsel.MaxIntParam))
+	}
+}
+
+// A strategy parameter named like a cap would silently replace the cap for
+// that strategy (topp's own min_k once did): names stay apart.
+func TestNoParamShadowsACap(t *testing.T) {
+	for _, d := range ctxsel.Defs() {
+		for _, p := range d.Params {
+			for _, c := range ctxsel.CapParams {
+				if p.Name == c.Name {
+					t.Errorf("strategy %s: parameter %s has the name of a cap", d.Name, p.Name)
+				}
+			}
+		}
+	}
+}
