@@ -143,6 +143,31 @@ every λ, the chosen one marked.
 		Report *eval.Report `json:"report"`
 	}
 	var reports []namedReport
+	// reranked measures the model as a re-ranker: fixed top-k and budgets
+	// on the curve ranked by p(gold), against the envelopes of the scorer
+	// itself and of each single scorer.
+	reranked := func(recs []eval.Record, name string) error {
+		cs, ok := scorer.(eval.ChannelScorer)
+		if !ok {
+			return usageError{errors.New("train relevance: --rerank needs a hybrid scorer")}
+		}
+		rs := &eval.Rescored{Base: cs, Label: "relevance-reranked " + scorer.Name(), Counter: counter, Rescore: m.Rescore}
+		var fixed []ctxsel.Spec
+		for _, s := range []string{"topk:k=1", "topk:k=2", "topk:k=3", "topk:k=5", "topk:k=7", "topk:k=10", "topk:k=15", "topk:k=20", "budget:tokens=500", "budget:tokens=1000", "budget:tokens=2000"} {
+			sp, err := ctxsel.ParseSpec(s)
+			if err != nil {
+				return err
+			}
+			fixed = append(fixed, sp)
+		}
+		rrep, err := eval.Run(ctx, recs, rs, eval.Options{Strategies: fixed, Counter: counter, Workers: 1, Baselines: append([]eval.Scorer{scorer}, base...)})
+		if err != nil {
+			return err
+		}
+		reports = append(reports, namedReport{name, rrep})
+		fmt.Fprintf(stdout, "\n%s · \"best single\" is the best envelope of %s, %s and %s\n", name, scorer.Name(), base[0].Name(), base[1].Name())
+		return eval.WriteTable(stdout, rrep)
+	}
 	// Validation: the λ with the best mean gain over the envelope.
 	meanGain := make([]float64, len(grid))
 	for _, v := range vals {
@@ -158,6 +183,11 @@ every λ, the chosen one marked.
 		}
 		for i := range grid {
 			meanGain[i] += rep.Results[i].GainVsEnvelope / float64(len(vals))
+		}
+		if *rerank {
+			if err := reranked(v.recs, filepath.Base(v.path)+" validation, re-ranked by p(gold)"); err != nil {
+				return err
+			}
 		}
 	}
 	chosen := 0
@@ -206,31 +236,10 @@ every λ, the chosen one marked.
 		if err := eval.WriteTable(stdout, rep); err != nil {
 			return err
 		}
-		if !*rerank {
-			continue
-		}
-		cs, ok := scorer.(eval.ChannelScorer)
-		if !ok {
-			return usageError{errors.New("train relevance: --rerank needs a hybrid scorer")}
-		}
-		rs := &eval.Rescored{Base: cs, Label: "relevance-reranked " + scorer.Name(), Counter: counter, Rescore: m.Rescore}
-		var fixed []ctxsel.Spec
-		for _, s := range []string{"topk:k=1", "topk:k=2", "topk:k=3", "topk:k=5", "topk:k=7", "topk:k=10", "topk:k=15", "topk:k=20", "budget:tokens=500", "budget:tokens=1000", "budget:tokens=2000"} {
-			sp, err := ctxsel.ParseSpec(s)
-			if err != nil {
+		if *rerank {
+			if err := reranked(pooled, filepath.Base(path)+" held out, re-ranked by p(gold)"); err != nil {
 				return err
 			}
-			fixed = append(fixed, sp)
-		}
-		rrep, err := eval.Run(ctx, pooled, rs, eval.Options{Strategies: fixed, Counter: counter, Workers: 1, Baselines: append([]eval.Scorer{scorer}, base...)})
-		if err != nil {
-			return err
-		}
-		name = filepath.Base(path) + " held out, re-ranked by p(gold)"
-		reports = append(reports, namedReport{name, rrep})
-		fmt.Fprintf(stdout, "\n%s · \"best single\" is the best envelope of %s, %s and %s\n", name, scorer.Name(), base[0].Name(), base[1].Name())
-		if err := eval.WriteTable(stdout, rrep); err != nil {
-			return err
 		}
 	}
 	if *report != "" {
