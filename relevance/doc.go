@@ -6,5 +6,6 @@
 // ranking with the best expected recall less a price per token.
 //
 // It is a pure strategy over a ctxsel.Curve (no I/O); the model is trained
-// with Fit (`ctxsel train relevance`) and handed over with SetDefault.
+// with Fit (`ctxsel train relevance`), handed over with SetDefault and
+// named in specs (relevance:lambda=0.2) after Register.
 package relevance

@@ -181,6 +181,8 @@ func TestStrategyNeedsChannels(t *testing.T) {
 }
 
 func TestRegisteredStrategyNeedsModel(t *testing.T) {
+	Register()
+	Register() // idempotent
 	SetDefault(nil)
 	sp, err := ctxsel.ParseSpec("relevance:lambda=0.2")
 	if err != nil {

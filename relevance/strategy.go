@@ -32,7 +32,16 @@ func current() *Model {
 // DefaultLambda is the price of 1,000 tokens in expected recall.
 const DefaultLambda = 0.5
 
-func init() {
+var registerOnce sync.Once
+
+// Register adds the strategy "relevance" to the ctxsel registry (once; later
+// calls do nothing), so that specs such as relevance:lambda=0.2 build it
+// with the model given to SetDefault. It is not registered on import: no
+// model is built in, so the strategy is not offered where nobody trained one
+// (`ctxsel strategies`, /v1/strategies).
+func Register() { registerOnce.Do(register) }
+
+func register() {
 	ctxsel.Register(ctxsel.Def{
 		Name: "relevance",
 		Doc:  "learned per-rank relevance (logistic regression over the fused, dense and lexical curves): keep the prefix of the ranking that maximises expected recall minus lambda per 1,000 tokens; needs a model (relevance.SetDefault, `ctxsel train relevance`)",

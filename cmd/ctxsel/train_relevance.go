@@ -120,6 +120,7 @@ every λ, the chosen one marked.
 	if err != nil {
 		return err
 	}
+	relevance.Register()
 	relevance.SetDefault(m)
 	defer relevance.SetDefault(nil)
 
