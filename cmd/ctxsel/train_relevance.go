@@ -32,7 +32,8 @@ tokens, over the top --window ranks. Each --data file is split by question
 The token price λ is chosen among --lambdas by the mean gain over the
 top-k/budget envelope on the validation questions of the --data files, and
 never on --eval files, which are then measured (all their questions) at
-every λ, the chosen one marked.
+every λ, the chosen one named in the heading. --rerank also measures the
+model as a re-ranker. Nothing is chosen on --eval files.
 `, stderr)
 	data := fs.String("data", "", "labelled JSONL file(s) to train on, comma-separated")
 	evalFiles := fs.String("eval", "", "held-out files to measure on, comma-separated")
