@@ -251,7 +251,7 @@ func (s *Server) handleSelect(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.selectRequest(r.Context(), req)
 	if err != nil {
-		s.writeFailure(w, r, err)
+		s.writeEmbedFailure(w, r, err) // an embedder's own error text is logged, not sent
 		return
 	}
 	s.metrics.selection(res.sel.K, res.sel.Tokens)
