@@ -54,14 +54,35 @@ func TestRewardEq6(t *testing.T) {
 		t.Fatalf("γ=0: %v", r.Reward)
 	}
 	for name, call := range map[string]func() error{
-		"stage 3":      func() error { _, err := picker.Reward(ids("a"), offered, gold, 3, picker.DefaultRewardParams); return err },
-		"no gold":      func() error { _, err := picker.Reward(ids("a"), offered, nil, 1, picker.DefaultRewardParams); return err },
-		"no offered":   func() error { _, err := picker.Reward(ids("a"), nil, gold, 1, picker.DefaultRewardParams); return err },
-		"dup offered":  func() error { _, err := picker.Reward(ids("a"), []string{"a", "a"}, gold, 1, picker.DefaultRewardParams); return err },
-		"red1 ≤ red2":  func() error { _, err := picker.Reward(ids("a"), offered, gold, 1, picker.RewardParams{Gamma: 1, Red1: 1, Red2: 1}); return err },
-		"negative γ":   func() error { _, err := picker.Reward(ids("a"), offered, gold, 1, picker.RewardParams{Gamma: -1, Red1: 2, Red2: 1}); return err },
-		"NaN γ":        func() error { _, err := picker.Reward(ids("a"), offered, gold, 1, picker.RewardParams{Gamma: math.NaN(), Red1: 2}); return err },
-		"dup gold ids": func() error { _, err := picker.Reward(ids("a"), offered, []string{"a", "a"}, 1, picker.DefaultRewardParams); return err },
+		"stage 3": func() error {
+			_, err := picker.Reward(ids("a"), offered, gold, 3, picker.DefaultRewardParams)
+			return err
+		},
+		"no gold": func() error {
+			_, err := picker.Reward(ids("a"), offered, nil, 1, picker.DefaultRewardParams)
+			return err
+		},
+		"no offered": func() error { _, err := picker.Reward(ids("a"), nil, gold, 1, picker.DefaultRewardParams); return err },
+		"dup offered": func() error {
+			_, err := picker.Reward(ids("a"), []string{"a", "a"}, gold, 1, picker.DefaultRewardParams)
+			return err
+		},
+		"red1 ≤ red2": func() error {
+			_, err := picker.Reward(ids("a"), offered, gold, 1, picker.RewardParams{Gamma: 1, Red1: 1, Red2: 1})
+			return err
+		},
+		"negative γ": func() error {
+			_, err := picker.Reward(ids("a"), offered, gold, 1, picker.RewardParams{Gamma: -1, Red1: 2, Red2: 1})
+			return err
+		},
+		"NaN γ": func() error {
+			_, err := picker.Reward(ids("a"), offered, gold, 1, picker.RewardParams{Gamma: math.NaN(), Red1: 2})
+			return err
+		},
+		"dup gold ids": func() error {
+			_, err := picker.Reward(ids("a"), offered, []string{"a", "a"}, 1, picker.DefaultRewardParams)
+			return err
+		},
 	} {
 		if err := call(); !errors.Is(err, ctxsel.ErrInvalidInput) {
 			t.Fatalf("%s: err %v", name, err)
