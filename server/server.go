@@ -98,6 +98,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/strategies", true, s.handleStrategies},
 		{http.MethodPost, "/v1/select", true, s.handleSelect},
 		{http.MethodPost, "/v1/ask", true, s.handleAsk},
+		{http.MethodPost, "/v1/reward", true, s.handleReward},
 	}
 }
 
