@@ -31,6 +31,9 @@ type Result struct {
 	// the same mean budget.
 	FrontierRecall float64 `json:"frontier_recall"`
 	GainVsTopK     float64 `json:"gain_vs_topk"`
+	// Selector is the model usage of a selector that reads texts (a
+	// picker); nil for score-only strategies.
+	Selector *SelectorCalls `json:"selector,omitempty"`
 }
 
 // FrontierPoint is fixed top-k at one k: mean recall and mean tokens.

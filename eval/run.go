@@ -20,6 +20,12 @@ type Options struct {
 	Progress func(done, total int)
 	// PrepareProgress, when set, follows the scorer's Prepare step.
 	PrepareProgress func(done, total int)
+	// TextRuns are selectors that read texts (an LLM picker), reported
+	// after the strategies; TextWorkers of their selections run at once
+	// (0: 8) and TextProgress follows them.
+	TextRuns     []TextRun
+	TextWorkers  int
+	TextProgress func(done, total int)
 }
 
 // Report is what Run measured.
@@ -43,7 +49,7 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	if scorer == nil {
 		return nil, fmt.Errorf("eval: no scorer")
 	}
-	if len(opt.Strategies) == 0 {
+	if len(opt.Strategies) == 0 && len(opt.TextRuns) == 0 {
 		return nil, fmt.Errorf("eval: no strategies")
 	}
 	counter := opt.Counter
@@ -85,6 +91,10 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 			return nil, fmt.Errorf("eval: record %q: %w", kept[i].ID, err)
 		}
 	}
+	calls, err := measureTexts(ctx, kept, curves, stats, opt.TextRuns, opt.TextWorkers, opt.TextProgress)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
 
 	for _, q := range stats {
 		rep.MeanPassages += float64(len(q.goldPrefix) - 1)
@@ -98,6 +108,11 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	rep.Frontier = frontier(stats)
 	for i, sp := range opt.Strategies {
 		rep.Results = append(rep.Results, aggregate(sp.String(), i, stats, rep.Frontier))
+	}
+	for i, tr := range opt.TextRuns {
+		r := aggregate(tr.Name, len(opt.Strategies)+i, stats, rep.Frontier)
+		addCalls(&r, calls[i])
+		rep.Results = append(rep.Results, r)
 	}
 	return rep, nil
 }
