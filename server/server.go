@@ -48,6 +48,9 @@ type Options struct {
 	Embedder embed.Embedder
 	// Asker answers /v1/ask. Without one, /v1/ask answers 501.
 	Asker Asker
+	// Picker, when set, serves /v1/select requests with "strategy":
+	// "picker": an LLM picker configured at start (never from a request).
+	Picker ctxsel.TextSelector
 }
 
 // Server is the HTTP service. It is safe for concurrent use.
@@ -56,6 +59,7 @@ type Server struct {
 	log      *slog.Logger
 	embedder embed.Embedder
 	asker    Asker
+	picker   ctxsel.TextSelector
 	// The token counter's vocabulary is large: it is loaded on the first
 	// candidate that needs counting, not at start.
 	counterOnce sync.Once
@@ -107,7 +111,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker}
+	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker, picker: opts.Picker}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

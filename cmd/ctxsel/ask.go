@@ -49,6 +49,8 @@ Examples:
 	showPrompt := fs.Bool("prompt", true, "print the assembled prompt")
 	useLLM := fs.Bool("llm", true, "ask the configured LLM (set -llm=false to only select)")
 	templateFile := fs.String("template", "", "prompt template file with {question} and {context} (default: the factoid QA template)")
+	pickerLLM := fs.String("picker", "", "picker LLM endpoint for --strategy picker[:budget=4000,fallback=adaptivek,order=rank]")
+	llmf := addLLMFlags(fs)
 	words, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -59,14 +61,22 @@ Examples:
 		return usageError{errors.New("ask: no question given")}
 	}
 	spec := params.appendTo(*strategy)
-	if _, _, err := ctxsel.Parse(spec); err != nil {
+	var sel ctxsel.TextSelector
+	if isPickerSpec(spec) {
+		var closeCache func() error
+		if sel, closeCache, err = openPickerFlags(spec, *pickerLLM, llmf, stderr); err != nil {
+			return err
+		}
+		defer closeCache()
+		spec = ask.DefaultStrategy
+	} else if _, _, err := ctxsel.Parse(spec); err != nil {
 		return err
 	}
 	ord, err := ctxsel.ParseOrder(*order)
 	if err != nil {
 		return err
 	}
-	opts := ask.Options{Strategy: spec, Order: ord, Candidates: *candidates}
+	opts := ask.Options{Strategy: spec, Selector: sel, Order: ord, Candidates: *candidates}
 	if *candidates <= 0 {
 		return usageError{fmt.Errorf("ask: --candidates=%d must be positive", *candidates)}
 	}

@@ -59,7 +59,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "index":
 		err = cmdIndex(ctx, rest, stdout, stderr)
 	case "select":
-		err = cmdSelect(rest, stdin, stdout, stderr)
+		err = cmdSelect(ctx, rest, stdin, stdout, stderr)
 	case "serve":
 		err = cmdServe(ctx, rest, stdout, stderr)
 	case "strategies":
