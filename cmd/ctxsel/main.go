@@ -22,6 +22,7 @@ Usage:
   ctxsel ask [flags] "Q"     answer from your indexed documents: passages, why the cut, prompt, answer
   ctxsel eval [flags]        measure strategies on labelled data (default: the bundled sample)
   ctxsel index SUBCOMMAND    add, rm, ls, stats: index your documents (on disk, or in Weaviate)
+  ctxsel mine [flags]        mine minimal sufficient evidence sets (Context-Picker) with a generator and a judge
   ctxsel select [flags]      select from candidates given as JSON lines on stdin
   ctxsel serve [flags]       run the HTTP selection service and its web page
   ctxsel strategies          list strategies and their parameters
@@ -58,6 +59,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdEval(ctx, rest, stdout, stderr)
 	case "index":
 		err = cmdIndex(ctx, rest, stdout, stderr)
+	case "mine":
+		err = cmdMine(ctx, rest, stdout, stderr)
 	case "select":
 		err = cmdSelect(ctx, rest, stdin, stdout, stderr)
 	case "serve":

@@ -47,10 +47,14 @@ func Offered(prompt string) (question string, ids, texts []string) {
 // in prompt order, with a fixed rationale. When none is offered it picks
 // the first offered id. It checks plumbing: a perfect oracle, not a model.
 func Gold(table map[string][]string) llmtest.Replier {
+	trimmed := make(map[string][]string, len(table))
+	for q, ids := range table {
+		trimmed[strings.TrimSpace(q)] = ids
+	}
 	return func(c llmtest.Call) llmtest.Reply {
 		q, ids, _ := Offered(c.Prompt())
 		gold := map[string]bool{}
-		for _, g := range table[q] {
+		for _, g := range trimmed[strings.TrimSpace(q)] {
 			gold[g] = true
 		}
 		var pick []string
