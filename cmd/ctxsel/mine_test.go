@@ -58,3 +58,31 @@ func TestMineCommand(t *testing.T) {
 		t.Fatalf("usage: %d %s", code, errs)
 	}
 }
+
+func TestExportCommand(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "m.jsonl")
+	var b strings.Builder
+	for i := range 30 {
+		b.WriteString(`{"id":"q` + strings.Repeat("x", i) + `","question":"where?","answers":["a"],"passages":[{"id":"p1","text":"one two","gold":true},{"id":"p2","text":"three"}]}` + "\n")
+	}
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"verl", "trl"} {
+		out := filepath.Join(dir, format)
+		code, stdout, errs := runCLI(t, "", "export", "grpo", "--data", data, "--format", format, "--stage", "2", "--out", out, "--val-percent", "20")
+		if code != 0 || !strings.Contains(stdout, "30 rows") {
+			t.Fatalf("%s: %d %s %s", format, code, stdout, errs)
+		}
+		ext := map[string]string{"verl": ".parquet", "trl": ".jsonl"}[format]
+		for _, part := range []string{"train", "val"} {
+			if st, err := os.Stat(filepath.Join(out, part+ext)); err != nil || st.Size() == 0 {
+				t.Fatalf("%s %s: %v", format, part, err)
+			}
+		}
+	}
+	if code, _, _ := runCLI(t, "", "export", "grpo", "--data", data, "--format", "csv", "--out", dir); code != 2 {
+		t.Fatalf("csv accepted: %d", code)
+	}
+}
