@@ -261,3 +261,22 @@ func TestParseSpec(t *testing.T) {
 		}
 	}
 }
+
+// The spec parser never panics, and what it accepts round-trips.
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{"picker", "picker:budget=10,fallback=topk,order=document", "picker:budget=", "picker:,,", "PICKER:order=rank"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cfg, err := picker.ParseSpec(s)
+		if err != nil {
+			if !errors.Is(err, ctxsel.ErrInvalidInput) {
+				t.Fatalf("%q: %v", s, err)
+			}
+			return
+		}
+		if back, err := picker.ParseSpec(cfg.String()); err != nil || back != cfg {
+			t.Fatalf("%q → %+v → %+v %v", s, cfg, back, err)
+		}
+	})
+}

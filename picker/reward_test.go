@@ -89,3 +89,33 @@ func TestRewardEq6(t *testing.T) {
 		}
 	}
 }
+
+// Reward never panics on any output, and stays within Eq. 6's range:
+// −1 when invalid, else in [0 − γ·…, 1 + γ] and 0 past the limit.
+func FuzzReward(f *testing.F) {
+	for _, s := range []string{`{"ids":["a","b"]}`, `{"ids":["a","b","c","d","e","f","g"]}`, "```json\n{\"ids\":[\"c\"]}\n```", `{"ids":[]}`, "x"} {
+		f.Add(s, 1)
+		f.Add(s, 2)
+	}
+	offered := []string{"a", "b", "c", "d", "e", "f", "g"}
+	f.Fuzz(func(t *testing.T, out string, stage int) {
+		r, err := picker.Reward(out, offered, []string{"a", "b"}, stage, picker.DefaultRewardParams)
+		if stage != 1 && stage != 2 {
+			if !errors.Is(err, ctxsel.ErrInvalidInput) {
+				t.Fatalf("stage %d: %v", stage, err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case !r.Valid && r.Reward != -1:
+			t.Fatalf("invalid with reward %v", r.Reward)
+		case r.Valid && r.Selected > r.Limit && r.Reward != 0:
+			t.Fatalf("over the limit with reward %v", r.Reward)
+		case r.Valid && (r.Reward < -1 || r.Reward > 1+picker.DefaultRewardParams.Gamma):
+			t.Fatalf("reward %v out of range", r.Reward)
+		}
+	})
+}
