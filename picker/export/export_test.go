@@ -20,7 +20,7 @@ import (
 
 type words struct{}
 
-func (words) Encoding() string    { return "words" }
+func (words) Encoding() string   { return "words" }
 func (words) Count(s string) int { return len(strings.Fields(s)) }
 
 // mined builds n records; each has a group of its own except the rewrite
