@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel/answer"
+	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
@@ -177,5 +178,23 @@ func TestEstimateCost(t *testing.T) {
 	// Per record: 1 + 3 calls at least; 1 + 3 + 2 at most.
 	if est.Questions != 2 || est.MinCalls != 8 || est.MaxCalls != 12 || est.MinPromptTokens <= 0 || est.MaxPromptTokens <= est.MinPromptTokens {
 		t.Fatalf("%+v", est)
+	}
+}
+
+func TestRechunk(t *testing.T) {
+	c, err := chunk.Parse("sentences:max_tokens=8", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := eval.Record{ID: "r", Question: "q", Passages: []eval.Passage{
+		{ID: "a", Text: "First sentence about rivers. Second sentence about towns. Third one here.", Gold: true},
+		{ID: "b", Text: "Short."},
+	}}
+	out, err := mine.Rechunk(context.Background(), rec, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Passages) < 3 || out.Passages[0].ID != "a#0" || !out.Passages[0].Gold || out.Passages[len(out.Passages)-1].ID != "b#0" || out.Passages[len(out.Passages)-1].Gold {
+		t.Fatalf("%+v", out.Passages)
 	}
 }
