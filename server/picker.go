@@ -23,7 +23,7 @@ func isPickerRequest(strategy string) bool {
 
 // checkPickerRequest validates what a picker request may carry and returns
 // its order.
-func (s *Server) checkPickerRequest(req *selectRequest) (ctxsel.Order, error) {
+func (s *Server) checkPickerRequest(req *commonRequest) (ctxsel.Order, error) {
 	if strings.TrimSpace(req.strategy) != pickerStrategy {
 		return 0, badField("strategy", "the picker's parameters are set when the server starts: send \"strategy\": \"picker\"")
 	}

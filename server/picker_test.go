@@ -1,10 +1,12 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/picker"
@@ -57,6 +59,39 @@ func TestSelectWithPicker(t *testing.T) {
 	// Without a configured picker the name is unknown.
 	plain := newTestServer(t, nil, Options{})
 	if rec := call(t, plain, "POST", "/v1/select", body); rec.Code != 400 || !strings.Contains(rec.Body.String(), "unknown strategy") {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+}
+
+type recordingAsker struct{ got *AskRequest }
+
+func (a recordingAsker) Ask(_ context.Context, req AskRequest) (AskResponse, error) {
+	*a.got = req
+	return AskResponse{Passages: []Passage{{ID: "a", Score: 1, Tokens: 1, Text: "x"}}, Selection: ctxsel.Selection{IDs: []string{"a"}, Indices: []int{0}, K: 1}}, nil
+}
+
+// /v1/ask hands the configured picker to the Asker for "strategy": "picker",
+// and only then.
+func TestAskWithPicker(t *testing.T) {
+	srv := llmtest.New(pickertest.Garbage)
+	defer srv.Close()
+	c, _, err := llm.OpenSpec(srv.OpenAISpec("p"), llm.Options{MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := picker.New(c, picker.Config{Budget: 100, Fallback: "topk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got AskRequest
+	s := newTestServer(t, nil, Options{Picker: p, Asker: recordingAsker{&got}})
+	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q","strategy":"picker"}`); rec.Code != 200 || got.Selector != p || got.Strategy != nil {
+		t.Fatalf("%d %s, request %+v", rec.Code, rec.Body, got)
+	}
+	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q","strategy":"knee"}`); rec.Code != 200 || got.Selector != nil || got.Strategy == nil {
+		t.Fatalf("%d %s, request %+v", rec.Code, rec.Body, got)
+	}
+	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q","strategy":"picker:budget=5"}`); rec.Code != 400 {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }

@@ -224,7 +224,7 @@ func (s *Server) selectRequest(ctx context.Context, req *selectRequest) (selecte
 	)
 	pick := s.picker != nil && isPickerRequest(req.strategy)
 	if pick {
-		order, err = s.checkPickerRequest(req)
+		order, err = s.checkPickerRequest(&req.commonRequest)
 	} else {
 		st, caps, order, _, err = resolveStrategy(&req.commonRequest)
 	}
