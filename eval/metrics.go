@@ -37,6 +37,9 @@ type Result struct {
 	GainVsTopK     float64 `json:"gain_vs_topk"`
 	// AnswerResult holds the answer figures when a reader ran.
 	*AnswerResult
+	// Selector is the model usage of a selector that reads texts (a
+	// picker); nil for score-only strategies.
+	Selector *SelectorCalls `json:"selector,omitempty"`
 }
 
 // FrontierPoint is fixed top-k at one k: mean recall and mean tokens.

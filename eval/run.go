@@ -37,6 +37,12 @@ type Options struct {
 	// texts and may call a model (an LLM picker). Their selections are cut
 	// to Window and answered like any other.
 	TextSelectors []ctxsel.TextSelector
+	// TextRuns are selectors that read texts (an LLM picker), reported
+	// after the strategies; TextWorkers of their selections run at once
+	// (0: 8) and TextProgress follows them.
+	TextRuns     []TextRun
+	TextWorkers  int
+	TextProgress func(done, total int)
 }
 
 // Report is what Run measured.
@@ -64,7 +70,7 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	if scorer == nil {
 		return nil, fmt.Errorf("eval: no scorer")
 	}
-	if len(opt.Strategies) == 0 {
+	if len(opt.Strategies) == 0 && len(opt.TextRuns) == 0 {
 		return nil, fmt.Errorf("eval: no strategies")
 	}
 	counter := opt.Counter
@@ -110,6 +116,10 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	if err := selectTexts(ctx, kept, curves, stats, slots, budget, opt.Workers); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
+	calls, err := measureTexts(ctx, kept, curves, stats, opt.TextRuns, opt.TextWorkers, opt.TextProgress)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
 	var answers [][]*QuestionAnswer
 	var answerErr error
 	if opt.Answer != nil {
@@ -140,6 +150,11 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	if answerErr != nil {
 		// What was computed so far is reported; the caller writes it.
 		return rep, fmt.Errorf("eval: answering stopped: %w", answerErr)
+	}
+	for i, tr := range opt.TextRuns {
+		r := aggregate(tr.Name, len(slots)+i, stats, rep.Frontier)
+		addCalls(&r, calls[i])
+		rep.Results = append(rep.Results, r)
 	}
 	return rep, nil
 }

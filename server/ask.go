@@ -39,6 +39,9 @@ type AskRequest struct {
 	// TopN is how many candidates to retrieve before selecting; 0 leaves
 	// it to the Asker.
 	TopN int
+	// Selector, when set (a request for "strategy": "picker" on a server
+	// started with one), selects instead of Strategy.
+	Selector ctxsel.TextSelector
 }
 
 // AskResponse is what an Asker found.
@@ -76,7 +79,19 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	st, caps, order, spec, err := resolveAskStrategy(&req.commonRequest)
+	var (
+		st       ctxsel.Strategy
+		caps     ctxsel.Caps
+		order    ctxsel.Order
+		spec     string
+		selector ctxsel.TextSelector
+	)
+	if s.picker != nil && isPickerRequest(req.strategy) {
+		order, err = s.checkPickerRequest(&req.commonRequest)
+		selector = s.picker
+	} else {
+		st, caps, order, spec, err = resolveAskStrategy(&req.commonRequest)
+	}
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return
@@ -93,7 +108,7 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	// A copy of the query: it is a slice of the request body, which an
 	// Asker that caches queries would otherwise pin.
-	resp, err := s.asker.Ask(ctx, AskRequest{Query: strings.Clone(req.query), Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: req.topN})
+	resp, err := s.asker.Ask(ctx, AskRequest{Query: strings.Clone(req.query), Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: req.topN, Selector: selector})
 	if err != nil {
 		if !errors.Is(err, ctxsel.ErrInvalidInput) && !errors.Is(err, context.DeadlineExceeded) {
 			// The index, the embedder or the LLM behind it failed.

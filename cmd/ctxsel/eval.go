@@ -19,7 +19,7 @@ import (
 const defaultStrategies = "topk:k=1,topk:k=3,topk:k=5,topk:k=10,topk:k=20,budget:tokens=1000,budget:tokens=2000,adaptivek,adaptivek:head=0.05,knee,topp,band"
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--scorer NAME] [--strategies LIST] [--json FILE] [--plot FILE]
+	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--scorer NAME] [--strategies LIST] [--picker LLM] [--json FILE] [--plot FILE]
 
 Measures selection strategies on labelled questions: each question's passages
 are padded to --pool passages with passages of other questions (HELMET-style
@@ -40,14 +40,15 @@ the same mean token count. Without --data it runs the bundled sample;
 	limit := fs.Int("limit", 0, "use only the first N questions (0 = all)")
 	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
 	laraDir := fs.String("lara-dir", laraDefaultDir, "the LaRA benchmark's directory (holding datasets/), for --data lara:…")
-	af := addAnswerFlags(fs)
+	pickerLLM := fs.String("picker", "", "picker LLM endpoint for picker strategies (picker:budget=4000,fallback=adaptivek,order=rank)")
+	af := addAnswerFlags(fs) // the shared LLM flags too: one opener and cache for reader, judge and picker
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *pool < 0 || *limit < 0 || *workers < 0 {
 		return usageError{fmt.Errorf("eval: --pool, --limit and --workers must not be negative")}
 	}
-	specs, err := ctxsel.ParseSpecList(*strategies)
+	specs, pickerSpecs, err := splitStrategies(*strategies)
 	if err != nil {
 		return fmt.Errorf("eval --strategies: %w", err)
 	}
@@ -63,6 +64,21 @@ the same mean token count. Without --data it runs the bundled sample;
 		}
 		if _, _, err := ctxsel.New(sp); err != nil {
 			return fmt.Errorf("eval --strategies: %w", err)
+		}
+	}
+	var textRuns []eval.TextRun
+	if len(pickerSpecs) > 0 {
+		open, err := af.opener(stderr)
+		if err != nil {
+			return err
+		}
+		defer af.close()
+		for _, cfg := range pickerSpecs {
+			p, err := newPicker(open, *pickerLLM, cfg)
+			if err != nil {
+				return err
+			}
+			textRuns = append(textRuns, pickerRun(p))
 		}
 	}
 	counter, err := token.New(*encoding)
@@ -111,6 +127,7 @@ the same mean token count. Without --data it runs the bundled sample;
 		Strategies: specs, Counter: counter, Workers: *workers,
 		Progress: bar.Update, PrepareProgress: prep.Update,
 		Window: window, Answer: answering,
+		TextRuns: textRuns, TextWorkers: af.llm.concurrency, TextProgress: progress.New(stderr, "picking").Update,
 	})
 	if rep == nil {
 		return runErr

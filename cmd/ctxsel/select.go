@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +41,7 @@ type inputCandidate struct {
 	Text   *string         `json:"text"`
 }
 
-func cmdSelect(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func cmdSelect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("select", `Usage: ctxsel select --strategy NAME [--param key=value ...] [--order rank|document|edges] < candidates.jsonl
 
 Reads candidates as JSON lines, one per passage, in any order:
@@ -56,10 +57,16 @@ Example:
 	fs.Var(&params, "param", "strategy parameter key=value (repeatable), caps included: min_k, max_k, max_tokens")
 	order := fs.String("order", "rank", "order of the selected passages: rank, document (input order) or edges")
 	encoding := fs.String("encoding", token.Default, "token encoding for candidates given as text")
+	pickerLLM := fs.String("picker", "", "picker LLM endpoint for --strategy picker[:budget=4000,fallback=adaptivek,order=rank] (every candidate needs \"text\")")
+	question := fs.String("question", "", "the question, for --strategy picker (the picker reads it with the texts)")
+	llmf := addLLMFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	spec := params.appendTo(*strategy)
+	if isPickerSpec(spec) {
+		return selectPicked(ctx, spec, *question, *order, *encoding, *pickerLLM, llmf, stdin, stdout, stderr)
+	}
 	st, caps, err := ctxsel.Parse(spec)
 	if err != nil {
 		return err
@@ -68,7 +75,7 @@ Example:
 	if err != nil {
 		return err
 	}
-	cands, err := readCandidates(stdin, *encoding)
+	cands, _, err := readCandidates(stdin, *encoding)
 	if err != nil {
 		return err
 	}
@@ -88,25 +95,28 @@ Example:
 	return nil
 }
 
-func readCandidates(r io.Reader, encoding string) ([]ctxsel.Candidate, error) {
+// readCandidates reads select's input; texts[i] is candidate i's text ("" when
+// it has none).
+func readCandidates(r io.Reader, encoding string) ([]ctxsel.Candidate, []string, error) {
 	var counter *token.Tiktoken
 	dec := json.NewDecoder(bufio.NewReader(r))
 	dec.UseNumber()
 	var out []ctxsel.Candidate
+	var texts []string
 	for line := 1; ; line++ {
 		var in inputCandidate
 		if err := dec.Decode(&in); err != nil {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return nil, fmt.Errorf("%w: candidate %d: %v", ctxsel.ErrInvalidInput, line, err)
+			return nil, nil, fmt.Errorf("%w: candidate %d: %v", ctxsel.ErrInvalidInput, line, err)
 		}
 		id, err := candidateID(in.ID)
 		if err != nil {
-			return nil, fmt.Errorf("%w: candidate %d: %v", ctxsel.ErrInvalidInput, line, err)
+			return nil, nil, fmt.Errorf("%w: candidate %d: %v", ctxsel.ErrInvalidInput, line, err)
 		}
 		if in.Score == nil {
-			return nil, fmt.Errorf("%w: candidate %d (%q): missing \"score\"", ctxsel.ErrInvalidInput, line, id)
+			return nil, nil, fmt.Errorf("%w: candidate %d (%q): missing \"score\"", ctxsel.ErrInvalidInput, line, id)
 		}
 		c := ctxsel.Candidate{ID: id, Score: *in.Score}
 		switch {
@@ -115,17 +125,22 @@ func readCandidates(r io.Reader, encoding string) ([]ctxsel.Candidate, error) {
 		case in.Text != nil:
 			if counter == nil {
 				if counter, err = token.New(encoding); err != nil {
-					return nil, usageError{err}
+					return nil, nil, usageError{err}
 				}
 			}
 			c.Tokens = counter.Count(*in.Text)
 		}
 		out = append(out, c)
+		text := ""
+		if in.Text != nil {
+			text = *in.Text
+		}
+		texts = append(texts, text)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no candidates on standard input", ctxsel.ErrInvalidInput)
+		return nil, nil, fmt.Errorf("%w: no candidates on standard input", ctxsel.ErrInvalidInput)
 	}
-	return out, nil
+	return out, texts, nil
 }
 
 // candidateID accepts a string or a number as id.
