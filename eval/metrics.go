@@ -66,6 +66,7 @@ type questionStats struct {
 type selStats struct {
 	k, gold, tokens int
 	sel, alt        ctxsel.Selection
+	call            *callStats // a MeteredSelector's own usage
 }
 
 func (s *selStats) setSelection(sel ctxsel.Selection, goldOf []bool) {

@@ -35,12 +35,12 @@ type Options struct {
 	// TextSelectors are measured after Strategies, one report row each
 	// (named by Name()): selectors that read the question and the passages'
 	// texts and may call a model (an LLM picker). Their selections are cut
-	// to Window and answered like any other.
+	// to Window and answered like any other; a MeteredSelector's row also
+	// reports its own calls (Result.Selector).
 	TextSelectors []ctxsel.TextSelector
-	// TextRuns are selectors that read texts (an LLM picker), reported
-	// after the strategies; TextWorkers of their selections run at once
-	// (0: 8) and TextProgress follows them.
-	TextRuns     []TextRun
+	// TextWorkers questions are given to the TextSelectors at once (0:
+	// Workers; an LLM picker wants the LLM concurrency), and TextProgress,
+	// when set, follows them.
 	TextWorkers  int
 	TextProgress func(done, total int)
 }
@@ -70,7 +70,7 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	if scorer == nil {
 		return nil, fmt.Errorf("eval: no scorer")
 	}
-	if len(opt.Strategies) == 0 && len(opt.TextRuns) == 0 {
+	if len(opt.Strategies) == 0 && len(opt.TextSelectors) == 0 {
 		return nil, fmt.Errorf("eval: no strategies")
 	}
 	counter := opt.Counter
@@ -113,11 +113,11 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 			return nil, fmt.Errorf("eval: record %q: %w", kept[i].ID, err)
 		}
 	}
-	if err := selectTexts(ctx, kept, curves, stats, slots, budget, opt.Workers); err != nil {
-		return nil, fmt.Errorf("eval: %w", err)
+	textWorkers := opt.TextWorkers
+	if textWorkers <= 0 {
+		textWorkers = opt.Workers
 	}
-	calls, err := measureTexts(ctx, kept, curves, stats, opt.TextRuns, opt.TextWorkers, opt.TextProgress)
-	if err != nil {
+	if err := selectTexts(ctx, kept, curves, stats, slots, budget, textWorkers, opt.TextProgress); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	var answers [][]*QuestionAnswer
@@ -142,6 +142,9 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	}
 	for i, sl := range slots {
 		res := aggregate(sl.name, i, stats, rep.Frontier)
+		if sl.text != nil {
+			res.Selector = selectorCalls(i, stats)
+		}
 		if answers != nil {
 			res.AnswerResult = aggregateAnswers(answers[i], opt.Answer.Judge != nil, sl.route != nil)
 		}
@@ -150,11 +153,6 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	if answerErr != nil {
 		// What was computed so far is reported; the caller writes it.
 		return rep, fmt.Errorf("eval: answering stopped: %w", answerErr)
-	}
-	for i, tr := range opt.TextRuns {
-		r := aggregate(tr.Name, len(slots)+i, stats, rep.Frontier)
-		addCalls(&r, calls[i])
-		rep.Results = append(rep.Results, r)
 	}
 	return rep, nil
 }

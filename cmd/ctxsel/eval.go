@@ -28,6 +28,9 @@ compared on context recall, tokens, and gain over the fixed top-k frontier at
 the same mean token count. Without --data it runs the bundled sample;
 --data lara:32k/book (LENGTH/KIND[/LEVEL]) reads the LaRA benchmark, chunked
 600/100 tokens, unpadded and without gold passages (answers only).
+A picker strategy (picker:budget=4000, with --picker LLM) is measured and
+answered like the others; its own call's tokens and invalid-output rate are
+listed apart from the reader's.
 `+answerUsage+"\n"+llmHelp, stderr)
 	data := fs.String("data", "", "labelled JSONL file (plain or gzip); default: the bundled 100-question HotpotQA sample")
 	pool := fs.Int("pool", 1000, "pad each question to this many passages (0 = no padding)")
@@ -66,7 +69,7 @@ the same mean token count. Without --data it runs the bundled sample;
 			return fmt.Errorf("eval --strategies: %w", err)
 		}
 	}
-	var textRuns []eval.TextRun
+	var textSels []ctxsel.TextSelector
 	if len(pickerSpecs) > 0 {
 		open, err := af.opener(stderr)
 		if err != nil {
@@ -78,7 +81,7 @@ the same mean token count. Without --data it runs the bundled sample;
 			if err != nil {
 				return err
 			}
-			textRuns = append(textRuns, pickerRun(p))
+			textSels = append(textSels, meteredPicker{p})
 		}
 	}
 	counter, err := token.New(*encoding)
@@ -127,7 +130,7 @@ the same mean token count. Without --data it runs the bundled sample;
 		Strategies: specs, Counter: counter, Workers: *workers,
 		Progress: bar.Update, PrepareProgress: prep.Update,
 		Window: window, Answer: answering,
-		TextRuns: textRuns, TextWorkers: af.llm.concurrency, TextProgress: progress.New(stderr, "picking").Update,
+		TextSelectors: textSels, TextWorkers: af.llm.concurrency, TextProgress: progress.New(stderr, "picking").Update,
 	})
 	if rep == nil {
 		return runErr
@@ -149,9 +152,12 @@ the same mean token count. Without --data it runs the bundled sample;
 			return err
 		}
 	}
-	names := make([]string, len(specs))
-	for i, sp := range specs {
-		names[i] = sp.String()
+	names := make([]string, 0, len(specs)+len(textSels))
+	for _, sp := range specs {
+		names = append(names, sp.String())
+	}
+	for _, ts := range textSels {
+		names = append(names, ts.Name())
 	}
 	if err := af.finish(rep, names); err != nil {
 		return err

@@ -73,12 +73,18 @@ func newPicker(open func(string) (llm.Client, error), endpoint string, cfg picke
 	return picker.New(c, cfg)
 }
 
-// pickerRun measures a picker in eval.
-func pickerRun(p *picker.Picker) eval.TextRun {
-	return eval.TextRun{Name: p.Config().String(), Select: func(ctx context.Context, q ctxsel.TextQuery) (eval.TextOutcome, error) {
-		r, err := p.Pick(ctx, q)
-		return eval.TextOutcome{Selection: r.Selection, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Invalid: !r.Valid}, err
-	}}
+// meteredPicker is a picker as eval measures it: its row named by its spec
+// (two pickers with different settings are two rows), with its own call's
+// tokens and invalid outputs reported apart from the reader's.
+type meteredPicker struct{ *picker.Picker }
+
+var _ eval.MeteredSelector = meteredPicker{}
+
+func (m meteredPicker) Name() string { return m.Config().String() }
+
+func (m meteredPicker) SelectMetered(ctx context.Context, q ctxsel.TextQuery) (eval.TextOutcome, error) {
+	r, err := m.Pick(ctx, q)
+	return eval.TextOutcome{Selection: r.Selection, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Invalid: !r.Valid}, err
 }
 
 // selectPicked is `select --strategy picker...`: the picker LLM reads the

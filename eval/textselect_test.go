@@ -13,7 +13,17 @@ import (
 	"github.com/ctxsel/ctxsel/picker/pickertest"
 )
 
-func pickerRun(t *testing.T, srv *llmtest.Server, spec string) TextRun {
+// meteredPicker is a picker as a MeteredSelector, its row named by its spec.
+type meteredPicker struct{ *picker.Picker }
+
+func (m meteredPicker) Name() string { return m.Config().String() }
+
+func (m meteredPicker) SelectMetered(ctx context.Context, q ctxsel.TextQuery) (TextOutcome, error) {
+	r, err := m.Pick(ctx, q)
+	return TextOutcome{Selection: r.Selection, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Invalid: !r.Valid}, err
+}
+
+func pickerRun(t *testing.T, srv *llmtest.Server, spec string) MeteredSelector {
 	t.Helper()
 	c, _, err := llm.OpenSpec(srv.OpenAISpec("p"), llm.Options{MaxRetries: -1})
 	if err != nil {
@@ -27,10 +37,7 @@ func pickerRun(t *testing.T, srv *llmtest.Server, spec string) TextRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return TextRun{Name: spec, Select: func(ctx context.Context, q ctxsel.TextQuery) (TextOutcome, error) {
-		r, err := p.Pick(ctx, q)
-		return TextOutcome{Selection: r.Selection, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Invalid: !r.Valid}, err
-	}}
+	return meteredPicker{p}
 }
 
 // A picker that returns the gold ids among those offered (a scripted
@@ -54,7 +61,7 @@ func TestRunTextSelectors(t *testing.T) {
 	}
 	rep, err := Run(context.Background(), recs, fakeScorer{}, Options{
 		Strategies: specs, Counter: fakeCounter{},
-		TextRuns: []TextRun{pickerRun(t, oracle, "picker:budget=100"), pickerRun(t, garbage, "picker:fallback=topk")},
+		TextSelectors: []ctxsel.TextSelector{pickerRun(t, oracle, "picker:budget=100"), pickerRun(t, garbage, "picker:fallback=topk")},
 	})
 	if err != nil {
 		t.Fatal(err)
