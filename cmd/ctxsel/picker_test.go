@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel/eval/sample"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/picker/pickertest"
 )
@@ -100,5 +102,68 @@ func TestEvalPickerGarbageEndpoint(t *testing.T) {
 	}
 	if srv.Requests() != 2 {
 		t.Fatalf("%d requests", srv.Requests())
+	}
+}
+
+// TestEvalPickerAnswered: eval --strategies topk:k=5,picker:budget=4000
+// --picker P --reader R measures the picker like a strategy and answers from
+// its selections. With the simulated reader (answers iff every gold passage
+// is in the prompt: a plumbing check, not a model) every row's SubEM must
+// equal its all-gold rate, the picker's included; the picker's own calls are
+// reported apart from the reader's.
+func TestEvalPickerAnswered(t *testing.T) {
+	t.Setenv("CTXSEL_LLM_CACHE", t.TempDir())
+	recs, err := sample.HotpotQA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs = recs[:20]
+	gold := map[string][]string{}
+	for _, r := range recs {
+		for _, p := range r.Passages {
+			if p.Gold {
+				gold[r.Question] = append(gold[r.Question], p.ID)
+			}
+		}
+	}
+	reader := llmtest.New(llmtest.Reader(simTable(recs), llmtest.ReaderOptions{}))
+	defer reader.Close()
+	pick := llmtest.New(pickertest.Gold(gold))
+	defer pick.Close()
+	jsonOut := filepath.Join(t.TempDir(), "r.json")
+	code, out, errs := runCLI(t, "", "eval", "--limit=20", "--pool=40", "--scorer=bm25", "--strategies=topk:k=5,picker:budget=4000",
+		"--picker="+pick.OpenAISpec("p"), "--reader="+reader.OpenAISpec("sim"), "--json="+jsonOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	rep := readReport(t, jsonOut)
+	if len(rep.Results) != 2 {
+		t.Fatalf("%d rows", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		if r.AnswerResult == nil || r.Answered != 20 {
+			t.Fatalf("%s: answers %+v", r.Strategy, r.AnswerResult)
+		}
+		if math.Abs(r.SubEM-r.AllGold) > 1e-9 {
+			t.Errorf("%s: subem %.3f != all-gold %.3f", r.Strategy, r.SubEM, r.AllGold)
+		}
+	}
+	top, p := rep.Results[0], rep.Results[1]
+	if p.Strategy != "picker:budget=4000,fallback=adaptivek,order=rank" || top.Selector != nil {
+		t.Fatalf("rows %q (selector %+v), %q", top.Strategy, top.Selector, p.Strategy)
+	}
+	if p.AllGold == 0 || p.Selector == nil || p.Selector.InvalidRate != 0 || p.Selector.MeanPromptTokens <= 0 {
+		t.Fatalf("picker row all-gold %.3f, calls %+v", p.AllGold, p.Selector)
+	}
+	// One picker call and one reader call per question and row; the reader's
+	// totals count only the reader's calls.
+	if pick.Requests() != 20 || reader.Requests() != 40 || rep.Answers.Calls != 40 {
+		t.Fatalf("picker %d calls, reader %d, reported %d", pick.Requests(), reader.Requests(), rep.Answers.Calls)
+	}
+	if p.Selector.MeanPromptTokens == p.InputTokens {
+		t.Errorf("picker prompt tokens %.0f reported as the reader's", p.Selector.MeanPromptTokens)
+	}
+	if !strings.Contains(out, "invalid rate") {
+		t.Fatalf("table:\n%s", out)
 	}
 }
