@@ -20,7 +20,7 @@ type indexAsker struct {
 }
 
 func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskResponse, error) {
-	ans, err := ask.Ask(ctx, a.store, a.e, req.Query, ask.Options{Strategy: req.Spec, Order: req.Order, Candidates: req.TopN,
+	ans, err := ask.Ask(ctx, a.store, a.e, req.Query, ask.Options{Strategy: req.Spec, Selector: req.Selector, Order: req.Order, Candidates: req.TopN,
 		Retriever: index.Retriever(req.Retriever), LLM: a.llm})
 	if err != nil {
 		return server.AskResponse{}, fmt.Errorf("ask: %w", err)
