@@ -3,8 +3,6 @@ package eval
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/ctxsel/ctxsel"
 )
@@ -55,51 +53,9 @@ func selectTexts(ctx context.Context, recs []Record, curves []QuestionCurve, sta
 	if len(textSlots) == 0 {
 		return nil
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-		mu    sync.Mutex
-		done  int
-	)
-	next := make(chan int)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for qi := range next {
-				if err := selectTextsOne(ctx, recs[qi], curves[qi], &stats[qi], slots, textSlots, budget); err != nil {
-					once.Do(func() { first = fmt.Errorf("record %q: %w", recs[qi].ID, err); cancel() })
-					continue
-				}
-				if progress != nil {
-					mu.Lock()
-					done++
-					progress(done, len(recs))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-feed:
-	for qi := range recs {
-		select {
-		case next <- qi:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	return ctx.Err()
+	return eachRecord(ctx, recs, workers, progress, func(ctx context.Context, qi int) error {
+		return selectTextsOne(ctx, recs[qi], curves[qi], &stats[qi], slots, textSlots, budget)
+	})
 }
 
 func selectTextsOne(ctx context.Context, r Record, q QuestionCurve, st *questionStats, slots []strategySlot, textSlots []int, budget func(Record) int) error {

@@ -23,6 +23,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
 	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/lexical"
 	"github.com/ctxsel/ctxsel/llm"
 )
@@ -112,19 +113,7 @@ func Candidates(rec eval.Record, k int) []int {
 		docs[i] = lexical.Terms(p.Text)
 	}
 	scores := lexical.Default.Score(query, docs)
-	idx := make([]int, len(scores))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case scores[a] > scores[b]:
-			return -1
-		case scores[a] < scores[b]:
-			return 1
-		}
-		return 0
-	})
+	idx := fusion.Ranking(scores)
 	return idx[:min(k, len(idx))]
 }
 

@@ -37,7 +37,7 @@ too and its answer is printed with its token counts:
   CTXSEL_LLM_API_KEY    its API key
   OLLAMA_HOST           an Ollama server, used when CTXSEL_LLM_BASE_URL is unset
   CTXSEL_LLM_PROVIDER   openai or ollama, to choose explicitly
-  CTXSEL_LLM_TIMEOUT    per-request timeout, a duration such as 90s (default 2m)
+  CTXSEL_LLM_TIMEOUT    total deadline of one call, retries included, e.g. 90s (default 2m)
   CTXSEL_LLM_MAX_TOKENS cap on the answer's tokens (default: the server's)
 
 Examples:

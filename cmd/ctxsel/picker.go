@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -119,12 +118,7 @@ func selectPicked(ctx context.Context, spec, question, order, encoding, endpoint
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(sel); err != nil {
-		return fmt.Errorf("select: write: %w", err)
-	}
-	return nil
+	return writeSelection(stdout, sel)
 }
 
 // openPickerFlags builds the picker a picker spec names, its LLM from

@@ -96,12 +96,7 @@ Example:
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(sel); err != nil {
-		return fmt.Errorf("select: write: %w", err)
-	}
-	return nil
+	return writeSelection(stdout, sel)
 }
 
 // readCandidates reads candidates as JSON objects (one a line), numbered from
@@ -318,3 +313,14 @@ func paramRange(p ctxsel.ParamDef) string {
 
 // invalidUTF8ID is the server's message for the same fault.
 const invalidUTF8ID = "not valid UTF-8 (ids come back as they were sent, so they must be UTF-8 text)"
+
+// writeSelection prints a selection as indented JSON: select's output, with
+// or without a picker.
+func writeSelection(w io.Writer, sel ctxsel.Selection) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(sel); err != nil {
+		return fmt.Errorf("select: write: %w", err)
+	}
+	return nil
+}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/server"
 )
 
@@ -139,22 +138,11 @@ Example:
 	if err != nil {
 		return err
 	}
-	var emb embed.Embedder
-	if file.Embedder != "" && file.Embedder != "none" {
-		var closeEmb func() error
-		if emb, closeEmb, err = newEmbedder(file.Embedder); err != nil {
-			return fmt.Errorf("serve: %w", err)
-		}
-		defer func() { _ = closeEmb() }()
+	emb, asker, done, err := serverBackends(ctx, "serve", file.Embedder, *indexLoc)
+	if err != nil {
+		return err
 	}
-	var asker server.Asker
-	if *indexLoc != "" {
-		var closeAsker func()
-		if asker, closeAsker, err = newIndexAsker(ctx, *indexLoc); err != nil {
-			return err
-		}
-		defer closeAsker()
-	}
+	defer done()
 	var pick ctxsel.TextSelector
 	if *pickerLLM != "" {
 		p, closeCache, err := openPickerFlags(*pickerSpec, *pickerLLM, llmf, stderr)

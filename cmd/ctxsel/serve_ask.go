@@ -39,6 +39,26 @@ func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskR
 	return resp, nil
 }
 
+// serverBackends opens what serve and mcp hand server.New: the embedder
+// (none for "" or "none") and, given an index location, the asker. done
+// releases both; on error nothing is left open.
+func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string) (emb embed.Embedder, asker server.Asker, done func(), err error) {
+	closeEmb := func() error { return nil }
+	if embedderName != "" && embedderName != "none" {
+		if emb, closeEmb, err = newEmbedder(embedderName); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", cmd, err)
+		}
+	}
+	closeAsker := func() {}
+	if indexLoc != "" {
+		if asker, closeAsker, err = newIndexAsker(ctx, indexLoc); err != nil {
+			_ = closeEmb()
+			return nil, nil, nil, err
+		}
+	}
+	return emb, asker, func() { closeAsker(); _ = closeEmb() }, nil
+}
+
 // newIndexAsker opens the index at loc with the embedder it was built with
 // and the LLM configured by the environment, if any.
 func newIndexAsker(ctx context.Context, loc string) (server.Asker, func(), error) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/lexical"
 	"github.com/ctxsel/ctxsel/picker"
 	"github.com/ctxsel/ctxsel/token"
@@ -116,19 +117,7 @@ func offer(r eval.Record, opt Options) []int {
 		docs[i] = lexical.Terms(p.Text)
 	}
 	scores := lexical.Default.Score(lexical.QueryTerms(r.Question), docs)
-	idx := make([]int, len(scores))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case scores[a] > scores[b]:
-			return -1
-		case scores[a] < scores[b]:
-			return 1
-		}
-		return 0
-	})
+	idx := fusion.Ranking(scores)
 	var out []int
 	used := 0
 	for _, i := range idx {
