@@ -95,3 +95,16 @@ func TestAskWithPicker(t *testing.T) {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }
+
+// /v1/ask with no strategy selects as `ctxsel ask` does: with the shipped
+// default, ctxsel.DefaultStrategy (not /v1/select's adaptivek).
+func TestAskDefaultStrategy(t *testing.T) {
+	var got AskRequest
+	s := newTestServer(t, nil, Options{Asker: recordingAsker{&got}})
+	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q"}`); rec.Code != 200 || got.Spec != ctxsel.DefaultStrategy || got.Strategy == nil {
+		t.Fatalf("%d %s, request %+v", rec.Code, rec.Body, got)
+	}
+	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q","strategy":"knee"}`); rec.Code != 200 || got.Spec != "knee" {
+		t.Fatalf("%d %s, request %+v", rec.Code, rec.Body, got)
+	}
+}
