@@ -25,7 +25,7 @@ var Default = Params{K1: 1.2, B: 0.75}
 // English stop words; there is no stemming.
 func Terms(text string) []string {
 	if !isASCII(text) {
-		return termsUnicode(text)
+		return termsAny(text)
 	}
 	var out []string
 	for i := 0; ; {
@@ -140,8 +140,8 @@ func packLower(text string, start, n int) uint64 {
 	return (k | 0x2020202020202020) & mask
 }
 
-// packRaw packs a string of 1 to 8 bytes little-endian.
-func packRaw(w string) uint64 {
+// packRaw packs a term of 1 to 8 bytes little-endian.
+func packRaw[T string | []byte](w T) uint64 {
 	var k uint64
 	for j := len(w) - 1; j >= 0; j-- {
 		k = k<<8 | uint64(w[j])
@@ -149,17 +149,87 @@ func packRaw(w string) uint64 {
 	return k
 }
 
-// termsUnicode is Terms for any text.
-func termsUnicode(text string) []string {
+// termsAny is Terms for any text (see nextWordAny).
+func termsAny(text string) []string {
 	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if !stopWords[w] {
-			out = append(out, w)
+	var buf []byte
+	for i := 0; ; {
+		a, b, low := nextWordAny(text, i, buf)
+		if a == b {
+			return out
 		}
+		w := text[a:b]
+		if low != nil {
+			w, buf = string(low), low
+		}
+		out = append(out, w)
+		i = b
 	}
-	return out
+}
+
+// nextWordAny is nextWord for any text, rune by rune, and the definition
+// the ASCII scanner agrees with: the terms are the fields of
+// strings.ToLower(text) split at every rune that is neither a letter nor a
+// digit. strings.ToLower maps each rune of text to unicode.ToLower of it
+// (an invalid byte to U+FFFD, a separator) and keeps the bytes of a rune
+// it does not change, so a rune of text belongs to a term iff its lower
+// case is a letter or digit, and a term is text[start:end] itself unless
+// lowering changes one of its runes; then low is the lower-cased term,
+// appended to buf[:0]. Stop words are skipped; start == end: no term is
+// left.
+func nextWordAny(text string, i int, buf []byte) (start, end int, low []byte) {
+	for {
+		start = -1
+		changed := false
+	scan:
+		for i < len(text) {
+			c := text[i]
+			if c < utf8.RuneSelf {
+				cl := asciiClass[c]
+				if cl == 0 {
+					if start >= 0 {
+						break scan
+					}
+				} else {
+					if start < 0 {
+						start = i
+					}
+					changed = changed || cl&classUpper != 0
+				}
+				i++
+				continue
+			}
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if lr := unicode.ToLower(r); unicode.IsLetter(lr) || unicode.IsDigit(lr) {
+				if start < 0 {
+					start = i
+				}
+				changed = changed || lr != r
+			} else if start >= 0 {
+				break scan
+			}
+			i += n
+		}
+		if start < 0 {
+			return i, i, nil
+		}
+		w := text[start:i]
+		low = nil
+		if changed {
+			low = buf[:0]
+			for _, r := range w {
+				low = utf8.AppendRune(low, unicode.ToLower(r))
+			}
+		}
+		if low == nil {
+			if len(w) <= maxStopLen && isStopKey(packRaw(w), len(w)) {
+				continue
+			}
+		} else if len(low) <= maxStopLen && isStopKey(packRaw(low), len(low)) {
+			continue
+		}
+		return start, i, low
+	}
 }
 
 // QueryTerms is Terms with repeats removed, first occurrence first: a query
