@@ -288,7 +288,31 @@ func TestBuildLexicalReference(t *testing.T) {
 			t.Fatalf("round %d: lexical file bytes differ", round)
 		}
 	}
-	if len(buildLexical(nil).encode()) != len(refBuildLexical(nil).encode()) {
+	if !bytes.Equal(buildLexical(nil).encode(), refBuildLexical(nil).encode()) {
 		t.Fatal("empty segment differs")
 	}
+}
+
+// FuzzBuildLexical: for any two texts cut into chunks at any places, the
+// lexical file is byte-identical to the reference builder's.
+func FuzzBuildLexical(f *testing.F) {
+	f.Add("Mars has two moons. Phobos and Deimos", "The Moon İS Earth's; Straße STRASSE", []byte{5, 17})
+	f.Add("", "x", []byte{})
+	f.Fuzz(func(t *testing.T, a, b string, cuts []byte) {
+		var docs []segDoc
+		for k, text := range []string{a, b} {
+			d := segDoc{ID: fmt.Sprint(k), Text: text}
+			lo := 0
+			for _, c := range cuts {
+				hi := min(len(text), lo+int(c))
+				d.Chunks = append(d.Chunks, [5]int{lo, hi, 0, 0, 0})
+				lo = hi
+			}
+			d.Chunks = append(d.Chunks, [5]int{lo, len(text), 0, 0, 0})
+			docs = append(docs, d)
+		}
+		if got, want := buildLexical(docs).encode(), refBuildLexical(docs).encode(); !bytes.Equal(got, want) {
+			t.Fatalf("lexical file differs from the reference's:\n%q\n%q", got, want)
+		}
+	})
 }
