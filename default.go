@@ -3,7 +3,8 @@ package ctxsel
 import "maps"
 
 // DefaultStrategy is the strategy ctxsel ships as its default: the one
-// `ask` and `/v1/ask` use when none is named, and what the spec name
+// `ask` (package, command, /v1/ask and the MCP ask tool) uses when none is
+// named, and what the spec name
 // "default" stands for (so `eval --strategies default` measures the
 // pipeline users get). It was chosen leave-one-data-set-out on hybrid
 // scores (HotpotQA, MuSiQue, SummHay): among the strategies measured it

@@ -41,6 +41,9 @@ type Options struct {
 	// Strategy is a strategy spec, e.g. "adaptivek", "topk:k=5",
 	// "budget:tokens=2000", "knee:max_tokens=4000".
 	Strategy string
+	// Selector, when set, selects instead of Strategy: a selector that
+	// reads the passages' texts (the LLM picker).
+	Selector ctxsel.TextSelector
 	// Order arranges the selected passages in the prompt.
 	Order ctxsel.Order
 	// Candidates is how many best chunks the store returns (default 1000).
@@ -219,11 +222,20 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	if err != nil {
 		return a, fmt.Errorf("candidates: %w", err)
 	}
-	if route != nil {
+	var sel ctxsel.Selection
+	switch {
+	case opts.Selector != nil:
+		texts := make([]string, len(hits))
+		for i, h := range hits {
+			texts[i] = h.Text
+		}
+		sel, err = opts.Selector.SelectTexts(ctx, ctxsel.TextQuery{Question: question, Curve: curve, Texts: texts, Order: opts.Order})
+	case route != nil:
 		a.Timings.Select = time.Since(t)
 		return a, askRoute(ctx, &a, curve, hits, *route, tmplOr(opts.Template, selfroute.Prompt("")), counter, opts)
+	default:
+		sel, err = ctxsel.Select(curve, strategy, caps, opts.Order)
 	}
-	sel, err := ctxsel.Select(curve, strategy, caps, opts.Order)
 	if err != nil {
 		return a, err
 	}

@@ -3,8 +3,6 @@ package eval
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -54,51 +52,13 @@ func score(ctx context.Context, recs []Record, scorer Scorer, counter token.Coun
 			return nil, fmt.Errorf("prepare %s: %w", scorer.Name(), err)
 		}
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	out := make([]QuestionCurve, len(recs))
-	errs := make([]error, len(recs))
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if out[i], errs[i] = scoreRecord(ctx, recs[i], scorer, counter); errs[i] != nil {
-					cancel()
-					continue
-				}
-				if progress != nil {
-					mu.Lock()
-					done++
-					progress(done, len(recs))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-feed:
-	for i := range recs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("record %q: %w", recs[i].ID, err)
-		}
-	}
-	if err := ctx.Err(); err != nil {
+	err := eachRecord(ctx, recs, workers, progress, func(ctx context.Context, i int) error {
+		var err error
+		out[i], err = scoreRecord(ctx, recs[i], scorer, counter)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -53,6 +53,9 @@ type Result struct {
 	BestSingleSE     float64 `json:"gain_vs_best_single_se,omitempty"`
 	// AnswerResult holds the answer figures when a reader ran.
 	*AnswerResult
+	// Selector is the model usage of a selector that reads texts (a
+	// picker); nil for score-only strategies.
+	Selector *SelectorCalls `json:"selector,omitempty"`
 }
 
 // FrontierPoint is fixed top-k at one k, or a fixed token budget (the
@@ -82,6 +85,7 @@ type questionStats struct {
 type selStats struct {
 	k, gold, tokens int
 	sel, alt        ctxsel.Selection
+	call            *callStats // a MeteredSelector's own usage
 }
 
 func (s *selStats) setSelection(sel ctxsel.Selection, goldOf []bool) {

@@ -45,10 +45,15 @@ func WriteTable(w io.Writer, rep *Report) error {
 		}
 		_, err = fmt.Fprintf(w, "gain vs best single = recall − the best top-k/budget envelope of the single scorers (%s).\n", strings.Join(names, ", "))
 	}
-	if err == nil && rep.Answers != nil {
-		err = writeAnswerTable(w, rep)
+	if err != nil {
+		return err
 	}
-	return err
+	if rep.Answers != nil {
+		if err := writeAnswerTable(w, rep); err != nil {
+			return err
+		}
+	}
+	return writeSelectorCalls(w, rep)
 }
 
 // WriteJSON writes the report, one object per strategy under "results".
@@ -65,6 +70,27 @@ func WriteJSON(w io.Writer, rep *Report) error {
 	}
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
+
+// writeSelectorCalls lists the own model usage of selectors that read
+// texts, apart from the selected context's tokens above.
+func writeSelectorCalls(w io.Writer, rep *Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := false
+	for _, r := range rep.Results {
+		if r.Selector == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(tw, "\nselector call\tprompt tokens\tcompletion tokens\tinvalid rate\t")
+			header = true
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t\n", r.Strategy, r.Selector.MeanPromptTokens, r.Selector.MeanCompletionTokens, r.Selector.InvalidRate)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
 	}
 	return nil
 }

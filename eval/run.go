@@ -38,7 +38,8 @@ type Options struct {
 	// TextSelectors are measured after Strategies, one report row each
 	// (named by Name()): selectors that read the question and the passages'
 	// texts and may call a model (an LLM picker). Their selections are cut
-	// to Window and answered like any other.
+	// to Window and answered like any other; a MeteredSelector's row also
+	// reports its own calls (Result.Selector).
 	TextSelectors []ctxsel.TextSelector
 	// Baselines are single scorers (dense, BM25) whose top-k/budget
 	// envelopes every result is also compared with (GainVsBestSingle). A
@@ -48,6 +49,11 @@ type Options struct {
 	// Bootstrap is the number of paired bootstrap resamples behind the
 	// standard errors (0 means 200; negative disables them).
 	Bootstrap int
+	// TextWorkers questions are given to the TextSelectors at once (0:
+	// Workers; an LLM picker wants the LLM concurrency), and TextProgress,
+	// when set, follows them.
+	TextWorkers  int
+	TextProgress func(done, total int)
 }
 
 // Report is what Run measured.
@@ -85,7 +91,7 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	if scorer == nil {
 		return nil, fmt.Errorf("eval: no scorer")
 	}
-	if len(opt.Strategies) == 0 {
+	if len(opt.Strategies) == 0 && len(opt.TextSelectors) == 0 {
 		return nil, fmt.Errorf("eval: no strategies")
 	}
 	counter := opt.Counter
@@ -128,7 +134,11 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 			return nil, fmt.Errorf("eval: record %q: %w", kept[i].ID, err)
 		}
 	}
-	if err := selectTexts(ctx, kept, curves, stats, slots, budget, opt.Workers); err != nil {
+	textWorkers := opt.TextWorkers
+	if textWorkers <= 0 {
+		textWorkers = opt.Workers
+	}
+	if err := selectTexts(ctx, kept, curves, stats, slots, budget, textWorkers, opt.TextProgress); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	var answers [][]*QuestionAnswer
@@ -170,6 +180,9 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 				res.BestSingleRecall = bestSingle(rep.Baselines, res.MeanTokens)
 				res.GainVsBestSingle = res.Recall - res.BestSingleRecall
 			}
+		}
+		if sl.text != nil {
+			res.Selector = selectorCalls(i, stats)
 		}
 		if answers != nil {
 			res.AnswerResult = aggregateAnswers(answers[i], opt.Answer.Judge != nil, sl.route != nil)

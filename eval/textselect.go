@@ -3,17 +3,47 @@ package eval
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/ctxsel/ctxsel"
 )
 
+// MeteredSelector is a TextSelector that also reports what its own model
+// call cost (an LLM picker). Its report row then carries SelectorCalls: the
+// selector's tokens, apart from any reader's, and its invalid-output rate.
+type MeteredSelector interface {
+	ctxsel.TextSelector
+	SelectMetered(ctx context.Context, q ctxsel.TextQuery) (TextOutcome, error)
+}
+
+// TextOutcome is one selection with the selector's own model usage.
+type TextOutcome struct {
+	Selection                      ctxsel.Selection
+	PromptTokens, CompletionTokens int
+	// Invalid is set when the model's output was unusable and a fallback
+	// selected.
+	Invalid bool
+}
+
+// SelectorCalls is the model usage of a selector that reads texts: its own
+// call's tokens (not the reader's) and how often its output was invalid.
+type SelectorCalls struct {
+	MeanPromptTokens     float64 `json:"mean_prompt_tokens"`
+	MeanCompletionTokens float64 `json:"mean_completion_tokens"`
+	// InvalidRate is invalid outputs (fallback taken) per question.
+	InvalidRate float64 `json:"invalid_rate"`
+}
+
+// callStats is one question's usage by one MeteredSelector.
+type callStats struct {
+	prompt, completion int
+	invalid            bool
+}
+
 // selectTexts runs the text-selector slots (which may call a model, so they
-// take a context and may fail) on every question, in parallel, cutting each
-// selection to the window budget like measure does for strategies. The
-// first failure stops the rest.
-func selectTexts(ctx context.Context, recs []Record, curves []QuestionCurve, stats []questionStats, slots []strategySlot, budget func(Record) int, workers int) error {
+// take a context and may fail) on every question, workers at a time,
+// cutting each selection to the window budget like measure does for
+// strategies. The first failure stops the rest; progress counts questions.
+func selectTexts(ctx context.Context, recs []Record, curves []QuestionCurve, stats []questionStats, slots []strategySlot, budget func(Record) int, workers int, progress func(done, total int)) error {
 	var textSlots []int
 	for i, sl := range slots {
 		if sl.text != nil {
@@ -23,42 +53,9 @@ func selectTexts(ctx context.Context, recs []Record, curves []QuestionCurve, sta
 	if len(textSlots) == 0 {
 		return nil
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-	)
-	next := make(chan int)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for qi := range next {
-				if err := selectTextsOne(ctx, recs[qi], curves[qi], &stats[qi], slots, textSlots, budget); err != nil {
-					once.Do(func() { first = fmt.Errorf("record %q: %w", recs[qi].ID, err); cancel() })
-				}
-			}
-		}()
-	}
-feed:
-	for qi := range recs {
-		select {
-		case next <- qi:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	return ctx.Err()
+	return eachRecord(ctx, recs, workers, progress, func(ctx context.Context, qi int) error {
+		return selectTextsOne(ctx, recs[qi], curves[qi], &stats[qi], slots, textSlots, budget)
+	})
 }
 
 func selectTextsOne(ctx context.Context, r Record, q QuestionCurve, st *questionStats, slots []strategySlot, textSlots []int, budget func(Record) int) error {
@@ -73,8 +70,16 @@ func selectTextsOne(ctx context.Context, r Record, q QuestionCurve, st *question
 		return err
 	}
 	for _, i := range textSlots {
-		sel, err := slots[i].text.SelectTexts(ctx, ctxsel.TextQuery{Question: r.Question, Curve: curve, Texts: texts, Order: ctxsel.RankOrder})
-		if err != nil {
+		tq := ctxsel.TextQuery{Question: r.Question, Curve: curve, Texts: texts, Order: ctxsel.RankOrder}
+		var sel ctxsel.Selection
+		var call *callStats
+		if m, ok := slots[i].text.(MeteredSelector); ok {
+			out, err := m.SelectMetered(ctx, tq)
+			if err != nil {
+				return fmt.Errorf("%s: %w", slots[i].name, err)
+			}
+			sel, call = out.Selection, &callStats{prompt: out.PromptTokens, completion: out.CompletionTokens, invalid: out.Invalid}
+		} else if sel, err = slots[i].text.SelectTexts(ctx, tq); err != nil {
 			return fmt.Errorf("%s: %w", slots[i].name, err)
 		}
 		if budget != nil {
@@ -83,6 +88,29 @@ func selectTextsOne(ctx context.Context, r Record, q QuestionCurve, st *question
 			}
 		}
 		st.perStrategy[i].setSelection(sel, q.Gold)
+		st.perStrategy[i].call = call
 	}
 	return nil
+}
+
+// selectorCalls averages a metered selector's usage over the questions;
+// nil for a slot that is not one.
+func selectorCalls(idx int, qs []questionStats) *SelectorCalls {
+	var p, c, inv, n float64
+	for _, q := range qs {
+		s := q.perStrategy[idx].call
+		if s == nil {
+			continue
+		}
+		p += float64(s.prompt)
+		c += float64(s.completion)
+		if s.invalid {
+			inv++
+		}
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	return &SelectorCalls{MeanPromptTokens: p / n, MeanCompletionTokens: c / n, InvalidRate: inv / n}
 }

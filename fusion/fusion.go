@@ -110,9 +110,9 @@ func Rescale(s []float64) []float64 {
 	return out
 }
 
-// Reciprocal gives each item 1/(k + rank), rank 1 for the best score, ties
-// broken by the lower index so the result never depends on sort stability.
-func Reciprocal(s []float64, k float64) []float64 {
+// Ranking returns the indices of s best first: higher score first, ties by
+// the lower index, so the result never depends on sort stability.
+func Ranking(s []float64) []int {
 	idx := make([]int, len(s))
 	for i := range idx {
 		idx[i] = i
@@ -126,6 +126,13 @@ func Reciprocal(s []float64, k float64) []float64 {
 		}
 		return x - y
 	})
+	return idx
+}
+
+// Reciprocal gives each item 1/(k + rank), rank 1 for the best score, ties
+// broken by the lower index (see Ranking).
+func Reciprocal(s []float64, k float64) []float64 {
+	idx := Ranking(s)
 	out := make([]float64, len(s))
 	for r, i := range idx {
 		out[i] = 1 / (k + float64(r+1))

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel/chunk"
+	"github.com/ctxsel/ctxsel/internal/lexref"
 	"github.com/ctxsel/ctxsel/lexical"
 )
 
@@ -206,4 +208,111 @@ func TestBM25Workers(t *testing.T) {
 			t.Fatalf("%q: scores differ from lexical.Default.Score", q)
 		}
 	}
+}
+
+// refBuildLexical is buildLexical as it was before lexical.Vocab (commit
+// be60b0e), with the tokenizer of then (lexref.Terms): the reference the
+// lexical files must stay byte-identical to, and the baseline
+// BenchmarkLexicalIndex times the builder against.
+func refBuildLexical(docs []segDoc) *lexSeg {
+	rows := 0
+	for _, d := range docs {
+		rows += len(d.Chunks)
+	}
+	lx := &lexSeg{lens: make([]uint32, 0, rows)}
+	ids := map[string]int32{}
+	var names []string
+	var lists []postings
+	for _, d := range docs {
+		for _, c := range d.Chunks {
+			row := uint32(len(lx.lens))
+			terms := lexref.Terms(d.Text[c[0]:c[1]])
+			lx.lens = append(lx.lens, uint32(len(terms)))
+			for _, t := range terms {
+				id, ok := ids[t]
+				if !ok {
+					id = int32(len(lists))
+					ids[t] = id
+					names = append(names, t)
+					lists = append(lists, postings{})
+				}
+				p := &lists[id]
+				if k := len(p.rows) - 1; k >= 0 && p.rows[k] == row {
+					p.tfs[k]++
+					continue
+				}
+				p.rows = append(p.rows, row)
+				p.tfs = append(p.tfs, 1)
+			}
+		}
+	}
+	lx.posts = make(map[string]postings, len(lists))
+	for i, t := range names {
+		lx.posts[t] = lists[i]
+	}
+	return lx
+}
+
+// TestBuildLexicalReference: the postings and the file bytes equal the
+// reference builder's, on random documents mixing cases, stop words,
+// non-ASCII chunks, empty chunks and chunks of stop words only.
+func TestBuildLexicalReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	words := strings.Fields("the The THE of Mars mars MARS moon Moon Phobos deimos orbit orbits Earth earth İstanbul istanbul straße STRASSE Ⅻ café CAFÉ naïve extraordinarily EXTRAORDINARILY a 1889 x7 Kelvin \u212aelvin which")
+	seps := []string{" ", ", ", ". ", "-", "\n", "  "}
+	for round := range 20 {
+		var docs []segDoc
+		for d := range 1 + r.IntN(30) {
+			var sb strings.Builder
+			doc := segDoc{ID: fmt.Sprint(d)}
+			for range 1 + r.IntN(6) {
+				lo := sb.Len()
+				for range r.IntN(40) {
+					w := words[r.IntN(len(words))]
+					if round%2 == 0 && w[0] >= 0x80 { // half the rounds all ASCII
+						w = "ascii"
+					}
+					sb.WriteString(w)
+					sb.WriteString(seps[r.IntN(len(seps))])
+				}
+				doc.Chunks = append(doc.Chunks, [5]int{lo, sb.Len(), 0, 0, 0})
+			}
+			doc.Text = sb.String()
+			docs = append(docs, doc)
+		}
+		got, want := buildLexical(docs), refBuildLexical(docs)
+		if !reflect.DeepEqual(got.lens, want.lens) || !reflect.DeepEqual(got.posts, want.posts) {
+			t.Fatalf("round %d: postings differ:\n%+v\n%+v", round, got, want)
+		}
+		if !bytes.Equal(got.encode(), want.encode()) {
+			t.Fatalf("round %d: lexical file bytes differ", round)
+		}
+	}
+	if !bytes.Equal(buildLexical(nil).encode(), refBuildLexical(nil).encode()) {
+		t.Fatal("empty segment differs")
+	}
+}
+
+// FuzzBuildLexical: for any two texts cut into chunks at any places, the
+// lexical file is byte-identical to the reference builder's.
+func FuzzBuildLexical(f *testing.F) {
+	f.Add("Mars has two moons. Phobos and Deimos", "The Moon İS Earth's; Straße STRASSE", []byte{5, 17})
+	f.Add("", "x", []byte{})
+	f.Fuzz(func(t *testing.T, a, b string, cuts []byte) {
+		var docs []segDoc
+		for k, text := range []string{a, b} {
+			d := segDoc{ID: fmt.Sprint(k), Text: text}
+			lo := 0
+			for _, c := range cuts {
+				hi := min(len(text), lo+int(c))
+				d.Chunks = append(d.Chunks, [5]int{lo, hi, 0, 0, 0})
+				lo = hi
+			}
+			d.Chunks = append(d.Chunks, [5]int{lo, len(text), 0, 0, 0})
+			docs = append(docs, d)
+		}
+		if got, want := buildLexical(docs).encode(), refBuildLexical(docs).encode(); !bytes.Equal(got, want) {
+			t.Fatalf("lexical file differs from the reference's:\n%q\n%q", got, want)
+		}
+	})
 }

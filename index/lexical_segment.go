@@ -58,44 +58,71 @@ type postings struct {
 func lexName(seg string) string { return strings.TrimSuffix(seg, segSuffix) + lexSuffix }
 
 // buildLexical tokenizes the chunks of docs (rows in document and chunk
-// order, as in the segment) with lexical.Terms. One map lookup per term
-// occurrence: terms get dense ids, and a term's posting for the current row
-// is always its last one.
+// order, as in the segment) with lexical.Terms, through a lexical.Vocab so
+// that terms are hashed once per occurrence into dense ids and nothing
+// else is: per chunk, an id's entry is found through the row it was last
+// seen in; the (id, tf) entries, appended in row order, are then placed
+// into one array ordered by term by a counting sort, which keeps each
+// term's rows increasing.
 func buildLexical(docs []segDoc) *lexSeg {
-	rows := 0
+	rows, size := 0, 0
 	for _, d := range docs {
 		rows += len(d.Chunks)
+		size += len(d.Text)
 	}
 	lx := &lexSeg{lens: make([]uint32, 0, rows)}
-	ids := map[string]int32{}
-	var names []string
-	var lists []postings
+	type entry struct{ id, tf uint32 }
+	type seen struct{ row, at int32 } // an id's last row (-1: none yet) and its entry there
+	var (
+		voc     lexical.Vocab
+		ids     []uint32
+		last    []seen
+		counts  []uint32                   // rows holding each term
+		ents    = make([]entry, 0, size/8) // as many bytes as the texts: a word and its separator take ≥ 2
+		rowEnds = make([]int, 0, rows)     // ents[rowEnds[r-1]:rowEnds[r]] are row r's
+	)
 	for _, d := range docs {
 		for _, c := range d.Chunks {
-			row := uint32(len(lx.lens))
-			terms := lexical.Terms(d.Text[c[0]:c[1]])
-			lx.lens = append(lx.lens, uint32(len(terms)))
-			for _, t := range terms {
-				id, ok := ids[t]
-				if !ok {
-					id = int32(len(lists))
-					ids[t] = id
-					names = append(names, t)
-					lists = append(lists, postings{})
-				}
-				p := &lists[id]
-				if k := len(p.rows) - 1; k >= 0 && p.rows[k] == row {
-					p.tfs[k]++
+			row := int32(len(lx.lens))
+			ids = voc.AppendIDs(ids[:0], d.Text[c[0]:c[1]])
+			lx.lens = append(lx.lens, uint32(len(ids)))
+			for len(last) < voc.Len() {
+				last = append(last, seen{row: -1})
+				counts = append(counts, 0)
+			}
+			for _, id := range ids {
+				s := &last[id]
+				if s.row == row {
+					ents[s.at].tf++
 					continue
 				}
-				p.rows = append(p.rows, row)
-				p.tfs = append(p.tfs, 1)
+				s.row, s.at = row, int32(len(ents))
+				counts[id]++
+				ents = append(ents, entry{id, 1})
 			}
+			rowEnds = append(rowEnds, len(ents))
 		}
 	}
-	lx.posts = make(map[string]postings, len(lists))
-	for i, t := range names {
-		lx.posts[t] = lists[i]
+	// counts become each term's first slot in the term-ordered arrays
+	start := make([]int, len(counts)+1)
+	for id, n := range counts {
+		start[id+1] = start[id] + int(n)
+	}
+	at := slices.Clone(start[:len(counts)])
+	prows, ptfs := make([]uint32, len(ents)), make([]uint32, len(ents))
+	lo := 0
+	for r, hi := range rowEnds {
+		for _, e := range ents[lo:hi] {
+			k := at[e.id]
+			prows[k], ptfs[k] = uint32(r), e.tf
+			at[e.id]++
+		}
+		lo = hi
+	}
+	lx.posts = make(map[string]postings, voc.Len())
+	for id := range voc.Len() {
+		a, b := start[id], start[id+1]
+		lx.posts[voc.Term(uint32(id))] = postings{rows: prows[a:b:b], tfs: ptfs[a:b:b]}
 	}
 	return lx
 }
@@ -103,32 +130,44 @@ func buildLexical(docs []segDoc) *lexSeg {
 // encode serialises lx (checksum trailer included).
 func (lx *lexSeg) encode() []byte {
 	terms := make([]string, 0, len(lx.posts))
-	for t := range lx.posts {
+	size, n := lexHeaderSize+2*len(lx.lens)+4, 0
+	for t, p := range lx.posts {
 		terms = append(terms, t)
+		size += len(t) + 3
+		n += len(p.rows)
 	}
 	slices.Sort(terms)
 	le := binary.LittleEndian
-	buf := make([]byte, lexHeaderSize, lexHeaderSize+8*len(lx.lens))
+	buf := make([]byte, lexHeaderSize, size+3*n) // most deltas take 1 or 2 bytes, tfs 1
 	copy(buf, lexMagic)
 	le.PutUint32(buf[8:], lexVersion)
 	le.PutUint32(buf[12:], uint32(len(lx.lens)))
 	le.PutUint32(buf[16:], uint32(len(terms)))
 	for _, n := range lx.lens {
-		buf = binary.AppendUvarint(buf, uint64(n))
+		buf = appendUvarint(buf, uint64(n))
 	}
 	for _, t := range terms {
 		p := lx.posts[t]
-		buf = binary.AppendUvarint(buf, uint64(len(t)))
+		buf = appendUvarint(buf, uint64(len(t)))
 		buf = append(buf, t...)
-		buf = binary.AppendUvarint(buf, uint64(len(p.rows)))
+		buf = appendUvarint(buf, uint64(len(p.rows)))
 		prev := uint32(0)
 		for i, r := range p.rows {
-			buf = binary.AppendUvarint(buf, uint64(r-prev))
-			buf = binary.AppendUvarint(buf, uint64(p.tfs[i]))
+			buf = appendUvarint(buf, uint64(r-prev))
+			buf = appendUvarint(buf, uint64(p.tfs[i]))
 			prev = r
 		}
 	}
 	return le.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
+}
+
+// appendUvarint is binary.AppendUvarint with the one-byte case (most
+// deltas and term frequencies) inlined.
+func appendUvarint(buf []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(buf, byte(v))
+	}
+	return binary.AppendUvarint(buf, v)
 }
 
 // writeLexical writes lx to path and fsyncs it. path is derived from a

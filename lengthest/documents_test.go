@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -112,19 +113,7 @@ func TestPackSummHay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byScore := make([]int, len(docs))
-	for i := range byScore {
-		byScore[i] = i
-	}
-	slices.SortStableFunc(byScore, func(a, b int) int {
-		switch {
-		case scores[a] > scores[b]:
-			return -1
-		case scores[a] < scores[b]:
-			return 1
-		}
-		return 0
-	})
+	byScore := fusion.Ranking(scores)
 	for _, budget := range []int{8000, 16000, 40000} {
 		chosen, total := Pack(scores, tokens, budget)
 		if !slices.IsSorted(chosen) || total > budget {

@@ -24,59 +24,212 @@ var Default = Params{K1: 1.2, B: 0.75}
 // Terms splits text into lower-cased runs of letters and digits and drops
 // English stop words; there is no stemming.
 func Terms(text string) []string {
-	for i := 0; i < len(text); i++ {
-		if text[i] >= utf8.RuneSelf {
-			return termsUnicode(text)
-		}
+	if !isASCII(text) {
+		return termsAny(text)
 	}
-	return termsASCII(text)
-}
-
-// termsASCII is Terms for ASCII text in one pass, without lower-casing
-// the whole text first: the bulk of indexing time is tokenizing.
-func termsASCII(text string) []string {
-	out := make([]string, 0, len(text)/8)
-	for i := 0; i < len(text); {
-		for i < len(text) && !alnum(text[i]) {
-			i++
-		}
-		start, upper := i, false
-		for i < len(text) && alnum(text[i]) {
-			upper = upper || 'A' <= text[i] && text[i] <= 'Z'
-			i++
-		}
-		if start == i {
+	var out []string
+	for i := 0; ; {
+		a, b, _, upper := nextWord(text, i)
+		if a == b {
 			break
 		}
-		w := text[start:i]
+		if out == nil {
+			out = make([]string, 0, len(text)/8)
+		}
+		w := text[a:b]
 		if upper {
 			w = strings.ToLower(w)
 		}
-		if len(w) > maxStopLen || !stopWords[w] {
-			out = append(out, w)
-		}
-	}
-	if len(out) == 0 {
-		return nil
+		out = append(out, w)
+		i = b
 	}
 	return out
 }
 
-func alnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+// isASCII reports whether text is all ASCII, eight bytes at a time.
+func isASCII(text string) bool {
+	i := 0
+	for ; i+8 <= len(text); i += 8 {
+		if load64(text[i:i+8])&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
-// termsUnicode is Terms for any text.
-func termsUnicode(text string) []string {
+// load64 reads the first eight bytes of s little-endian (one load).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// asciiClass classifies bytes for the ASCII scanner: letters and digits
+// are classAlnum, upper-case letters also classUpper, all else 0.
+const (
+	classAlnum = 1
+	classUpper = 2
+)
+
+var asciiClass = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = classAlnum
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = classAlnum
+		t[c-'a'+'A'] = classAlnum | classUpper
+	}
+	return t
+}()
+
+// nextWord is the ASCII tokenizer, shared by Terms and Vocab: the first
+// run of letters and digits in text[i:] (ASCII text) that is not a stop
+// word, as text[start:end], with whether it holds upper case and, when it
+// is at most 8 bytes, its lower-cased bytes packed little-endian (see
+// packLower). start == end: no word is left.
+func nextWord(text string, i int) (start, end int, key uint64, upper bool) {
+	for {
+		for i < len(text) && asciiClass[text[i]] == 0 {
+			i++
+		}
+		start = i
+		var cl uint8
+		for i < len(text) {
+			c := asciiClass[text[i]]
+			if c == 0 {
+				break
+			}
+			cl |= c
+			i++
+		}
+		n := i - start
+		if n == 0 {
+			return i, i, 0, false
+		}
+		key = 0
+		if n <= 8 {
+			key = packLower(text, start, n)
+			if n <= maxStopLen && isStopKey(key, n) {
+				continue
+			}
+		}
+		return start, i, key, cl&classUpper != 0
+	}
+}
+
+// packLower packs the n (1 to 8) letters and digits text[start:start+n],
+// lower-cased, into a word little-endian: setting bit 5 lower-cases an
+// ASCII letter and leaves a digit unchanged. No term holds a zero byte, so
+// distinct terms of up to 8 bytes get distinct, non-zero keys (the same as
+// packRaw of the lower-cased term).
+func packLower(text string, start, n int) uint64 {
+	var k uint64
+	if start+8 <= len(text) {
+		k = load64(text[start : start+8])
+	} else {
+		for j := n - 1; j >= 0; j-- {
+			k = k<<8 | uint64(text[start+j])
+		}
+	}
+	mask := ^uint64(0) >> (64 - 8*n)
+	return (k | 0x2020202020202020) & mask
+}
+
+// packRaw packs a term of 1 to 8 bytes little-endian.
+func packRaw[T string | []byte](w T) uint64 {
+	var k uint64
+	for j := len(w) - 1; j >= 0; j-- {
+		k = k<<8 | uint64(w[j])
+	}
+	return k
+}
+
+// termsAny is Terms for any text (see nextWordAny).
+func termsAny(text string) []string {
 	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if !stopWords[w] {
-			out = append(out, w)
+	var buf []byte
+	for i := 0; ; {
+		a, b, low := nextWordAny(text, i, buf)
+		if a == b {
+			return out
 		}
+		w := text[a:b]
+		if low != nil {
+			w, buf = string(low), low
+		}
+		out = append(out, w)
+		i = b
 	}
-	return out
+}
+
+// nextWordAny is nextWord for any text, rune by rune, and the definition
+// the ASCII scanner agrees with: the terms are the fields of
+// strings.ToLower(text) split at every rune that is neither a letter nor a
+// digit. strings.ToLower maps each rune of text to unicode.ToLower of it
+// (an invalid byte to U+FFFD, a separator) and keeps the bytes of a rune
+// it does not change, so a rune of text belongs to a term iff its lower
+// case is a letter or digit, and a term is text[start:end] itself unless
+// lowering changes one of its runes; then low is the lower-cased term,
+// appended to buf[:0]. Stop words are skipped; start == end: no term is
+// left.
+func nextWordAny(text string, i int, buf []byte) (start, end int, low []byte) {
+	for {
+		start = -1
+		changed := false
+	scan:
+		for i < len(text) {
+			c := text[i]
+			if c < utf8.RuneSelf {
+				cl := asciiClass[c]
+				if cl == 0 {
+					if start >= 0 {
+						break scan
+					}
+				} else {
+					if start < 0 {
+						start = i
+					}
+					changed = changed || cl&classUpper != 0
+				}
+				i++
+				continue
+			}
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if lr := unicode.ToLower(r); unicode.IsLetter(lr) || unicode.IsDigit(lr) {
+				if start < 0 {
+					start = i
+				}
+				changed = changed || lr != r
+			} else if start >= 0 {
+				break scan
+			}
+			i += n
+		}
+		if start < 0 {
+			return i, i, nil
+		}
+		w := text[start:i]
+		low = nil
+		if changed {
+			low = buf[:0]
+			for _, r := range w {
+				low = utf8.AppendRune(low, unicode.ToLower(r))
+			}
+		}
+		if low == nil {
+			if len(w) <= maxStopLen && isStopKey(packRaw(w), len(w)) {
+				continue
+			}
+		} else if len(low) <= maxStopLen && isStopKey(packRaw(low), len(low)) {
+			continue
+		}
+		return start, i, low
+	}
 }
 
 // QueryTerms is Terms with repeats removed, first occurrence first: a query
@@ -168,6 +321,51 @@ var maxStopLen = func() int {
 	}
 	return n
 }()
+
+// The ASCII tokenizer tests stop words with a perfect hash instead of the
+// map (a map lookup per word was the largest cost of indexing): each stop
+// word's packed bytes with its length in the top byte, placed by a
+// multiplicative hash whose multiplier is searched at start-up so that no
+// two stop words share a slot. One multiply, one load, one compare.
+const stopBits = 9
+
+var stopMul, stopTable = func() (uint64, *[1 << stopBits]uint64) {
+	var keys []uint64
+	for w := range stopWords {
+		if len(w) > 7 || !isASCII(w) || strings.ToLower(w) != w {
+			panic("lexical: stop word " + w + " is not short lower-case ASCII")
+		}
+		keys = append(keys, packRaw(w)|uint64(len(w))<<56)
+	}
+	x := uint64(0x9e3779b97f4a7c15)
+	for {
+		x += 0x9e3779b97f4a7c15 // splitmix64: a fixed, deterministic sequence
+		m := x
+		m = (m ^ m>>30) * 0xbf58476d1ce4e5b9
+		m = (m ^ m>>27) * 0x94d049bb133111eb
+		m = (m ^ m>>31) | 1
+		t := new([1 << stopBits]uint64)
+		ok := true
+		for _, k := range keys {
+			s := &t[k*m>>(64-stopBits)]
+			if *s != 0 {
+				ok = false
+				break
+			}
+			*s = k
+		}
+		if ok {
+			return m, t
+		}
+	}
+}()
+
+// isStopKey reports whether the word of n ≤ 7 bytes packed as key is a
+// stop word.
+func isStopKey(key uint64, n int) bool {
+	k := key | uint64(n)<<56
+	return stopTable[k*stopMul>>(64-stopBits)] == k
+}
 
 var stopWords = func() map[string]bool {
 	m := map[string]bool{}

@@ -78,6 +78,10 @@ type Request struct {
 	// Seed asks the server for reproducible sampling when non-nil (sent as
 	// "seed" to OpenAI-compatible servers and options.seed to Ollama).
 	Seed *int `json:"seed,omitempty"`
+	// JSON asks for a JSON object answer where the server supports it
+	// (OpenAI response_format json_object, Ollama format "json"); callers
+	// still parse defensively, since not every server honours it.
+	JSON bool `json:"json,omitempty"`
 }
 
 // Response is the model's reply with the token counts the server reported.

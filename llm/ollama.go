@@ -86,6 +86,8 @@ type ollamaRequest struct {
 	Messages []Message      `json:"messages"`
 	Stream   bool           `json:"stream"`
 	Options  map[string]any `json:"options,omitempty"`
+	// Format is "json" when Request.JSON is set.
+	Format string `json:"format,omitempty"`
 }
 
 type ollamaResponse struct {
@@ -105,6 +107,9 @@ func (c *Ollama) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	req = c.opts.fill(req)
 	o := ollamaRequest{Model: model, Messages: req.Messages, Options: map[string]any{}}
+	if req.JSON {
+		o.Format = "json"
+	}
 	if req.Temperature != nil {
 		o.Options["temperature"] = *req.Temperature
 	}

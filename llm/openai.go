@@ -51,6 +51,12 @@ type openAIRequest struct {
 	MaxTokens   int       `json:"max_tokens,omitempty"`
 	Seed        *int      `json:"seed,omitempty"`
 	Stream      bool      `json:"stream"`
+	// ResponseFormat is {"type":"json_object"} when Request.JSON is set.
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+}
+
+type responseFormat struct {
+	Type string `json:"type"`
 }
 
 type openAIResponse struct {
@@ -73,7 +79,11 @@ func (c *OpenAI) Chat(ctx context.Context, req Request) (Response, error) {
 		return Response{}, err
 	}
 	req = c.opts.fill(req)
-	body, err := json.Marshal(openAIRequest{Model: model, Messages: req.Messages, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Seed: req.Seed})
+	wire := openAIRequest{Model: model, Messages: req.Messages, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Seed: req.Seed}
+	if req.JSON {
+		wire.ResponseFormat = &responseFormat{Type: "json_object"}
+	}
+	body, err := json.Marshal(wire)
 	if err != nil {
 		return Response{}, fmt.Errorf("llm: %w", err)
 	}

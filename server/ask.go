@@ -43,6 +43,9 @@ type AskRequest struct {
 	// "hybrid"; "" leaves it to the Asker (ctxsel's is hybrid). The Asker
 	// validates it (an unknown one wraps ctxsel.ErrInvalidInput).
 	Retriever string
+	// Selector, when set (a request for "strategy": "picker" on a server
+	// started with one), selects instead of Strategy.
+	Selector ctxsel.TextSelector
 }
 
 // AskResponse is what an Asker found.
@@ -80,7 +83,19 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	st, caps, order, spec, err := resolveAskStrategy(&req.commonRequest)
+	var (
+		st       ctxsel.Strategy
+		caps     ctxsel.Caps
+		order    ctxsel.Order
+		spec     string
+		selector ctxsel.TextSelector
+	)
+	if s.picker != nil && isPickerRequest(req.strategy) {
+		order, err = s.checkPickerRequest(&req.commonRequest)
+		selector = s.picker
+	} else {
+		st, caps, order, spec, err = resolveAskStrategy(&req.commonRequest)
+	}
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return
@@ -98,7 +113,7 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	// A copy of the query: it is a slice of the request body, which an
 	// Asker that caches queries would otherwise pin.
 	resp, err := s.asker.Ask(ctx, AskRequest{Query: strings.Clone(req.query), Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: req.topN,
-		Retriever: strings.Clone(req.retriever)})
+		Retriever: strings.Clone(req.retriever), Selector: selector})
 	if err != nil {
 		if !errors.Is(err, ctxsel.ErrInvalidInput) && !errors.Is(err, context.DeadlineExceeded) {
 			// The index, the embedder or the LLM behind it failed.

@@ -26,24 +26,14 @@ type embeddingsRequest struct {
 	model      string
 	format     string // "float" (default) or "base64"
 	dimensions int
-	seen       uint8
+	seen       uint16
 }
 
 func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
 	d := decoder{s: body}
-	if err := d.beginObject(fpath{idx: -1}); err != nil {
-		return requestNotObject(err)
-	}
 	maxInputs := min(maxEmbedInputs, lim.maxCandidates)
-	for first := true; ; {
-		key, ok, err := d.nextKey(fpath{idx: -1}, &first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		var bit uint8
+	err := d.object(func(key string) error {
+		var bit uint16
 		switch key {
 		case "input":
 			bit = 1
@@ -58,12 +48,9 @@ func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
 		default:
 			return badField(key, "unknown field (known: input, model, encoding_format, dimensions, user)")
 		}
-		if r.seen&bit != 0 {
-			return badField(key, "given twice")
-		}
-		r.seen |= bit
-		if d.null() {
-			continue
+		read, err := d.given(&r.seen, bit, key)
+		if !read {
+			return err
 		}
 		p := top(key)
 		switch key {
@@ -91,11 +78,9 @@ func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
 		case "user":
 			_, err = d.str(p)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	if err := d.end(); err != nil {
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	if r.seen&1 == 0 || len(r.inputs) == 0 {

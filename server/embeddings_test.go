@@ -136,3 +136,17 @@ func FuzzEmbeddingsRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestSelectEmbedFailureHidesBackend: when the embedder behind text
+// candidates fails, /v1/select answers 502 with the request id, and the
+// backend's own error (which may name its address) stays in the log.
+func TestSelectEmbedFailureHidesBackend(t *testing.T) {
+	s := newTestServer(t, nil, Options{Embedder: fakeEmbedder{fail: fmt.Errorf("dial tcp 10.0.0.1:443: connection refused")}})
+	rec := call(t, s, http.MethodPost, "/v1/select", `{"query":"q","candidates":[{"id":"a","text":"alpha"},{"id":"b","text":"beta"}]}`)
+	if rec.Code != http.StatusBadGateway || !strings.Contains(rec.Body.String(), "embedder failed (request") {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if strings.Contains(rec.Body.String(), "10.0.0.1") || strings.Contains(rec.Body.String(), "dial tcp") {
+		t.Fatalf("backend detail reached the client: %s", rec.Body)
+	}
+}

@@ -108,7 +108,7 @@ type askRequest struct {
 	retriever string
 }
 
-// common decodes a key shared by both request shapes; it reports false for
+// common decodes a key the selecting request shapes share; it reports false for
 // keys it does not know.
 func (d *decoder) common(key string, r *commonRequest, lim limits) (bool, error) {
 	bit := uint16(0)
@@ -124,14 +124,10 @@ func (d *decoder) common(key string, r *commonRequest, lim limits) (bool, error)
 	default:
 		return false, nil
 	}
+	if read, err := d.given(&r.seen, bit, key); !read {
+		return true, err
+	}
 	p := top(key)
-	if r.seen&bit != 0 {
-		return true, badField(key, "given twice")
-	}
-	r.seen |= bit
-	if d.null() {
-		return true, nil
-	}
 	var err error
 	switch key {
 	case "query":
@@ -176,102 +172,89 @@ func (d *decoder) params(r *commonRequest) error {
 // decodeSelect decodes a /v1/select body into r.
 func decodeSelect(body string, r *selectRequest, lim limits) error {
 	d := decoder{s: body}
-	if err := d.beginObject(fpath{idx: -1}); err != nil {
-		return requestNotObject(err)
-	}
-	var seenCands, seenQVec bool
-	for first := true; ; {
-		key, ok, err := d.nextKey(fpath{idx: -1}, &first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
+	var seen uint16
+	return d.object(func(key string) error {
 		if known, err := d.common(key, &r.commonRequest, lim); known {
-			if err != nil {
-				return err
-			}
-			continue
+			return err
 		}
 		switch key {
 		case "candidates":
-			if seenCands {
+			if seen&1 != 0 {
 				return badField(key, "given twice")
 			}
-			seenCands = true
-			if err := d.candidates(r, lim); err != nil {
-				return err
-			}
+			seen |= 1
+			return d.candidates(r, lim)
 		case "query_vector":
-			if seenQVec {
-				return badField(key, "given twice")
-			}
-			seenQVec = true
-			if d.null() {
-				continue
+			read, err := d.given(&seen, 2, key)
+			if !read {
+				return err
 			}
 			r.hasQVec = true
 			r.queryVec, err = d.floats(top(key), r.queryVec[:0], lim.maxDim)
-			if err != nil {
-				return err
-			}
-		default:
-			return badField(key, "unknown field (known: query, query_vector, candidates, strategy, params, order)")
+			return err
 		}
-	}
-	return d.end()
+		return badField(key, "unknown field (known: query, query_vector, candidates, strategy, params, order)")
+	})
 }
 
 // decodeAsk decodes a /v1/ask body into r.
 func decodeAsk(body string, r *askRequest, lim limits) error {
 	d := decoder{s: body}
+	var seen uint16
+	return d.object(func(key string) error {
+		if known, err := d.common(key, &r.commonRequest, lim); known {
+			return err
+		}
+		var bit uint16
+		switch key {
+		case "top_n":
+			bit = 1
+		case "retriever":
+			bit = 2
+		default:
+			return badField(key, "unknown field (known: query, strategy, params, order, top_n, retriever)")
+		}
+		read, err := d.given(&seen, bit, key)
+		if !read {
+			return err
+		}
+		if key == "top_n" {
+			r.topN, err = d.count(top(key))
+		} else {
+			r.retriever, err = d.str(top(key))
+		}
+		return err
+	})
+}
+
+// object reads a request body's top-level object, handing each key to
+// field, which reads its value, then checks nothing follows the object.
+func (d *decoder) object(field func(key string) error) error {
 	if err := d.beginObject(fpath{idx: -1}); err != nil {
 		return requestNotObject(err)
 	}
-	seenTopN, seenRetriever := false, false
 	for first := true; ; {
 		key, ok, err := d.nextKey(fpath{idx: -1}, &first)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			break
+			return d.end()
 		}
-		if known, err := d.common(key, &r.commonRequest, lim); known {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		switch key {
-		case "top_n":
-			if seenTopN {
-				return badField(key, "given twice")
-			}
-			seenTopN = true
-			if d.null() {
-				continue
-			}
-			if r.topN, err = d.count(top(key)); err != nil {
-				return err
-			}
-		case "retriever":
-			if seenRetriever {
-				return badField(key, "given twice")
-			}
-			seenRetriever = true
-			if d.null() {
-				continue
-			}
-			if r.retriever, err = d.str(top(key)); err != nil {
-				return err
-			}
-		default:
-			return badField(key, "unknown field (known: query, strategy, params, order, top_n, retriever)")
+		if err := field(key); err != nil {
+			return err
 		}
 	}
-	return d.end()
+}
+
+// given records key (its bit in *seen), refusing it a second time, and
+// reports whether a value follows to be read: null means not given.
+func (d *decoder) given(seen *uint16, bit uint16, key string) (bool, error) {
+	if *seen&bit != 0 {
+		return false, badField(key, "given twice")
+	}
+	*seen |= bit
+	return !d.null(), nil
 }
 
 func requestNotObject(err error) error {

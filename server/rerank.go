@@ -55,7 +55,7 @@ type rerankRequest struct {
 	returnDocs *bool // nil: the endpoint's default (see handleRerank)
 	rankFields []string
 	scoring    string
-	seen       uint8
+	seen       uint16
 }
 
 // ignoredRerankFields are Cohere and Jina options with no meaning here
@@ -68,30 +68,14 @@ var ignoredRerankFields = map[string]bool{
 // decodeRerank decodes a rerank body into r, enforcing the select limits.
 func decodeRerank(body string, r *rerankRequest, lim limits) error {
 	d := decoder{s: body}
-	if err := d.beginObject(fpath{idx: -1}); err != nil {
-		return requestNotObject(err)
-	}
-	for first := true; ; {
-		key, ok, err := d.nextKey(fpath{idx: -1}, &first)
-		if err != nil {
+	return d.object(func(key string) error {
+		if known, err := d.common(key, &r.commonRequest, lim); known {
 			return err
 		}
-		if !ok {
-			break
-		}
-		if known, err := d.common(key, &r.commonRequest, lim); known {
-			if err != nil {
-				return err
-			}
-			continue
-		}
 		if ignoredRerankFields[key] {
-			if err := d.skip(top(key), 0); err != nil {
-				return err
-			}
-			continue
+			return d.skip(top(key), 0)
 		}
-		var bit uint8
+		var bit uint16
 		switch key {
 		case "documents":
 			bit = 1
@@ -109,12 +93,9 @@ func decodeRerank(body string, r *rerankRequest, lim limits) error {
 			return badField(key, "unknown field (known: query, documents, top_n, return_documents, model, rank_fields, "+
 				"strategy, params, scoring; ignored: max_chunks_per_doc, max_tokens_per_doc, priority, truncation)")
 		}
-		if r.seen&bit != 0 {
-			return badField(key, "given twice")
-		}
-		r.seen |= bit
-		if d.null() {
-			continue
+		read, err := d.given(&r.seen, bit, key)
+		if !read {
+			return err
 		}
 		p := top(key)
 		switch key {
@@ -136,11 +117,8 @@ func decodeRerank(body string, r *rerankRequest, lim limits) error {
 		case "rank_fields":
 			err = d.strings(p, &r.rankFields)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.end()
+		return err
+	})
 }
 
 func (d *decoder) boolean(p fpath) (bool, error) {

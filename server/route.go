@@ -21,6 +21,9 @@ type AskUsage struct {
 // answering route selfroute:k=N. A route is not a pure strategy (it needs
 // the Asker's LLM), so its AskRequest has no Strategy, only the Spec.
 func resolveAskStrategy(r *commonRequest) (ctxsel.Strategy, ctxsel.Caps, ctxsel.Order, string, error) {
+	if strings.TrimSpace(r.strategy) == "" {
+		r.strategy = ctxsel.DefaultStrategy // /v1/ask answers as `ctxsel ask` does
+	}
 	sp, err := ctxsel.ParseSpec(strings.TrimSpace(r.strategy))
 	if err != nil || !selfroute.Is(sp) {
 		return resolveStrategy(r)

@@ -251,7 +251,7 @@ func (s *Server) handleSelect(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.selectRequest(r.Context(), req)
 	if err != nil {
-		s.writeFailure(w, r, err)
+		s.writeEmbedFailure(w, r, err) // an embedder's own error text is logged, not sent
 		return
 	}
 	s.metrics.selection(res.sel.K, res.sel.Tokens)
@@ -267,7 +267,18 @@ func (s *Server) handleSelect(w http.ResponseWriter, r *http.Request) {
 // selectRequest scores the candidates (given scores, cosine of given
 // vectors, or cosine of embedded texts), counts tokens and selects.
 func (s *Server) selectRequest(ctx context.Context, req *selectRequest) (selected, error) {
-	st, caps, order, _, err := resolveStrategy(&req.commonRequest)
+	var (
+		st    ctxsel.Strategy
+		caps  ctxsel.Caps
+		order ctxsel.Order
+		err   error
+	)
+	pick := s.picker != nil && isPickerRequest(req.strategy)
+	if pick {
+		order, err = s.checkPickerRequest(&req.commonRequest)
+	} else {
+		st, caps, order, _, err = resolveStrategy(&req.commonRequest)
+	}
 	if err != nil {
 		return selected{}, err
 	}
@@ -319,6 +330,9 @@ func (s *Server) selectRequest(ctx context.Context, req *selectRequest) (selecte
 				cands[i].Tokens = counter.Count(strings.Clone(req.text(i)))
 			}
 		}
+	}
+	if pick {
+		return s.pickCandidates(ctx, req, cands, order)
 	}
 	res, err := selectCandidates(cands, st, caps, order, req.sorted[:0])
 	req.sorted = res.sorted

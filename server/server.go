@@ -51,6 +51,9 @@ type Options struct {
 	// MCP serves the MCP tools (see MCPServer) over streamable HTTP at
 	// /mcp, with the same auth as /v1/*.
 	MCP bool
+	// Picker, when set, serves /v1/select requests with "strategy":
+	// "picker": an LLM picker configured at start (never from a request).
+	Picker ctxsel.TextSelector
 }
 
 // Server is the HTTP service. It is safe for concurrent use.
@@ -59,6 +62,7 @@ type Server struct {
 	log      *slog.Logger
 	embedder embed.Embedder
 	asker    Asker
+	picker   ctxsel.TextSelector
 	// The token counter's vocabulary is large: it is loaded on the first
 	// candidate that needs counting, not at start.
 	counterOnce sync.Once
@@ -107,6 +111,7 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/v1/rerank", true, s.handleRerank},
 		{http.MethodPost, "/v2/rerank", true, s.handleRerank},
 		{http.MethodPost, "/v1/embeddings", true, s.handleEmbeddings},
+		{http.MethodPost, "/v1/reward", true, s.handleReward},
 	}
 }
 
@@ -115,7 +120,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker}
+	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker, picker: opts.Picker}
 	s.bodies.limit = cfg.MaxInflightBodyBytes
 	if s.log == nil {
 		s.log = slog.Default()

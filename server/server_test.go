@@ -212,7 +212,7 @@ func TestSelectTexts(t *testing.T) {
 	}
 	rec := call(t, newTestServer(t, nil, Options{Embedder: fakeEmbedder{fail: errors.New("backend down")}}),
 		"POST", "/v1/select", `{"query":"a","candidates":[{"id":"1","text":"a"}]}`)
-	if rec.Code != http.StatusBadGateway || !strings.Contains(rec.Body.String(), "backend down") {
+	if rec.Code != http.StatusBadGateway || !strings.Contains(rec.Body.String(), "embedder failed (request") || strings.Contains(rec.Body.String(), "backend down") {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }

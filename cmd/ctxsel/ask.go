@@ -14,6 +14,7 @@ import (
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/picker"
 	"github.com/ctxsel/ctxsel/selfroute"
 )
 
@@ -36,7 +37,7 @@ too and its answer is printed with its token counts:
   CTXSEL_LLM_API_KEY    its API key
   OLLAMA_HOST           an Ollama server, used when CTXSEL_LLM_BASE_URL is unset
   CTXSEL_LLM_PROVIDER   openai or ollama, to choose explicitly
-  CTXSEL_LLM_TIMEOUT    per-request timeout, a duration such as 90s (default 2m)
+  CTXSEL_LLM_TIMEOUT    total deadline of one call, retries included, e.g. 90s (default 2m)
   CTXSEL_LLM_MAX_TOKENS cap on the answer's tokens (default: the server's)
 
 Examples:
@@ -61,6 +62,7 @@ Examples:
 	templateFile := fs.String("template", "", "prompt template file with {question} and {context} (default: the factoid QA template)")
 	reader := fs.String("reader", "", "LLM that answers: PROVIDER:MODEL[@BASE_URL][#window=N] (default: the CTXSEL_LLM_* environment)")
 	window := fs.Int("window", 0, "reader window in tokens for selfroute's long-context step (default: the spec's #window, else 32000)")
+	pickerLLM := fs.String("picker", "", "picker LLM endpoint for --strategy picker[:budget=4000,fallback=adaptivek,order=rank]")
 	lf := addLLMFlags(fs)
 	budget := fs.String("budget", "", "token budget: N or auto (the estimate-length estimate); short for --strategy budget:tokens=N")
 	estimate := fs.String("estimate", "", "length estimate report that tokens=auto reads (default $"+envLengthEstimate+")")
@@ -80,7 +82,15 @@ Examples:
 	if err != nil {
 		return err
 	}
-	if sp, err := ctxsel.ParseSpec(spec); err == nil && selfroute.Is(sp) {
+	var pickCfg *picker.Config
+	if isPickerSpec(spec) {
+		cfg, err := picker.ParseSpec(spec)
+		if err != nil {
+			return err
+		}
+		pickCfg = &cfg
+		spec = ask.DefaultStrategy
+	} else if sp, err := ctxsel.ParseSpec(spec); err == nil && selfroute.Is(sp) {
 		if _, err := selfroute.ParseSpec(sp); err != nil {
 			return err
 		}
@@ -115,17 +125,27 @@ Examples:
 		}
 		opts.Template = llm.Template(b)
 	}
+	// One opener and call cache for the run's roles: reader and picker.
+	var open func(string) (llm.Client, error)
+	if pickCfg != nil || (*useLLM && *reader != "") {
+		o, cache, err := lf.open(stderr)
+		if err != nil {
+			return err
+		}
+		defer cache.Close()
+		open = o
+	}
+	if pickCfg != nil {
+		p, err := newPicker(open, *pickerLLM, *pickCfg)
+		if err != nil {
+			return err
+		}
+		opts.Selector = p
+	}
 	if *useLLM && *reader != "" {
 		sp, err := llm.ParseSpec(*reader)
 		if err != nil {
 			return usageError{fmt.Errorf("ask --reader: %w", err)}
-		}
-		open, cache, err := lf.open(stderr)
-		if err != nil {
-			return err
-		}
-		if cache != nil {
-			defer cache.Close()
 		}
 		if opts.LLM, err = open(*reader); err != nil {
 			return usageError{fmt.Errorf("ask --reader: %w", err)}

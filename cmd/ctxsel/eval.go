@@ -21,7 +21,7 @@ import (
 const defaultStrategies = "topk:k=1,topk:k=3,topk:k=5,topk:k=10,topk:k=20,budget:tokens=1000,budget:tokens=2000,adaptivek,adaptivek:head=0.05,knee,topp,band"
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--test-split SHARE] [--scorer NAME] [--baselines auto|none] [--strategies LIST] [--json FILE] [--plot FILE]
+	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--test-split SHARE] [--scorer NAME] [--baselines auto|none] [--strategies LIST] [--picker LLM] [--json FILE] [--plot FILE]
 
 Measures selection strategies on labelled questions: each question's passages
 are padded to --pool passages with passages of other questions (HELMET-style
@@ -33,6 +33,9 @@ single scorers (dense, bm25). --strategies default measures the shipped
 default strategy. Without --data it runs the bundled sample;
 --data lara:32k/book (LENGTH/KIND[/LEVEL]) reads the LaRA benchmark, chunked
 600/100 tokens, unpadded and without gold passages (answers only).
+A picker strategy (picker:budget=4000, with --picker LLM) is measured and
+answered like the others; its own call's tokens and invalid-output rate are
+listed apart from the reader's.
 `+answerUsage+"\n"+llmHelp, stderr)
 	data := fs.String("data", "", "labelled JSONL file (plain or gzip); default: the bundled 100-question HotpotQA sample")
 	pool := fs.Int("pool", 1000, "pad each question to this many passages (0 = no padding)")
@@ -45,7 +48,8 @@ default strategy. Without --data it runs the bundled sample;
 	limit := fs.Int("limit", 0, "use only the first N questions (0 = all)")
 	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
 	laraDir := fs.String("lara-dir", laraDefaultDir, "the LaRA benchmark's directory (holding datasets/), for --data lara:…")
-	af := addAnswerFlags(fs)
+	pickerLLM := fs.String("picker", "", "picker LLM endpoint for picker strategies (picker:budget=4000,fallback=adaptivek,order=rank)")
+	af := addAnswerFlags(fs) // the shared LLM flags too: one opener and cache for reader, judge and picker
 	testSplit := fs.Float64("test-split", 0, "measure only the test questions of `train band`'s split with this train share (e.g. 0.8, seeded by --split-seed); 0 = every question")
 	splitSeed := fs.Uint64("split-seed", 1, "seed of the --test-split split")
 	baselines := fs.String("baselines", "auto", "single scorers every result is also compared with: auto (the dense scorer and bm25; a hybrid's own halves) or none")
@@ -58,7 +62,7 @@ default strategy. Without --data it runs the bundled sample;
 	if *pool < 0 || *limit < 0 || *workers < 0 {
 		return usageError{fmt.Errorf("eval: --pool, --limit and --workers must not be negative")}
 	}
-	specs, err := ctxsel.ParseSpecList(*strategies)
+	specs, pickerSpecs, err := splitStrategies(*strategies)
 	if err != nil {
 		return fmt.Errorf("eval --strategies: %w", err)
 	}
@@ -74,6 +78,21 @@ default strategy. Without --data it runs the bundled sample;
 		}
 		if _, _, err := ctxsel.New(sp); err != nil {
 			return fmt.Errorf("eval --strategies: %w", err)
+		}
+	}
+	var textSels []ctxsel.TextSelector
+	if len(pickerSpecs) > 0 {
+		open, err := af.opener(stderr)
+		if err != nil {
+			return err
+		}
+		defer af.close()
+		for _, cfg := range pickerSpecs {
+			p, err := newPicker(open, *pickerLLM, cfg)
+			if err != nil {
+				return err
+			}
+			textSels = append(textSels, meteredPicker{p})
 		}
 	}
 	counter, err := token.New(*encoding)
@@ -137,6 +156,7 @@ default strategy. Without --data it runs the bundled sample;
 		Strategies: specs, Counter: counter, Workers: *workers,
 		Progress: bar.Update, PrepareProgress: prep.Update, Baselines: base,
 		Window: window, Answer: answering,
+		TextSelectors: textSels, TextWorkers: af.llm.concurrency, TextProgress: progress.New(stderr, "picking").Update,
 	})
 	if rep == nil {
 		return runErr
@@ -162,9 +182,12 @@ default strategy. Without --data it runs the bundled sample;
 			return err
 		}
 	}
-	names := make([]string, len(specs))
-	for i, sp := range specs {
-		names[i] = sp.String()
+	names := make([]string, 0, len(specs)+len(textSels))
+	for _, sp := range specs {
+		names = append(names, sp.String())
+	}
+	for _, ts := range textSels {
+		names = append(names, ts.Name())
 	}
 	if err := af.finish(rep, names); err != nil {
 		return err

@@ -29,7 +29,23 @@ type answerFlags struct {
 
 	mu      sync.Mutex
 	records []eval.QuestionAnswer
+	open    func(spec string) (llm.Client, error)
 	cache   *llm.Cache
+}
+
+// opener returns the run's one LLM opener, opening it and the call cache on
+// first use: the reader, the judge and the picker share them (and so the
+// concurrency limit). close closes the cache.
+func (f *answerFlags) opener(stderr io.Writer) (func(spec string) (llm.Client, error), error) {
+	if f.open != nil {
+		return f.open, nil
+	}
+	open, cache, err := f.llm.open(stderr)
+	if err != nil {
+		return nil, err
+	}
+	f.open, f.cache = open, cache
+	return open, nil
 }
 
 const answerUsage = `
@@ -104,11 +120,10 @@ func (f *answerFlags) setup(stderr io.Writer) (a *eval.Answering, window int, er
 	if err != nil {
 		return nil, 0, err
 	}
-	open, cache, err := f.llm.open(stderr)
+	open, err := f.opener(stderr)
 	if err != nil {
 		return nil, 0, err
 	}
-	f.cache = cache
 	reader, err := open(*f.reader)
 	if err != nil {
 		f.close()
@@ -144,6 +159,7 @@ func (f *answerFlags) close() {
 		f.cache.Close()
 		f.cache = nil
 	}
+	f.open = nil
 }
 
 // finish writes the per-question records and turns failed calls into the

@@ -44,13 +44,13 @@ func TestStrategiesListsRanges(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, w := range []string{
-		"k            default 10       [1, 2147483647] whole",
-		"p            default 0.9      (0, 1]",
-		"temperature  default 0.05     (0, ∞)",
-		"min          default 0.5      (-∞, ∞)",
-		"keep_min     default 1        [0, 2147483647] whole",
-		"tokens       default 2000     [0, 1099511627776] whole",
-		"max_tokens   default 0        [0, 2147483647] whole",
+		"k                   default 10       [1, 2147483647] whole",
+		"p                   default 0.9      (0, 1]",
+		"temperature         default 0.05     (0, ∞)",
+		"min                 default 0.5      (-∞, ∞)",
+		"keep_min            default 1        [0, 2147483647] whole",
+		"tokens              default 2000     [0, 1099511627776] whole",
+		"max_tokens          default 0        [0, 2147483647] whole",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("strategies lacks %q:\n%s", w, out)

@@ -22,7 +22,9 @@ Usage:
   ctxsel ask [flags] "Q"     answer from your indexed documents: passages, why the cut, prompt, answer
   ctxsel eval [flags]        measure strategies on labelled data (default: the bundled sample)
   ctxsel estimate-length     estimate the retrieval length for RAG summarisation (silver references, no gold)
+  ctxsel export grpo [flags] write picker training data for verl (parquet) or TRL (JSONL) from mined records
   ctxsel index SUBCOMMAND    add, sync, rm, ls, stats, verify, repair: index your documents
+  ctxsel mine [flags]        mine minimal sufficient evidence sets (Context-Picker) with a generator and a judge
   ctxsel select [flags]      select from candidates given as JSON lines on stdin
   ctxsel serve [flags]       run the HTTP selection service and its web page
   ctxsel strategies          list strategies and their parameters
@@ -73,10 +75,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdEstimateLength(ctx, rest, stdout, stderr)
 	case "index":
 		err = cmdIndex(ctx, rest, stdout, stderr)
+	case "export":
+		err = cmdExport(rest, stdout, stderr)
 	case "mcp":
 		err = cmdMCP(ctx, rest, stdout, stderr)
+	case "mine":
+		err = cmdMine(ctx, rest, stdout, stderr)
 	case "select":
-		err = cmdSelect(rest, stdin, stdout, stderr)
+		err = cmdSelect(ctx, rest, stdin, stdout, stderr)
 	case "serve":
 		err = cmdServe(ctx, rest, stdout, stderr)
 	case "strategies":

@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxsel/ctxsel/ask"
-	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/server"
 )
 
@@ -39,22 +38,11 @@ Example client configuration (Claude Desktop, Cursor, ...):
 	if err != nil {
 		return err
 	}
-	var emb embed.Embedder
-	if *embedder != "none" {
-		var closeEmb func() error
-		if emb, closeEmb, err = newEmbedder(*embedder); err != nil {
-			return fmt.Errorf("mcp: %w", err)
-		}
-		defer func() { _ = closeEmb() }()
+	emb, asker, done, err := serverBackends(ctx, "mcp", *embedder, *indexLoc)
+	if err != nil {
+		return err
 	}
-	var asker server.Asker
-	if *indexLoc != "" {
-		var closeAsker func()
-		if asker, closeAsker, err = newIndexAsker(ctx, *indexLoc); err != nil {
-			return err
-		}
-		defer closeAsker()
-	}
+	defer done()
 	srv, err := server.New(server.DefaultConfig(), server.Options{Logger: logger, Embedder: emb, Asker: asker})
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)

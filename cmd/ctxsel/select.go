@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,7 +38,7 @@ func (p paramFlag) appendTo(spec string) string {
 	return spec + sep + strings.Join(p, ",")
 }
 
-func cmdSelect(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func cmdSelect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("select", `Usage: ctxsel select --strategy NAME [--param key=value ...] [--order rank|document|edges] < candidates.jsonl
 
 Reads candidates as JSON lines, one per passage, in any order:
@@ -58,6 +59,9 @@ Example:
 	fs.Var(&params, "param", "strategy parameter key=value (repeatable), caps included: min_k, max_k, max_tokens")
 	order := fs.String("order", "rank", "order of the selected passages: rank, document (input order) or edges")
 	encoding := fs.String("encoding", token.Default, "token encoding for candidates given as text")
+	pickerLLM := fs.String("picker", "", "picker LLM endpoint for --strategy picker[:budget=4000,fallback=adaptivek,order=rank] (every candidate needs \"text\")")
+	question := fs.String("question", "", "the question, for --strategy picker (the picker reads it with the texts)")
+	llmf := addLLMFlags(fs)
 	estimate := fs.String("estimate", "", "length estimate report that budget:tokens=auto reads (default $"+envLengthEstimate+")")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -69,6 +73,9 @@ Example:
 	if err != nil {
 		return err
 	}
+	if isPickerSpec(spec) {
+		return selectPicked(ctx, spec, *question, *order, *encoding, *pickerLLM, llmf, stdin, stdout, stderr)
+	}
 	st, caps, err := ctxsel.Parse(spec)
 	if err != nil {
 		return err
@@ -77,7 +84,7 @@ Example:
 	if err != nil {
 		return err
 	}
-	cands, err := readCandidates(stdin, *encoding)
+	cands, _, err := readCandidates(stdin, *encoding)
 	if err != nil {
 		return err
 	}
@@ -89,12 +96,7 @@ Example:
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(sel); err != nil {
-		return fmt.Errorf("select: write: %w", err)
-	}
-	return nil
+	return writeSelection(stdout, sel)
 }
 
 // readCandidates reads candidates as JSON objects (one a line), numbered from
@@ -103,10 +105,12 @@ Example:
 // id, score, tokens, text; other fields are the caller's metadata and are
 // ignored, as the server ignores them. A vector needs a query vector, which
 // only the server takes, so it is an error here rather than ignored.
-func readCandidates(r io.Reader, encoding string) ([]ctxsel.Candidate, error) {
+// texts[i] is candidate i's text ("" when it has none), for the picker.
+func readCandidates(r io.Reader, encoding string) ([]ctxsel.Candidate, []string, error) {
 	var counter *token.Tiktoken
 	dec := json.NewDecoder(bufio.NewReader(r))
 	var out []ctxsel.Candidate
+	var texts []string
 	seen := map[string]int{}
 	for n := 1; ; n++ {
 		var raw json.RawMessage
@@ -114,30 +118,35 @@ func readCandidates(r io.Reader, encoding string) ([]ctxsel.Candidate, error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return nil, fmt.Errorf("%w: candidate %d: %v", ctxsel.ErrInvalidInput, n, err)
+			return nil, nil, fmt.Errorf("%w: candidate %d: %v", ctxsel.ErrInvalidInput, n, err)
 		}
 		c, text, err := parseCandidate(raw)
 		if err != nil {
-			return nil, fmt.Errorf("%w: candidate %d: %v", ctxsel.ErrInvalidInput, n, err)
+			return nil, nil, fmt.Errorf("%w: candidate %d: %v", ctxsel.ErrInvalidInput, n, err)
 		}
 		if first, dup := seen[c.ID]; dup {
-			return nil, fmt.Errorf("%w: candidate %d: id: duplicate id %q (also candidate %d)", ctxsel.ErrInvalidInput, n, c.ID, first)
+			return nil, nil, fmt.Errorf("%w: candidate %d: id: duplicate id %q (also candidate %d)", ctxsel.ErrInvalidInput, n, c.ID, first)
 		}
 		seen[c.ID] = n
 		if text != nil {
 			if counter == nil {
 				if counter, err = token.New(encoding); err != nil {
-					return nil, usageError{err}
+					return nil, nil, usageError{err}
 				}
 			}
 			c.Tokens = counter.Count(*text)
 		}
 		out = append(out, c)
+		if text != nil {
+			texts = append(texts, *text)
+		} else {
+			texts = append(texts, "")
+		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no candidates on standard input", ctxsel.ErrInvalidInput)
+		return nil, nil, fmt.Errorf("%w: no candidates on standard input", ctxsel.ErrInvalidInput)
 	}
-	return out, nil
+	return out, texts, nil
 }
 
 // parseCandidate reads one candidate object; text is the passage text when
@@ -304,3 +313,14 @@ func paramRange(p ctxsel.ParamDef) string {
 
 // invalidUTF8ID is the server's message for the same fault.
 const invalidUTF8ID = "not valid UTF-8 (ids come back as they were sent, so they must be UTF-8 text)"
+
+// writeSelection prints a selection as indented JSON: select's output, with
+// or without a picker.
+func writeSelection(w io.Writer, sel ctxsel.Selection) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(sel); err != nil {
+		return fmt.Errorf("select: write: %w", err)
+	}
+	return nil
+}

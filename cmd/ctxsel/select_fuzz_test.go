@@ -23,7 +23,7 @@ func FuzzReadCandidates(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		cands, err := readCandidates(bytes.NewReader(in), token.Default)
+		cands, _, err := readCandidates(bytes.NewReader(in), token.Default)
 		if err != nil {
 			if !errors.Is(err, ctxsel.ErrInvalidInput) {
 				t.Fatalf("error does not wrap ErrInvalidInput: %v", err)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/server"
 )
 
@@ -72,6 +72,9 @@ Example:
 	requestTimeout := fs.Duration("request-timeout", def.RequestTimeout.D(), "bound on one request's embedding or ask")
 	shutdownTimeout := fs.Duration("shutdown-timeout", def.ShutdownTimeout.D(), "how long shutdown waits for in-flight requests")
 	indexLoc := fs.String("index", "", "answer /v1/ask from this index (directory or weaviate://host:port/Collection); none: /v1/ask answers 501")
+	pickerLLM := fs.String("picker", "", "picker LLM endpoint (PROVIDER:MODEL[@BASE_URL]): enables \"strategy\": \"picker\" in /v1/select; requests cannot name another")
+	pickerSpec := fs.String("picker-strategy", "picker", "the picker's settings for every request: picker[:budget=4000,fallback=adaptivek,order=rank]")
+	llmf := addLLMFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	mcpHTTP := fs.Bool("mcp", false, "also serve the MCP tools (see ctxsel mcp) over streamable HTTP at /mcp")
@@ -135,23 +138,21 @@ Example:
 	if err != nil {
 		return err
 	}
-	var emb embed.Embedder
-	if file.Embedder != "" && file.Embedder != "none" {
-		var closeEmb func() error
-		if emb, closeEmb, err = newEmbedder(file.Embedder); err != nil {
-			return fmt.Errorf("serve: %w", err)
-		}
-		defer func() { _ = closeEmb() }()
+	emb, asker, done, err := serverBackends(ctx, "serve", file.Embedder, *indexLoc)
+	if err != nil {
+		return err
 	}
-	var asker server.Asker
-	if *indexLoc != "" {
-		var closeAsker func()
-		if asker, closeAsker, err = newIndexAsker(ctx, *indexLoc); err != nil {
+	defer done()
+	var pick ctxsel.TextSelector
+	if *pickerLLM != "" {
+		p, closeCache, err := openPickerFlags(*pickerSpec, *pickerLLM, llmf, stderr)
+		if err != nil {
 			return err
 		}
-		defer closeAsker()
+		defer closeCache()
+		pick = p
 	}
-	srv, err := server.New(cfg, server.Options{Logger: logger, Embedder: emb, Asker: asker, MCP: *mcpHTTP})
+	srv, err := server.New(cfg, server.Options{Logger: logger, Embedder: emb, Asker: asker, MCP: *mcpHTTP, Picker: pick})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

@@ -20,7 +20,7 @@ type indexAsker struct {
 }
 
 func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskResponse, error) {
-	ans, err := ask.Ask(ctx, a.store, a.e, req.Query, ask.Options{Strategy: req.Spec, Order: req.Order, Candidates: req.TopN,
+	ans, err := ask.Ask(ctx, a.store, a.e, req.Query, ask.Options{Strategy: req.Spec, Selector: req.Selector, Order: req.Order, Candidates: req.TopN,
 		Retriever: index.Retriever(req.Retriever), LLM: a.llm})
 	if err != nil {
 		return server.AskResponse{}, fmt.Errorf("ask: %w", err)
@@ -37,6 +37,26 @@ func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskR
 		resp.Passages = append(resp.Passages, server.Passage{ID: p.ID, Score: p.Score, Tokens: p.Tokens, Text: p.Text})
 	}
 	return resp, nil
+}
+
+// serverBackends opens what serve and mcp hand server.New: the embedder
+// (none for "" or "none") and, given an index location, the asker. done
+// releases both; on error nothing is left open.
+func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string) (emb embed.Embedder, asker server.Asker, done func(), err error) {
+	closeEmb := func() error { return nil }
+	if embedderName != "" && embedderName != "none" {
+		if emb, closeEmb, err = newEmbedder(embedderName); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", cmd, err)
+		}
+	}
+	closeAsker := func() {}
+	if indexLoc != "" {
+		if asker, closeAsker, err = newIndexAsker(ctx, indexLoc); err != nil {
+			_ = closeEmb()
+			return nil, nil, nil, err
+		}
+	}
+	return emb, asker, func() { closeAsker(); _ = closeEmb() }, nil
 }
 
 // newIndexAsker opens the index at loc with the embedder it was built with

@@ -42,6 +42,9 @@ type Call struct {
 	Temperature *float64
 	Seed        *int
 	MaxTokens   int
+	// JSON is set when the request asked for a JSON object answer
+	// (OpenAI response_format json_object, Ollama format "json").
+	JSON bool
 	// Auth is the Authorization header as received.
 	Auth string
 }
@@ -164,6 +167,11 @@ type wireRequest struct {
 	Seed        *int           `json:"seed"`
 	MaxTokens   int            `json:"max_tokens"`
 	Options     map[string]any `json:"options"`
+	// ResponseFormat (OpenAI) and Format (Ollama) ask for JSON answers.
+	ResponseFormat *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+	Format string `json:"format"`
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, wire string) {
@@ -176,7 +184,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, wire string) {
 		return
 	}
 	c := Call{Wire: wire, Model: wr.Model, Messages: wr.Messages, Temperature: wr.Temperature, Seed: wr.Seed,
-		MaxTokens: wr.MaxTokens, Auth: r.Header.Get("Authorization")}
+		MaxTokens: wr.MaxTokens, Auth: r.Header.Get("Authorization"),
+		JSON: (wr.ResponseFormat != nil && wr.ResponseFormat.Type == "json_object") || wr.Format == "json"}
 	if wire == WireOllama {
 		if v, ok := wr.Options["temperature"].(float64); ok {
 			c.Temperature = &v

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel/eval/sample"
+	"github.com/ctxsel/ctxsel/llm/llmtest"
+	"github.com/ctxsel/ctxsel/picker/pickertest"
+)
+
+func TestSplitStrategies(t *testing.T) {
+	specs, pickers, err := splitStrategies("topk:k=5,max_k=3,picker:budget=300,fallback=topk,order=document,adaptivek,picker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != 2 || specs[0].String() != "topk:k=5,max_k=3" || specs[1].Name != "adaptivek" {
+		t.Fatalf("specs %v", specs)
+	}
+	if len(pickers) != 2 || pickers[0].String() != "picker:budget=300,fallback=topk,order=document" || pickers[1].Budget != 4000 {
+		t.Fatalf("pickers %v", pickers)
+	}
+	for _, bad := range []string{"", "picker:budget=x", "topk:k=x", "picker:fallback=nope"} {
+		if _, _, err := splitStrategies(bad); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
+	}
+}
+
+func TestSelectPicker(t *testing.T) {
+	t.Setenv("CTXSEL_LLM_CACHE", "off")
+	srv := llmtest.New(pickertest.Gold(map[string][]string{"Who wrote it?": {"b 2", "7"}}))
+	defer srv.Close()
+	in := `{"id":"a","score":0.9,"text":"alpha"}
+{"id":"b 2","score":0.5,"text":"beta"}
+{"id":7,"score":0.7,"text":"gamma"}
+`
+	code, out, errs := runCLI(t, in, "select", "--strategy", "picker:budget=100", "--order", "document", "--question", "Who wrote it?", "--picker", srv.OpenAISpec("p"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var sel struct {
+		IDs         []string
+		Explanation struct{ Strategy, Reason string }
+	}
+	if err := json.Unmarshal([]byte(out), &sel); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(sel.IDs, "|") != "b 2|7" || sel.Explanation.Strategy != "picker" || !strings.Contains(sel.Explanation.Reason, "evidence") {
+		t.Fatalf("%s", out)
+	}
+	// Without an endpoint, or without texts, it is a usage error.
+	if code, _, errs := runCLI(t, in, "select", "--strategy", "picker", "--question", "q"); code != 2 || !strings.Contains(errs, "--picker") {
+		t.Fatalf("no endpoint: %d %s", code, errs)
+	}
+	if code, _, errs := runCLI(t, `{"id":"a","score":1,"tokens":3}`, "select", "--strategy", "picker", "--question", "q", "--picker", srv.OpenAISpec("p")); code != 2 || !strings.Contains(errs, "no \"text\"") {
+		t.Fatalf("no text: %d %s", code, errs)
+	}
+}
+
+func TestEvalPickerGarbageEndpoint(t *testing.T) {
+	t.Setenv("CTXSEL_LLM_CACHE", "off")
+	srv := llmtest.New(pickertest.Garbage)
+	defer srv.Close()
+	data := filepath.Join(t.TempDir(), "d.jsonl")
+	recs := `{"id":"1","question":"q one?","answers":["x"],"passages":[{"id":"a","text":"alpha beta","gold":true},{"id":"b","text":"gamma delta"}]}
+{"id":"2","question":"q two?","answers":["y"],"passages":[{"id":"a","text":"epsilon","gold":true},{"id":"b","text":"zeta eta"}]}
+`
+	if err := os.WriteFile(data, []byte(recs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jsonOut := filepath.Join(t.TempDir(), "r.json")
+	code, out, errs := runCLI(t, "", "eval", "--data", data, "--pool", "0", "--scorer", "bm25", "--strategies", "adaptivek,picker:budget=1000", "--picker", srv.OpenAISpec("p"), "--json", jsonOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "invalid rate") || !strings.Contains(out, "picker:budget=1000,fallback=adaptivek,order=rank") {
+		t.Fatalf("table:\n%s", out)
+	}
+	b, err := os.ReadFile(jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Results []struct {
+			Strategy string
+			Recall   float64
+			Selector *struct {
+				InvalidRate float64 `json:"invalid_rate"`
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Results) != 2 {
+		t.Fatalf("%v %s", err, b)
+	}
+	if p := rep.Results[1]; p.Selector == nil || p.Selector.InvalidRate != 1 || p.Recall != rep.Results[0].Recall {
+		t.Fatalf("picker row %+v vs %+v", p, rep.Results[0])
+	}
+	if srv.Requests() != 2 {
+		t.Fatalf("%d requests", srv.Requests())
+	}
+}
+
+// TestEvalPickerAnswered: eval --strategies topk:k=5,picker:budget=4000
+// --picker P --reader R measures the picker like a strategy and answers from
+// its selections. With the simulated reader (answers iff every gold passage
+// is in the prompt: a plumbing check, not a model) every row's SubEM must
+// equal its all-gold rate, the picker's included; the picker's own calls are
+// reported apart from the reader's.
+func TestEvalPickerAnswered(t *testing.T) {
+	t.Setenv("CTXSEL_LLM_CACHE", t.TempDir())
+	recs, err := sample.HotpotQA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs = recs[:20]
+	gold := map[string][]string{}
+	for _, r := range recs {
+		for _, p := range r.Passages {
+			if p.Gold {
+				gold[r.Question] = append(gold[r.Question], p.ID)
+			}
+		}
+	}
+	reader := llmtest.New(llmtest.Reader(simTable(recs), llmtest.ReaderOptions{}))
+	defer reader.Close()
+	pick := llmtest.New(pickertest.Gold(gold))
+	defer pick.Close()
+	jsonOut := filepath.Join(t.TempDir(), "r.json")
+	code, out, errs := runCLI(t, "", "eval", "--limit=20", "--pool=40", "--scorer=bm25", "--strategies=topk:k=5,picker:budget=4000",
+		"--picker="+pick.OpenAISpec("p"), "--reader="+reader.OpenAISpec("sim"), "--json="+jsonOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	rep := readReport(t, jsonOut)
+	if len(rep.Results) != 2 {
+		t.Fatalf("%d rows", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		if r.AnswerResult == nil || r.Answered != 20 {
+			t.Fatalf("%s: answers %+v", r.Strategy, r.AnswerResult)
+		}
+		if math.Abs(r.SubEM-r.AllGold) > 1e-9 {
+			t.Errorf("%s: subem %.3f != all-gold %.3f", r.Strategy, r.SubEM, r.AllGold)
+		}
+	}
+	top, p := rep.Results[0], rep.Results[1]
+	if p.Strategy != "picker:budget=4000,fallback=adaptivek,order=rank" || top.Selector != nil {
+		t.Fatalf("rows %q (selector %+v), %q", top.Strategy, top.Selector, p.Strategy)
+	}
+	if p.AllGold == 0 || p.Selector == nil || p.Selector.InvalidRate != 0 || p.Selector.MeanPromptTokens <= 0 {
+		t.Fatalf("picker row all-gold %.3f, calls %+v", p.AllGold, p.Selector)
+	}
+	// One picker call and one reader call per question and row; the reader's
+	// totals count only the reader's calls.
+	if pick.Requests() != 20 || reader.Requests() != 40 || rep.Answers.Calls != 40 {
+		t.Fatalf("picker %d calls, reader %d, reported %d", pick.Requests(), reader.Requests(), rep.Answers.Calls)
+	}
+	if p.Selector.MeanPromptTokens == p.InputTokens {
+		t.Errorf("picker prompt tokens %.0f reported as the reader's", p.Selector.MeanPromptTokens)
+	}
+	if !strings.Contains(out, "invalid rate") {
+		t.Fatalf("table:\n%s", out)
+	}
+}

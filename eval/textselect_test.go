@@ -1,0 +1,86 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/llm/llmtest"
+	"github.com/ctxsel/ctxsel/picker"
+	"github.com/ctxsel/ctxsel/picker/pickertest"
+)
+
+// meteredPicker is a picker as a MeteredSelector, its row named by its spec.
+type meteredPicker struct{ *picker.Picker }
+
+func (m meteredPicker) Name() string { return m.Config().String() }
+
+func (m meteredPicker) SelectMetered(ctx context.Context, q ctxsel.TextQuery) (TextOutcome, error) {
+	r, err := m.Pick(ctx, q)
+	return TextOutcome{Selection: r.Selection, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Invalid: !r.Valid}, err
+}
+
+func pickerRun(t *testing.T, srv *llmtest.Server, spec string) MeteredSelector {
+	t.Helper()
+	c, _, err := llm.OpenSpec(srv.OpenAISpec("p"), llm.Options{MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := picker.ParseSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := picker.New(c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return meteredPicker{p}
+}
+
+// A picker that returns the gold ids among those offered (a scripted
+// oracle behind a real endpoint) gets recall 1 and precision 1 where the
+// budget offers every gold passage; a garbage endpoint is invalid on every
+// question and reports the fallback's figures.
+func TestRunTextSelectors(t *testing.T) {
+	p := func(id, text string, gold bool) Passage { return Passage{ID: id, Text: text, Gold: gold} }
+	recs := []Record{
+		{ID: "q1", Question: "first?", Passages: []Passage{p("a", "0.9 10", true), p("b", "0.8 20", false), p("c", "0.5 30", true), p("d", "0.1 40", false)}},
+		{ID: "q2", Question: "second?", Passages: []Passage{p("a", "0.7 10", true), p("b", "0.6 10", false), p("c", "0.2 10", false)}},
+	}
+	gold := map[string][]string{"first?": {"a", "c"}, "second?": {"a"}}
+	oracle := llmtest.New(pickertest.Gold(gold))
+	defer oracle.Close()
+	garbage := llmtest.New(pickertest.Garbage)
+	defer garbage.Close()
+	specs, err := ctxsel.ParseSpecList("topk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), recs, fakeScorer{}, Options{
+		Strategies: specs, Counter: fakeCounter{},
+		TextSelectors: []ctxsel.TextSelector{pickerRun(t, oracle, "picker:budget=100"), pickerRun(t, garbage, "picker:fallback=topk")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 3 {
+		t.Fatalf("%d rows", len(rep.Results))
+	}
+	pick, bad, topk := rep.Results[1], rep.Results[2], rep.Results[0]
+	if pick.Recall != 1 || pick.Precision != 1 || pick.MeanK != 1.5 || pick.MeanTokens != 25 || pick.Selector == nil || pick.Selector.InvalidRate != 0 || pick.Selector.MeanPromptTokens <= 0 {
+		t.Fatalf("oracle picker row %+v %+v", pick, pick.Selector)
+	}
+	if bad.Selector == nil || bad.Selector.InvalidRate != 1 || bad.Recall != topk.Recall || bad.MeanK != topk.MeanK {
+		t.Fatalf("garbage row %+v, topk %+v", bad, topk)
+	}
+	if oracle.Requests() != 2 || garbage.Requests() != 2 {
+		t.Fatalf("requests %d %d", oracle.Requests(), garbage.Requests())
+	}
+	var table bytes.Buffer
+	if err := WriteTable(&table, rep); err != nil || !strings.Contains(table.String(), "invalid rate") {
+		t.Fatalf("table %v\n%s", err, table.String())
+	}
+}

@@ -1,0 +1,93 @@
+package picker
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ctxsel/ctxsel"
+)
+
+// DefaultBudget is the token budget B of the candidates shown to the picker
+// when a spec sets none.
+const DefaultBudget = 4000
+
+// DefaultFallback is the score-only strategy used when the picker's output
+// is invalid.
+const DefaultFallback = "adaptivek"
+
+// maxOffered caps the candidates shown however small their token counts:
+// a prompt of more passages than this is no longer a picking task.
+const maxOffered = 500
+
+// Config is a parsed picker spec.
+type Config struct {
+	// Budget is B: the best candidates by score are offered while their
+	// tokens fit in it (the paper's TopSim within budget).
+	Budget int
+	// Fallback names the strategy used on invalid output (a spec without
+	// parameters, e.g. "adaptivek" or "topk").
+	Fallback string
+	// Order is the order candidates are shown in: rank or document.
+	Order ctxsel.Order
+}
+
+// String is the spec that parses back to c.
+func (c Config) String() string {
+	return fmt.Sprintf("picker:budget=%d,fallback=%s,order=%s", c.Budget, c.Fallback, c.Order)
+}
+
+// ParseSpec reads "picker" or "picker:budget=4000,fallback=adaptivek,order=rank|document".
+// Errors wrap ctxsel.ErrInvalidInput.
+func ParseSpec(text string) (Config, error) {
+	cfg := Config{Budget: DefaultBudget, Fallback: DefaultFallback, Order: ctxsel.RankOrder}
+	name, kv, _ := strings.Cut(strings.TrimSpace(text), ":")
+	if strings.ToLower(strings.TrimSpace(name)) != "picker" {
+		return Config{}, invalidf("picker spec %q: want picker[:budget=N,fallback=STRATEGY,order=rank|document]", text)
+	}
+	seen := map[string]bool{}
+	for _, part := range strings.Split(kv, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
+		if !ok {
+			return Config{}, invalidf("picker spec: %q is not key=value", part)
+		}
+		if seen[k] {
+			return Config{}, invalidf("picker spec: %s given twice", k)
+		}
+		seen[k] = true
+		switch k {
+		case "budget":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1<<22 {
+				return Config{}, invalidf("picker spec: budget=%q must be a whole number in 1..%d", v, 1<<22)
+			}
+			cfg.Budget = n
+		case "fallback":
+			cfg.Fallback = strings.ToLower(v)
+		case "order":
+			o, err := ctxsel.ParseOrder(v)
+			if err != nil || o == ctxsel.EdgesOrder {
+				return Config{}, invalidf("picker spec: order=%q: want rank or document", v)
+			}
+			cfg.Order = o
+		default:
+			return Config{}, invalidf("picker spec: unknown parameter %q (known: budget, fallback, order)", k)
+		}
+	}
+	if _, _, err := ctxsel.Parse(cfg.Fallback); err != nil {
+		return Config{}, fmt.Errorf("picker spec: fallback: %w", err)
+	}
+	if cfg.Fallback == "picker" {
+		return Config{}, invalidf("picker spec: the fallback must be a score-only strategy")
+	}
+	return cfg, nil
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ctxsel.ErrInvalidInput, fmt.Sprintf(format, args...))
+}
