@@ -160,10 +160,14 @@ func TestServeReaderFlag(t *testing.T) {
 	})
 	defer pick.Close()
 
-	newHandler := func(readerSpec string) http.Handler {
+	newHandler := func(readerSpec string, pickerSpec ...string) http.Handler {
 		t.Helper()
+		pickSpec := pick.OpenAISpec("picker")
+		if len(pickerSpec) > 0 {
+			pickSpec = pickerSpec[0]
+		}
 		var stderr strings.Builder
-		srv, done, err := newServe(context.Background(), []string{"--index", idx, "--reader", readerSpec, "--picker", pick.OpenAISpec("picker")}, &stderr)
+		srv, done, err := newServe(context.Background(), []string{"--index", idx, "--reader", readerSpec, "--picker", pickSpec}, &stderr)
 		if err != nil {
 			t.Fatalf("serve: %v %s", err, stderr.String())
 		}
@@ -229,6 +233,22 @@ func TestServeReaderFlag(t *testing.T) {
 	}
 	if code, body := post(h, `{"query":"`+question+`","strategy":"selfroute:k=1"}`); code != 200 || !strings.Contains(body, `"answer":"Sicily"`) {
 		t.Fatalf("default window: %d %s", code, body)
+	}
+
+	// A picker answering garbage: the fallback selects, the answer still
+	// comes, and usage marks the picker's output invalid.
+	garbage := llmtest.New(func(c llmtest.Call) llmtest.Reply {
+		r := pickertest.Garbage(c)
+		r.PromptTokens, r.CompletionTokens = 50, 9
+		return r
+	})
+	defer garbage.Close()
+	resp.Usage = nil
+	if code, body := post(newHandler(reader.OpenAISpec("reader"), garbage.OpenAISpec("junk")), body); code != 200 ||
+		json.Unmarshal([]byte(body), &resp) != nil || resp.Usage == nil || resp.Usage.PickerInvalid == nil || !*resp.Usage.PickerInvalid ||
+		resp.Usage.PickerPromptTokens != 50 || resp.Usage.PickerCompletionTokens != 9 || resp.Usage.LLMCalls != 1 ||
+		!strings.Contains(resp.Explanation.Reason, "picker output invalid") {
+		t.Fatalf("garbage picker: %d %s", code, body)
 	}
 
 	// --reader needs --index, and a bad spec is a usage error.
