@@ -21,6 +21,7 @@ import (
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/picker"
 	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -109,8 +110,24 @@ type Answer struct {
 	Reply *llm.Response `json:"reply,omitempty"`
 	// Route is what Self-Route did (strategy selfroute:k=N); Passages,
 	// Selection, Prompt and Reply are then its final step's.
-	Route   *Route  `json:"route,omitempty"`
+	Route *Route `json:"route,omitempty"`
+	// Pick is what the LLM picker's own call did, when Options.Selector is
+	// a *picker.Picker: its tokens, apart from the reader's in Reply.
+	Pick    *Pick   `json:"pick,omitempty"`
 	Timings Timings `json:"timings"`
+}
+
+// Pick is the LLM picker's own call: what it cost and whether its answer
+// was used.
+type Pick struct {
+	// Calls is 1 when the picker asked its model (a failed call included),
+	// 0 when no candidate fitted its budget.
+	Calls            int `json:"calls"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// Valid is false when the fallback strategy selected; Invalid says why.
+	Valid   bool   `json:"valid"`
+	Invalid string `json:"invalid,omitempty"`
 }
 
 func invalidf(format string, args ...any) error {
@@ -229,7 +246,20 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 		for i, h := range hits {
 			texts[i] = h.Text
 		}
-		sel, err = opts.Selector.SelectTexts(ctx, ctxsel.TextQuery{Question: question, Curve: curve, Texts: texts, Order: opts.Order})
+		tq := ctxsel.TextQuery{Question: question, Curve: curve, Texts: texts, Order: opts.Order}
+		if p, ok := opts.Selector.(*picker.Picker); ok {
+			// The picker's call is reported on its own, as eval does.
+			var r picker.Result
+			if r, err = p.Pick(ctx, tq); err == nil {
+				sel = r.Selection
+				a.Pick = &Pick{PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Valid: r.Valid, Invalid: r.Invalid}
+				if r.Offered > 0 {
+					a.Pick.Calls = 1
+				}
+			}
+		} else {
+			sel, err = opts.Selector.SelectTexts(ctx, tq)
+		}
 	case route != nil:
 		a.Timings.Select = time.Since(t)
 		return a, askRoute(ctx, &a, curve, hits, *route, tmplOr(opts.Template, selfroute.Prompt("")), counter, opts)

@@ -21,7 +21,9 @@ const (
 
 // FromEnv returns the client the environment configures, or nil when none
 // is (no endpoint, or no model). A configuration that is present but wrong
-// is an error.
+// is an error. The client is built as Open builds a spec's, wrapped in a
+// limiter of DefaultConcurrency calls; the model name is taken as written
+// (it may hold '@' or '#', which a spec cannot).
 func FromEnv() (Client, error) { return fromEnv(os.Getenv) }
 
 func fromEnv(get func(string) string) (Client, error) {
@@ -45,7 +47,7 @@ func fromEnv(get func(string) string) (Client, error) {
 		}
 		return nil, nil // OLLAMA_HOST alone does not turn answering on
 	}
-	o := Options{Model: model, APIKey: get(EnvAPIKey)}
+	o := Options{APIKey: get(EnvAPIKey)}
 	if v := strings.TrimSpace(get(EnvTimeout)); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -60,19 +62,20 @@ func fromEnv(get func(string) string) (Client, error) {
 		}
 		o.MaxTokens = n
 	}
+	sp := Spec{Provider: provider, Model: model}
 	switch provider {
-	case "openai":
+	case ProviderOpenAI:
 		if base == "" {
 			return nil, fmt.Errorf("llm: provider openai needs %s", EnvBaseURL)
 		}
-		o.BaseURL = base
-		return NewOpenAI(o)
-	case "ollama":
-		o.BaseURL = host
+		sp.BaseURL = base
+	case ProviderOllama:
+		sp.BaseURL = host
 		if base != "" && host == "" {
-			o.BaseURL = base
+			sp.BaseURL = base
 		}
-		return NewOllama(o)
+	default:
+		return nil, fmt.Errorf("llm: %s=%q: want openai or ollama", EnvProvider, provider)
 	}
-	return nil, fmt.Errorf("llm: %s=%q: want openai or ollama", EnvProvider, provider)
+	return open(sp, o)
 }

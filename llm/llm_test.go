@@ -201,6 +201,9 @@ func TestFromEnv(t *testing.T) {
 		{env(EnvBaseURL, "https://api.openai.com", EnvModel, "gpt-4o-mini"), "openai-compatible https://api.openai.com/v1 model gpt-4o-mini", false},
 		{env(EnvBaseURL, "http://h:8000/v1", EnvOllama, "x", EnvModel, "m"), "openai-compatible http://h:8000/v1", false},
 		{env(EnvBaseURL, "http://h:8000", EnvOllama, "o:1", EnvModel, "m", EnvProvider, "ollama"), "ollama http://o:1", false},
+		// a model name a spec cannot hold ('@') is taken as written
+		{env(EnvBaseURL, "http://h:8000/v1", EnvModel, "claude-3-5-sonnet@20240620"), "model claude-3-5-sonnet@20240620", false},
+		{env(EnvBaseURL, "ftp://h", EnvModel, "m"), "", true},
 		{env(EnvBaseURL, "http://h:8000"), "", true},
 		{env(EnvProvider, "openai", EnvModel, "m"), "", true},
 		{env(EnvProvider, "claude", EnvModel, "m", EnvBaseURL, "http://x"), "", true},
@@ -218,6 +221,10 @@ func TestFromEnv(t *testing.T) {
 			t.Errorf("case %d: got client %s", i, c.Describe())
 		case tc.want != "" && (c == nil || !strings.Contains(c.Describe(), tc.want)):
 			t.Errorf("case %d: got %v, want %q", i, c, tc.want)
+		}
+		// built as Open builds a spec's: behind a limiter
+		if l, ok := c.(*limited); c != nil && (!ok || l.l.Cap() != DefaultConcurrency) {
+			t.Errorf("case %d: %T is not limited to %d calls", i, c, DefaultConcurrency)
 		}
 	}
 }

@@ -143,6 +143,12 @@ func Open(sp Spec, opts Options) (Client, error) {
 	if _, err := ParseSpec(sp.String()); err != nil {
 		return nil, err
 	}
+	return open(sp, opts)
+}
+
+// open builds the client of an already validated endpoint: the one
+// construction path of Open and FromEnv.
+func open(sp Spec, opts Options) (Client, error) {
 	opts.Model = sp.Model
 	opts.BaseURL = sp.BaseURL
 	if opts.APIKey == "" {

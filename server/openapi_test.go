@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -338,5 +339,54 @@ func TestOpenAPIAskFields(t *testing.T) {
 	slices.Sort(documented)
 	if !slices.Equal(known, documented) {
 		t.Fatalf("the decoder knows %q, the document lists %q", known, documented)
+	}
+}
+
+// usageAsker answers like fakeAsker with the given usage.
+type usageAsker struct{ u *AskUsage }
+
+func (a usageAsker) Ask(ctx context.Context, req AskRequest) (AskResponse, error) {
+	resp, err := fakeAsker{}.Ask(ctx, req)
+	resp.Usage = a.u
+	return resp, err
+}
+
+// TestOpenAPIAskUsage: every member appendUsage writes (the reader's calls,
+// Self-Route's flag, the picker's own call) is documented, and the document
+// admits no other.
+func TestOpenAPIAskUsage(t *testing.T) {
+	d := loadOpenAPI(t)
+	for _, u := range []*AskUsage{
+		{LLMCalls: 1, InputTokens: 90, OutputTokens: 2},
+		{LLMCalls: 2, InputTokens: 130, OutputTokens: 3, Routed: true},
+		{LLMCalls: 1, InputTokens: 90, OutputTokens: 2, PickerCalls: 1, PickerPromptTokens: 321, PickerCompletionTokens: 17},
+		{PickerCalls: 1, PickerPromptTokens: 40, PickerInvalid: true},
+	} {
+		rec := call(t, newTestServer(t, nil, Options{Asker: usageAsker{u}}), "POST", "/v1/ask", `{"query":"q","strategy":"knee"}`)
+		checkResponse(t, d, d.op("/v1/ask", "POST"), rec.Code, rec.Body.Bytes(), fmt.Sprintf("usage %+v", *u))
+		var got struct {
+			Usage map[string]any `json:"usage"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"llm_calls": float64(u.LLMCalls), "input_tokens": float64(u.InputTokens), "output_tokens": float64(u.OutputTokens)}
+		if u.Routed {
+			want["routed"] = true
+		}
+		if u.PickerCalls > 0 {
+			want["picker_calls"], want["picker_prompt_tokens"] = float64(u.PickerCalls), float64(u.PickerPromptTokens)
+			want["picker_completion_tokens"], want["picker_invalid"] = float64(u.PickerCompletionTokens), u.PickerInvalid
+		}
+		if fmt.Sprint(got.Usage) != fmt.Sprint(want) {
+			t.Errorf("usage %+v encoded as %v, want %v", *u, got.Usage, want)
+		}
+	}
+	// The schema is strict: a member the document does not name fails.
+	schema := d.resolve(d.op("/v1/ask", "POST")["responses"].(map[string]any)["200"].(map[string]any))
+	media := schema["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+	usage := d.resolve(media)["properties"].(map[string]any)["usage"].(map[string]any)
+	if d.validate(usage, map[string]any{"llm_calls": 1.0, "input_tokens": 1.0, "output_tokens": 1.0, "picker_tokens": 1.0}, "usage") == nil {
+		t.Error("an undocumented usage member passed the schema")
 	}
 }

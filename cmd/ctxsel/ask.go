@@ -234,6 +234,13 @@ func printAnswer(w io.Writer, a ask.Answer, showPrompt bool) {
 		}
 		fmt.Fprintf(w, "; %d + %d tokens over both calls\n", rt.InputTokens, rt.OutputTokens)
 	}
+	if pk := a.Pick; pk != nil && pk.Calls > 0 {
+		fmt.Fprintf(w, "\nPicker call: %d prompt + %d completion tokens", pk.PromptTokens, pk.CompletionTokens)
+		if !pk.Valid {
+			fmt.Fprintf(w, " (output invalid: %s)", pk.Invalid)
+		}
+		fmt.Fprintln(w)
+	}
 	if r := a.Reply; r != nil {
 		fmt.Fprintf(w, "\n--- answer (%s; %d prompt + %d completion tokens, %s) ---\n%s\n", r.Model, r.PromptTokens, r.CompletionTokens,
 			r.Elapsed.Round(1e6), strings.TrimSpace(r.Content))

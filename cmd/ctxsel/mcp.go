@@ -38,7 +38,7 @@ Example client configuration (Claude Desktop, Cursor, ...):
 	if err != nil {
 		return err
 	}
-	emb, asker, done, err := serverBackends(ctx, "mcp", *embedder, *indexLoc)
+	emb, asker, done, err := serverBackends(ctx, "mcp", *embedder, *indexLoc, askReader{})
 	if err != nil {
 		return err
 	}

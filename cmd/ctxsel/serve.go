@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/picker"
 	"github.com/ctxsel/ctxsel/server"
 )
 
@@ -24,12 +26,28 @@ type serveFile struct {
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	srv, done, err := newServe(ctx, args, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	start := time.Now()
+	if err := srv.ListenAndServe(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "ctxsel serve: stopped after %s\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// newServe parses serve's flags and builds the server with its back ends;
+// done releases them (index, embedder, LLM call cache).
+func newServe(ctx context.Context, args []string, stderr io.Writer) (srv *server.Server, done func(), err error) {
 	def := server.DefaultConfig()
 	fs := newFlags("serve", `Usage: ctxsel serve [--addr HOST:PORT] [--config FILE] [flags]
 
 Runs the HTTP selection service and its web page (open http://ADDR/):
   POST /v1/select      candidates (scores, vectors or texts) → selected ids and why
-  POST /v1/ask         question → retrieve, select, answer (needs an index; else 501)
+  POST /v1/ask         question → retrieve, select, answer (needs --index; else 501)
   POST /v1/rerank      Cohere/Jina rerank format → only the selected documents (also /v2/rerank)
   POST /v1/embeddings  OpenAI embeddings format, from --embedder
   /mcp                 MCP over streamable HTTP (with --mcp)
@@ -49,10 +67,19 @@ The config file is JSON; flags given on the command line win over it:
    "token_encoding": "cl100k_base", "insecure_public": false,
    "embedder": "use-lite", "log_format": "text", "log_level": "info"}
 
+/v1/ask answers with the --reader LLM; without --reader, with the one the
+CTXSEL_LLM_* environment configures (see ctxsel ask -h), else it only selects.
+The reader's #window=N is Self-Route's long-context window ("strategy":
+"selfroute:k=5"; default 32000). The reader and the --picker share one
+concurrency limit (--llm-concurrency) and the LLM call cache.
+
+`+llmHelp+`
+
 SIGTERM or Ctrl-C stops accepting connections and finishes in-flight requests.
 
-Example:
-  ctxsel serve --addr 127.0.0.1:8080 --embedder use-lite`, stderr)
+Examples:
+  ctxsel serve --addr 127.0.0.1:8080 --embedder use-lite
+  ctxsel serve --index ./idx --reader ollama:llama3.2@127.0.0.1:11434#window=128000`, stderr)
 	addr := fs.String("addr", def.Addr, "host:port to listen on")
 	configPath := fs.String("config", "", "JSON config file (see above)")
 	insecure := fs.Bool("insecure-public", false, "allow a non-loopback address without CTXSEL_API_KEYS")
@@ -72,6 +99,7 @@ Example:
 	requestTimeout := fs.Duration("request-timeout", def.RequestTimeout.D(), "bound on one request's embedding or ask")
 	shutdownTimeout := fs.Duration("shutdown-timeout", def.ShutdownTimeout.D(), "how long shutdown waits for in-flight requests")
 	indexLoc := fs.String("index", "", "answer /v1/ask from this index (directory or weaviate://host:port/Collection); none: /v1/ask answers 501")
+	reader := fs.String("reader", "", "LLM that answers /v1/ask: PROVIDER:MODEL[@BASE_URL][#window=N] (default: the CTXSEL_LLM_* environment); needs --index")
 	pickerLLM := fs.String("picker", "", "picker LLM endpoint (PROVIDER:MODEL[@BASE_URL]): enables \"strategy\": \"picker\" in /v1/select; requests cannot name another")
 	pickerSpec := fs.String("picker-strategy", "picker", "the picker's settings for every request: picker[:budget=4000,fallback=adaptivek,order=rank]")
 	llmf := addLLMFlags(fs)
@@ -79,13 +107,13 @@ Example:
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	mcpHTTP := fs.Bool("mcp", false, "also serve the MCP tools (see ctxsel mcp) over streamable HTTP at /mcp")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, nil, err
 	}
 
 	file := serveFile{Config: def, Embedder: "none", LogFormat: "text", LogLevel: "info"}
 	if *configPath != "" {
 		if err := server.LoadConfigFile(*configPath, &file); err != nil {
-			return usageError{err}
+			return nil, nil, usageError{err}
 		}
 	}
 	cfg := file.Config
@@ -132,36 +160,64 @@ Example:
 	})
 	cfg.APIKeys = server.ParseAPIKeys(os.Getenv("CTXSEL_API_KEYS"))
 	if err := cfg.Validate(); err != nil {
-		return usageError{err}
+		return nil, nil, usageError{err}
 	}
 	logger, err := newServeLogger(stderr, file.LogFormat, file.LogLevel)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	emb, asker, done, err := serverBackends(ctx, "serve", file.Embedder, *indexLoc)
+	if *reader != "" && *indexLoc == "" {
+		return nil, nil, usageError{fmt.Errorf("serve: --reader answers /v1/ask, which needs --index")}
+	}
+	// One opener and call cache for every role of the server: the reader
+	// and the picker.
+	var open func(string) (llm.Client, error)
+	var rd askReader
+	closeCache := func() error { return nil }
+	if *reader != "" || *pickerLLM != "" {
+		o, cache, err := llmf.open(stderr)
+		if err != nil {
+			return nil, nil, err
+		}
+		open, closeCache = o, cache.Close
+	}
+	if *reader != "" {
+		sp, err := llm.ParseSpec(*reader)
+		if err == nil {
+			rd.client, err = open(*reader)
+		}
+		if err != nil {
+			closeCache()
+			return nil, nil, usageError{fmt.Errorf("serve --reader: %w", err)}
+		}
+		rd.window = sp.Window
+	}
+	emb, asker, closeBackends, err := serverBackends(ctx, "serve", file.Embedder, *indexLoc, rd)
 	if err != nil {
-		return err
+		closeCache()
+		return nil, nil, err
 	}
-	defer done()
+	release := func() { closeBackends(); closeCache() }
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
 	var pick ctxsel.TextSelector
 	if *pickerLLM != "" {
-		p, closeCache, err := openPickerFlags(*pickerSpec, *pickerLLM, llmf, stderr)
+		pcfg, err := picker.ParseSpec(*pickerSpec)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		defer closeCache()
-		pick = p
+		if pick, err = newPicker(open, *pickerLLM, pcfg); err != nil {
+			return nil, nil, err
+		}
 	}
-	srv, err := server.New(cfg, server.Options{Logger: logger, Embedder: emb, Asker: asker, MCP: *mcpHTTP, Picker: pick})
+	srv, err = server.New(cfg, server.Options{Logger: logger, Embedder: emb, Asker: asker, MCP: *mcpHTTP, Picker: pick})
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return nil, nil, fmt.Errorf("serve: %w", err)
 	}
-	start := time.Now()
-	if err := srv.ListenAndServe(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "ctxsel serve: stopped after %s\n", time.Since(start).Round(time.Millisecond))
-	return nil
+	return srv, release, nil
 }
 
 func newServeLogger(w io.Writer, format, level string) (*slog.Logger, error) {

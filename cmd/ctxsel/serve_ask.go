@@ -14,14 +14,22 @@ import (
 // indexAsker answers /v1/ask from an index with package ask: the server
 // only translates HTTP, ask does the retrieval, selection and prompting.
 type indexAsker struct {
-	store index.Store
-	e     embed.Embedder
-	llm   llm.Client // nil: select and build the prompt, no answer
+	store  index.Store
+	e      embed.Embedder
+	llm    llm.Client // nil: select and build the prompt, no answer
+	window int        // the reader's window for Self-Route (0: ask.DefaultWindow)
+}
+
+// askReader is the LLM that answers /v1/ask, from serve --reader; a zero
+// askReader falls back to the CTXSEL_LLM_* environment.
+type askReader struct {
+	client llm.Client
+	window int
 }
 
 func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskResponse, error) {
 	ans, err := ask.Ask(ctx, a.store, a.e, req.Query, ask.Options{Strategy: req.Spec, Selector: req.Selector, Order: req.Order, Candidates: req.TopN,
-		Retriever: index.Retriever(req.Retriever), LLM: a.llm})
+		Retriever: index.Retriever(req.Retriever), LLM: a.llm, Window: a.window})
 	if err != nil {
 		return server.AskResponse{}, fmt.Errorf("ask: %w", err)
 	}
@@ -33,6 +41,13 @@ func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskR
 	if rt := ans.Route; rt != nil {
 		resp.Usage = &server.AskUsage{LLMCalls: len(rt.Steps), InputTokens: rt.InputTokens, OutputTokens: rt.OutputTokens, Routed: rt.Routed}
 	}
+	if pk := ans.Pick; pk != nil && pk.Calls > 0 {
+		if resp.Usage == nil {
+			resp.Usage = &server.AskUsage{}
+		}
+		resp.Usage.PickerCalls, resp.Usage.PickerPromptTokens, resp.Usage.PickerCompletionTokens = pk.Calls, pk.PromptTokens, pk.CompletionTokens
+		resp.Usage.PickerInvalid = !pk.Valid
+	}
 	for _, p := range ans.Passages {
 		resp.Passages = append(resp.Passages, server.Passage{ID: p.ID, Score: p.Score, Tokens: p.Tokens, Text: p.Text})
 	}
@@ -40,9 +55,10 @@ func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskR
 }
 
 // serverBackends opens what serve and mcp hand server.New: the embedder
-// (none for "" or "none") and, given an index location, the asker. done
-// releases both; on error nothing is left open.
-func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string) (emb embed.Embedder, asker server.Asker, done func(), err error) {
+// (none for "" or "none") and, given an index location, the asker answering
+// with rd (or the environment's LLM). done releases both; on error nothing
+// is left open.
+func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string, rd askReader) (emb embed.Embedder, asker server.Asker, done func(), err error) {
 	closeEmb := func() error { return nil }
 	if embedderName != "" && embedderName != "none" {
 		if emb, closeEmb, err = newEmbedder(embedderName); err != nil {
@@ -51,7 +67,7 @@ func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string) (em
 	}
 	closeAsker := func() {}
 	if indexLoc != "" {
-		if asker, closeAsker, err = newIndexAsker(ctx, indexLoc); err != nil {
+		if asker, closeAsker, err = newIndexAsker(ctx, indexLoc, rd); err != nil {
 			_ = closeEmb()
 			return nil, nil, nil, err
 		}
@@ -60,8 +76,8 @@ func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string) (em
 }
 
 // newIndexAsker opens the index at loc with the embedder it was built with
-// and the LLM configured by the environment, if any.
-func newIndexAsker(ctx context.Context, loc string) (server.Asker, func(), error) {
+// and rd's LLM, or else the one the environment configures, if any.
+func newIndexAsker(ctx context.Context, loc string, rd askReader) (server.Asker, func(), error) {
 	store, err := openStore(ctx, loc, false, "")
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve --index: %w", err)
@@ -76,11 +92,12 @@ func newIndexAsker(ctx context.Context, loc string) (server.Asker, func(), error
 		store.Close()
 		return nil, nil, fmt.Errorf("serve --index: %w", err)
 	}
-	c, err := llmFromEnv()
-	if err != nil {
-		store.Close()
-		closeEmb()
-		return nil, nil, usageError{fmt.Errorf("serve: %w", err)}
+	if rd.client == nil {
+		if rd.client, err = llmFromEnv(); err != nil {
+			store.Close()
+			closeEmb()
+			return nil, nil, usageError{fmt.Errorf("serve: %w", err)}
+		}
 	}
-	return indexAsker{store: store, e: e, llm: c}, func() { closeEmb(); store.Close() }, nil
+	return indexAsker{store: store, e: e, llm: rd.client, window: rd.window}, func() { closeEmb(); store.Close() }, nil
 }
