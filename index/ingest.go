@@ -246,7 +246,9 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 		}
 		texts := make([]string, len(queue))
 		for i, q := range queue {
-			texts[i] = q.st.doc.Chunks[q.i].Text
+			// stored chunks keep the file's bytes; the embedder sees
+			// them normalised, as it did before offsets kept them
+			texts[i] = CleanText(q.st.doc.Chunks[q.i].Text)
 		}
 		vecs, err := in.Embedder.Embed(ctx, texts)
 		if err != nil {
@@ -335,7 +337,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 				prog.Bytes += w
 				continue
 			}
-			chunks, err := in.Chunker.Chunk(ctx, sd.ID, sd.Text)
+			chunks, err := chunkText(ctx, in.Chunker, sd.ID, sd.Text)
 			if err != nil {
 				return in.finish(&rep, start, commit, fmt.Errorf("%s: %w", f.Path, err))
 			}
@@ -398,6 +400,25 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 	report()
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// chunkText chunks a document's text, leaving a leading byte-order mark
+// out of every chunk while offsets still count it: they point into the
+// text as stored, which for a file is the file as on disk.
+func chunkText(ctx context.Context, c chunk.Chunker, id, text string) ([]chunk.Chunk, error) {
+	const bom = "\ufeff"
+	body, ok := strings.CutPrefix(text, bom)
+	chunks, err := c.Chunk(ctx, id, body)
+	if err != nil || !ok {
+		return chunks, err
+	}
+	for i := range chunks {
+		chunks[i].Start += len(bom)
+		chunks[i].End += len(bom)
+		chunks[i].CharStart++
+		chunks[i].CharEnd++
+	}
+	return chunks, nil
 }
 
 type chunkRef struct {
