@@ -322,7 +322,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 				// one id, one document: storing both in one batch
 				// would fail the batch, in two would keep the last
 				rep.Problems = append(rep.Problems, FileProblem{Path: f.Path,
-					Reason: fmt.Sprintf("document %q skipped: %s, read first, has a document with the same id", d.ID, other)})
+					Reason: fmt.Sprintf("its document %q was not indexed: %s, read first, has one with the same id", d.ID, other)})
 				continue
 			}
 			inRun[d.ID] = f.Path
