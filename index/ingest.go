@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -21,7 +22,10 @@ import (
 // a Store — what `ctxsel index add` does. Files whose content hash matches
 // what the store recorded are skipped without being parsed; in a changed
 // .jsonl file only the records whose text changed are embedded again, and
-// records that disappeared are removed.
+// records that disappeared are removed — unless read this run from another
+// file (a record moved between files stays, with its new file's text). An
+// id read twice in one run keeps its first file's document; the later copy
+// is skipped and listed in Report.Problems.
 //
 // Documents are committed in batches (CommitChunks chunks or CommitInterval,
 // whichever comes first; whole documents only), each batch atomically on the
@@ -197,7 +201,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 		stale      []string
 		noDocs     []string // files holding only questions (LaRA query files)
 		noDocsN    int
-		inRun      = map[string]bool{} // ids of the documents read this run
+		inRun      = map[string]string{} // ids of the documents read this run: their file
 	)
 	skip := func(f SourceFile, reason string) {
 		rep.Problems = append(rep.Problems, FileProblem{Path: f.Path, Reason: reason})
@@ -246,7 +250,9 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 		}
 		texts := make([]string, len(queue))
 		for i, q := range queue {
-			texts[i] = q.st.doc.Chunks[q.i].Text
+			// stored chunks keep the file's bytes; the embedder sees
+			// them normalised, as it did before offsets kept them
+			texts[i] = CleanText(q.st.doc.Chunks[q.i].Text)
 		}
 		vecs, err := in.Embedder.Embed(ctx, texts)
 		if err != nil {
@@ -309,11 +315,21 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 		// documents of this file no longer in it
 		present := make(map[string]bool, len(docs))
 		totalText := int64(0)
+		kept := docs[:0]
 		for _, d := range docs {
 			present[d.ID] = true
-			inRun[d.ID] = true
+			if other, dup := inRun[d.ID]; dup {
+				// one id, one document: storing both in one batch
+				// would fail the batch, in two would keep the last
+				rep.Problems = append(rep.Problems, FileProblem{Path: f.Path,
+					Reason: fmt.Sprintf("its document %q was not indexed: %s, read first, has one with the same id", d.ID, other)})
+				continue
+			}
+			inRun[d.ID] = f.Path
 			totalText += int64(len(d.Text))
+			kept = append(kept, d)
 		}
+		docs = kept
 		for _, p := range prev {
 			if !present[p.ID] {
 				stale = append(stale, p.ID)
@@ -335,7 +351,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 				prog.Bytes += w
 				continue
 			}
-			chunks, err := in.Chunker.Chunk(ctx, sd.ID, sd.Text)
+			chunks, err := chunkText(ctx, in.Chunker, sd.ID, sd.Text)
 			if err != nil {
 				return in.finish(&rep, start, commit, fmt.Errorf("%s: %w", f.Path, err))
 			}
@@ -372,6 +388,10 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 	if err := commit(true); err != nil {
 		return in.finish(&rep, start, nil, err)
 	}
+	// a document that left one file for another read in this run is not
+	// stale: it was stored again under its new file (and when its new file
+	// came first, removing it here would delete the new copy)
+	stale = slices.DeleteFunc(stale, func(id string) bool { _, read := inRun[id]; return read })
 	if len(stale) > 0 {
 		n, err := in.Store.Remove(ctx, stale)
 		if err != nil {
@@ -398,6 +418,25 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 	report()
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// chunkText chunks a document's text, leaving a leading byte-order mark
+// out of every chunk while offsets still count it: they point into the
+// text as stored, which for a file is the file as on disk.
+func chunkText(ctx context.Context, c chunk.Chunker, id, text string) ([]chunk.Chunk, error) {
+	const bom = "\ufeff"
+	body, ok := strings.CutPrefix(text, bom)
+	chunks, err := c.Chunk(ctx, id, body)
+	if err != nil || !ok {
+		return chunks, err
+	}
+	for i := range chunks {
+		chunks[i].Start += len(bom)
+		chunks[i].End += len(bom)
+		chunks[i].CharStart++
+		chunks[i].CharEnd++
+	}
+	return chunks, nil
 }
 
 type chunkRef struct {
@@ -457,7 +496,7 @@ func fileProblem(f SourceFile, raw []byte) string {
 
 // removeGone removes the stored documents read from files under paths that
 // no longer exist, except ids read again this run (from another file).
-func (in *Ingester) removeGone(ctx context.Context, paths []string, files []SourceFile, existing []DocInfo, inRun map[string]bool) (int, error) {
+func (in *Ingester) removeGone(ctx context.Context, paths []string, files []SourceFile, existing []DocInfo, inRun map[string]string) (int, error) {
 	var roots []string
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
@@ -472,7 +511,7 @@ func (in *Ingester) removeGone(ctx context.Context, paths []string, files []Sour
 	}
 	var gone []string
 	for _, d := range existing {
-		if d.Source == "" || found[d.Source] || inRun[d.ID] || !under(d.Source, roots) {
+		if _, read := inRun[d.ID]; d.Source == "" || found[d.Source] || read || !under(d.Source, roots) {
 			continue
 		}
 		if _, err := os.Lstat(d.Source); errors.Is(err, fs.ErrNotExist) {

@@ -84,8 +84,10 @@ wind deposits sand.</p><script>var x = "hidden";</script><ul><li>Sahara</li><li>
 	if !strings.HasPrefix(hits[0].Text, "Deserts\n\nSand dunes\n\nDunes form where wind deposits sand.\n\nSahara\nGobi") {
 		t.Fatalf("html text %q", hits[0].Text)
 	}
-	if h := search(t, s, "glaciers", 1)[0]; h.Text != "Plain text about glaciers.\nThey move slowly." {
-		t.Fatalf("text cleaning: %q", h.Text)
+	// a text file's chunks are its bytes (offsets into the file), without
+	// the byte-order mark; TestIngestOffsetsPointIntoFile checks the rest
+	if h := search(t, s, "glaciers", 1)[0]; h.Text != "Plain text about glaciers.\r\nThey move slowly." || h.Start != 3 {
+		t.Fatalf("text file chunk [%d, %d): %q", h.Start, h.End, h.Text)
 	}
 	// explicit unsupported file
 	if _, err := in.Add(ctx, []string{"skip/image.png"}); !errors.Is(err, ctxsel.ErrInvalidInput) {
@@ -333,4 +335,92 @@ func countDocs(dir string) int {
 		return 0
 	}
 	return st.Docs
+}
+
+// TestIngestMovedRecord: a record whose id moves to another file, read in
+// the same run as the file it left, stays in the index with its new
+// file's content, whichever file is read first; the stale-removal pass of
+// the file it left must not delete it.
+func TestIngestMovedRecord(t *testing.T) {
+	for _, tc := range []struct{ name, from, to, text string }{
+		{"left-file-first", "a.jsonl", "b.jsonl", "Record x about lighthouses, moved and edited."},
+		{"new-file-first", "b.jsonl", "a.jsonl", "Record x about lighthouses, moved and edited."},
+		{"unchanged-text", "a.jsonl", "b.jsonl", "Record x about lighthouses."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			line := func(id, text string) string { return fmt.Sprintf("{\"id\":%q,\"text\":%q}\n", id, text) }
+			writeFiles(t, root, map[string]string{
+				tc.from: line("x", "Record x about lighthouses.") + line("y", "Record y about harbours."),
+				tc.to:   line("z", "Record z about ferries."),
+			})
+			s, _ := index.OpenDir(filepath.Join(t.TempDir(), "idx"), index.DirOptions{Create: true})
+			in := newIngester(t, s, nil)
+			if rep, err := in.Add(ctx, []string{root}); err != nil || rep.Added != 3 {
+				t.Fatalf("first add: %+v %v", rep, err)
+			}
+			// x moves; the file it left changes too
+			writeFiles(t, root, map[string]string{
+				tc.from: line("y", "Record y about harbours."),
+				tc.to:   line("z", "Record z about ferries.") + line("x", tc.text),
+			})
+			rep, err := in.Add(ctx, []string{root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(listIDs(t, s), ","); got != "x,y,z" {
+				t.Fatalf("after the move the index holds %s, want x,y,z (report %+v)", got, rep)
+			}
+			if rep.Removed != 0 {
+				t.Errorf("report says %d removed", rep.Removed)
+			}
+			list, _ := s.List(ctx)
+			for _, d := range list {
+				if d.ID == "x" && d.Source != filepath.Join(root, tc.to) {
+					t.Errorf("x's source %s, want %s", d.Source, filepath.Join(root, tc.to))
+				}
+			}
+			if h := search(t, s, tc.text, 1)[0]; h.Doc != "x" || h.Text != tc.text {
+				t.Errorf("x is %q (%s), want %q", h.Text, h.Doc, tc.text)
+			}
+			// and again: nothing embedded, nothing lost
+			rep, err = in.Add(ctx, []string{root})
+			if err != nil || rep.Added+rep.Replaced != 0 || rep.Removed != 0 || strings.Join(listIDs(t, s), ",") != "x,y,z" {
+				t.Fatalf("re-add: %+v %v, ids %v", rep, err, listIDs(t, s))
+			}
+		})
+	}
+}
+
+// TestIngestDuplicateIDAcrossFiles: one id in two files read in one run
+// keeps the first file's document and names the other as a problem; it
+// neither fails the batch (which held everything else too) nor lets the
+// second copy overwrite the first when they land in different commits.
+func TestIngestDuplicateIDAcrossFiles(t *testing.T) {
+	for _, commitChunks := range []int{1, 1000} {
+		t.Run(fmt.Sprint("commit=", commitChunks), func(t *testing.T) {
+			root := t.TempDir()
+			writeFiles(t, root, map[string]string{
+				"a.jsonl": `{"id":"x","text":"Copy in a about lighthouses."}` + "\n" + `{"id":"y","text":"Record y about harbours."}` + "\n",
+				"b.jsonl": `{"id":"z","text":"Record z about ferries."}` + "\n" + `{"id":"x","text":"Copy in b about lighthouses."}` + "\n",
+			})
+			t.Chdir(root)
+			s, _ := index.OpenDir(filepath.Join(t.TempDir(), "idx"), index.DirOptions{Create: true})
+			in := newIngester(t, s, nil)
+			in.CommitChunks = commitChunks
+			rep, err := in.Add(ctx, []string{"."})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(listIDs(t, s), ","); got != "x,y,z" {
+				t.Fatalf("index holds %s, want x,y,z", got)
+			}
+			if len(rep.Problems) != 1 || rep.Problems[0].Path != "b.jsonl" || !strings.Contains(rep.Problems[0].Reason, `"x"`) || !strings.Contains(rep.Problems[0].Reason, "a.jsonl") {
+				t.Fatalf("problems %+v", rep.Problems)
+			}
+			if h := search(t, s, "lighthouses", 1)[0]; h.Doc != "x" || h.Text != "Copy in a about lighthouses." {
+				t.Fatalf("x is %q", h.Text)
+			}
+		})
+	}
 }

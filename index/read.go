@@ -146,8 +146,14 @@ var ErrNoDocuments = errors.New("no documents in file")
 // LaRA (Alibaba-NLP/LaRA, datasets/): its documents are the .txt files under
 // datasets/{32k,128k}/{book,financial,paper}; its query files
 // (datasets/query/*.jsonl: "question", "answer", "file") hold no document
-// text and give ErrNoDocuments. Text is cleaned to valid UTF-8 with "\n" line
-// ends and no byte-order mark.
+// text and give ErrNoDocuments.
+//
+// The text of a .txt or .md document is the file's bytes, unchanged (a
+// byte-order mark and "\r\n" line ends included), so that chunk offsets
+// point into the file as it is on disk; such a file must be UTF-8. A .jsonl
+// document's text is its decoded "text" string, unchanged. An HTML
+// document's text is the extracted visible text, cleaned by CleanText:
+// offsets point into that text, not into the markup.
 func ReadFile(f SourceFile) ([]SourceDoc, error) {
 	raw, err := os.ReadFile(f.Path)
 	if err != nil {
@@ -178,11 +184,17 @@ func parse(f SourceFile, raw []byte) ([]SourceDoc, error) {
 		}
 		return []SourceDoc{{ID: f.ID, Text: CleanText(text)}}, nil
 	}
-	return []SourceDoc{{ID: f.ID, Text: CleanText(string(raw))}}, nil
+	if !utf8.Valid(raw) {
+		// replacing bad bytes would move every later offset
+		return nil, fmt.Errorf("%w: %s: %s", errInput, f.Path, textProblem(raw, true))
+	}
+	return []SourceDoc{{ID: f.ID, Text: string(raw)}}, nil
 }
 
-// CleanText makes text safe to chunk and cite: valid UTF-8 (bad bytes
-// become U+FFFD), "\n" line ends, no byte-order mark.
+// CleanText makes text safe to chunk and embed: valid UTF-8 (bad bytes
+// become U+FFFD), "\n" line ends, no leading byte-order mark. It is what
+// the embedder sees of every chunk; stored texts of files keep their bytes
+// (see ReadFile).
 func CleanText(s string) string {
 	s = strings.TrimPrefix(s, "\ufeff")
 	if !utf8.ValidString(s) {
@@ -226,7 +238,7 @@ func parseJSONL(f SourceFile, data []byte) ([]SourceDoc, error) {
 				return fmt.Errorf("%w: %s line %d: document id %q already on line %d", errInput, f.Path, line, id, prev)
 			}
 			seen[id] = line
-			docs = append(docs, SourceDoc{ID: id, Text: CleanText(text)})
+			docs = append(docs, SourceDoc{ID: id, Text: text})
 			return nil
 		}
 		switch {

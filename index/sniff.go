@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// Text files are indexed byte for byte: a chunk's offsets point into the
-// file as it is on disk. That only holds for UTF-8, so other bytes are not
+// Text files (.txt, .md) are indexed byte for byte: a chunk's offsets point
+// into the file as it is on disk. That only holds for UTF-8, so other bytes are not
 // guessed at: binary files (NUL bytes, mostly invalid UTF-8) and text in
 // another charset (Latin-1, Windows-1252, UTF-16) are skipped with a note
 // saying how to convert them, instead of being indexed as U+FFFD soup with
