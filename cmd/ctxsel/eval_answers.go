@@ -142,8 +142,9 @@ func (f *answerFlags) setup(stderr io.Writer) (a *eval.Answering, window int, er
 		Reader: reader, Template: tmpl, Judge: judge, Reserve: *f.reserve, MaxFailures: *f.maxFailures,
 		Workers: 2 * f.llm.concurrency,
 		Progress: func(p eval.AnswerProgress) {
-			bar.UpdateNote(p.Done, p.Total, fmt.Sprintf("%d calls (%d cached), %d failed, %s tokens", p.Calls, p.Cached, p.Failures,
+			bar.Note(fmt.Sprintf("%d calls (%d cached), %d failed, %s tokens", p.Calls, p.Cached, p.Failures,
 				humanCount(p.InputTokens+p.OutputTokens)))
+			bar.Update(p.Done, p.Total)
 		},
 		OnQuestion: func(qa eval.QuestionAnswer) {
 			f.mu.Lock()

@@ -44,12 +44,9 @@ func (b *Bar) Note(s string) {
 	b.mu.Unlock()
 }
 
-// Update redraws the bar (at most ten times a second, and always at the end).
-func (b *Bar) Update(done, total int) { b.UpdateNote(done, total, "") }
-
-// UpdateNote is Update with a note after the ETA (calls and tokens spent,
-// say).
-func (b *Bar) UpdateNote(done, total int, note string) {
+// Update redraws the bar (at most ten times a second, and always at the end),
+// with the note set by Note after the ETA.
+func (b *Bar) Update(done, total int) {
 	if b == nil || b.w == nil || total <= 0 {
 		return
 	}
@@ -67,9 +64,7 @@ func (b *Bar) UpdateNote(done, total int, note string) {
 	if done > 0 {
 		eta = (time.Duration(float64(elapsed) * float64(total-done) / float64(done))).Round(time.Second).String()
 	}
-	if note == "" {
-		note = b.note // set by Note
-	}
+	note := b.note
 	if note != "" {
 		note = " · " + note
 	}
