@@ -179,7 +179,11 @@ Example:
 	case "use-lite":
 		cfg.Retriever = eval.NewEmbedScorer("use-lite", dense)
 	case "hybrid":
-		cfg.Retriever = estimateHybrid{dense: eval.NewEmbedScorer("use-lite", dense), lexical: eval.NewBM25()}
+		h, err := eval.NewHybrid(eval.NewEmbedScorer("use-lite", dense), fusion.ZScore, 0.5)
+		if err != nil {
+			return err
+		}
+		cfg.Retriever = h
 	}
 	if *utility == "use-lite" {
 		cfg.Utility = lengthest.Embedding{Label: "use-lite", Embedder: dense}
@@ -205,24 +209,6 @@ Example:
 		}
 	}
 	return lengthest.WriteTable(stdout, rep)
-}
-
-// estimateHybrid fuses the embedded model's and BM25's document scores by
-// z-score with equal weights.
-type estimateHybrid struct{ dense, lexical eval.Scorer }
-
-func (estimateHybrid) Name() string { return "hybrid" }
-
-func (h estimateHybrid) Score(ctx context.Context, query string, docs []string) ([]float64, error) {
-	d, err := h.dense.Score(ctx, query, docs)
-	if err != nil {
-		return nil, err
-	}
-	l, err := h.lexical.Score(ctx, query, docs)
-	if err != nil {
-		return nil, err
-	}
-	return fusion.Fuse(fusion.ZScore, 0.5, d, l)
 }
 
 // phaseProgress draws one bar per phase with the tokens spent, and on a
