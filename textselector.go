@@ -40,6 +40,25 @@ type TextSelector interface {
 	SelectTexts(ctx context.Context, q TextQuery) (Selection, error)
 }
 
+// SelectorUsage is what a TextSelector's own model calls cost, apart from
+// any reader's.
+type SelectorUsage struct {
+	// Calls is how many model calls were made, a failed call included.
+	Calls                          int
+	PromptTokens, CompletionTokens int
+	// Invalid says why the model's output was unusable and a fallback
+	// selected instead; "" when it was used.
+	Invalid string
+}
+
+// MeteredSelector is a TextSelector that also reports its own model usage
+// (an LLM picker), so that eval and ask can report it apart from the
+// reader's.
+type MeteredSelector interface {
+	TextSelector
+	SelectMetered(ctx context.Context, q TextQuery) (Selection, SelectorUsage, error)
+}
+
 // StrategyTexts lets a pure Strategy serve where a TextSelector is
 // expected: it ignores the question and the texts and selects as Select.
 func StrategyTexts(s Strategy) TextSelector { return strategyTexts{s} }

@@ -21,7 +21,6 @@ import (
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
-	"github.com/ctxsel/ctxsel/picker"
 	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -111,8 +110,9 @@ type Answer struct {
 	// Route is what Self-Route did (strategy selfroute:k=N); Passages,
 	// Selection, Prompt and Reply are then its final step's.
 	Route *Route `json:"route,omitempty"`
-	// Pick is what the LLM picker's own call did, when Options.Selector is
-	// a *picker.Picker: its tokens, apart from the reader's in Reply.
+	// Pick is what the selector's own model call did, when Options.Selector
+	// is a ctxsel.MeteredSelector (the LLM picker): its tokens, apart from
+	// the reader's in Reply.
 	Pick    *Pick   `json:"pick,omitempty"`
 	Timings Timings `json:"timings"`
 }
@@ -247,15 +247,11 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 			texts[i] = h.Text
 		}
 		tq := ctxsel.TextQuery{Question: question, Curve: curve, Texts: texts, Order: opts.Order}
-		if p, ok := opts.Selector.(*picker.Picker); ok {
-			// The picker's call is reported on its own, as eval does.
-			var r picker.Result
-			if r, err = p.Pick(ctx, tq); err == nil {
-				sel = r.Selection
-				a.Pick = &Pick{PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Valid: r.Valid, Invalid: r.Invalid}
-				if r.Offered > 0 {
-					a.Pick.Calls = 1
-				}
+		if m, ok := opts.Selector.(ctxsel.MeteredSelector); ok {
+			// The selector's own call is reported on its own, as eval does.
+			var u ctxsel.SelectorUsage
+			if sel, u, err = m.SelectMetered(ctx, tq); err == nil {
+				a.Pick = &Pick{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Valid: u.Invalid == "", Invalid: u.Invalid}
 			}
 		} else {
 			sel, err = opts.Selector.SelectTexts(ctx, tq)

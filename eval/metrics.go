@@ -85,7 +85,7 @@ type questionStats struct {
 type selStats struct {
 	k, gold, tokens int
 	sel, alt        ctxsel.Selection
-	call            *callStats // a MeteredSelector's own usage
+	call            *callStats // a ctxsel.MeteredSelector's own usage
 }
 
 func (s *selStats) setSelection(sel ctxsel.Selection, goldOf []bool) {

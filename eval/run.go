@@ -38,7 +38,7 @@ type Options struct {
 	// TextSelectors are measured after Strategies, one report row each
 	// (named by Name()): selectors that read the question and the passages'
 	// texts and may call a model (an LLM picker). Their selections are cut
-	// to Window and answered like any other; a MeteredSelector's row also
+	// to Window and answered like any other; a ctxsel.MeteredSelector's row also
 	// reports its own calls (Result.Selector).
 	TextSelectors []ctxsel.TextSelector
 	// Baselines are single scorers (dense, BM25) whose top-k/budget

@@ -7,25 +7,9 @@ import (
 	"github.com/ctxsel/ctxsel"
 )
 
-// MeteredSelector is a TextSelector that also reports what its own model
-// call cost (an LLM picker). Its report row then carries SelectorCalls: the
-// selector's tokens, apart from any reader's, and its invalid-output rate.
-type MeteredSelector interface {
-	ctxsel.TextSelector
-	SelectMetered(ctx context.Context, q ctxsel.TextQuery) (TextOutcome, error)
-}
-
-// TextOutcome is one selection with the selector's own model usage.
-type TextOutcome struct {
-	Selection                      ctxsel.Selection
-	PromptTokens, CompletionTokens int
-	// Invalid is set when the model's output was unusable and a fallback
-	// selected.
-	Invalid bool
-}
-
-// SelectorCalls is the model usage of a selector that reads texts: its own
-// call's tokens (not the reader's) and how often its output was invalid.
+// SelectorCalls is the model usage of a ctxsel.MeteredSelector (an LLM
+// picker), on its row of the report: its own call's tokens (not the
+// reader's) and how often its output was invalid.
 type SelectorCalls struct {
 	MeanPromptTokens     float64 `json:"mean_prompt_tokens"`
 	MeanCompletionTokens float64 `json:"mean_completion_tokens"`
@@ -33,7 +17,7 @@ type SelectorCalls struct {
 	InvalidRate float64 `json:"invalid_rate"`
 }
 
-// callStats is one question's usage by one MeteredSelector.
+// callStats is one question's usage by one ctxsel.MeteredSelector.
 type callStats struct {
 	prompt, completion int
 	invalid            bool
@@ -73,12 +57,12 @@ func selectTextsOne(ctx context.Context, r Record, q QuestionCurve, st *question
 		tq := ctxsel.TextQuery{Question: r.Question, Curve: curve, Texts: texts, Order: ctxsel.RankOrder}
 		var sel ctxsel.Selection
 		var call *callStats
-		if m, ok := slots[i].text.(MeteredSelector); ok {
-			out, err := m.SelectMetered(ctx, tq)
-			if err != nil {
+		if m, ok := slots[i].text.(ctxsel.MeteredSelector); ok {
+			var use ctxsel.SelectorUsage
+			if sel, use, err = m.SelectMetered(ctx, tq); err != nil {
 				return fmt.Errorf("%s: %w", slots[i].name, err)
 			}
-			sel, call = out.Selection, &callStats{prompt: out.PromptTokens, completion: out.CompletionTokens, invalid: out.Invalid}
+			call = &callStats{prompt: use.PromptTokens, completion: use.CompletionTokens, invalid: use.Invalid != ""}
 		} else if sel, err = slots[i].text.SelectTexts(ctx, tq); err != nil {
 			return fmt.Errorf("%s: %w", slots[i].name, err)
 		}

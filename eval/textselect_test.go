@@ -13,17 +13,13 @@ import (
 	"github.com/ctxsel/ctxsel/picker/pickertest"
 )
 
-// meteredPicker is a picker as a MeteredSelector, its row named by its spec.
+// meteredPicker is a picker (a ctxsel.MeteredSelector) with its row named
+// by its spec.
 type meteredPicker struct{ *picker.Picker }
 
 func (m meteredPicker) Name() string { return m.Config().String() }
 
-func (m meteredPicker) SelectMetered(ctx context.Context, q ctxsel.TextQuery) (TextOutcome, error) {
-	r, err := m.Pick(ctx, q)
-	return TextOutcome{Selection: r.Selection, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Invalid: !r.Valid}, err
-}
-
-func pickerRun(t *testing.T, srv *llmtest.Server, spec string) MeteredSelector {
+func pickerRun(t *testing.T, srv *llmtest.Server, spec string) ctxsel.MeteredSelector {
 	t.Helper()
 	c, _, err := llm.OpenSpec(srv.OpenAISpec("p"), llm.Options{MaxRetries: -1})
 	if err != nil {

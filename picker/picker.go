@@ -72,6 +72,17 @@ func (p *Picker) SelectTexts(ctx context.Context, q ctxsel.TextQuery) (ctxsel.Se
 	return r.Selection, err
 }
 
+// SelectMetered implements ctxsel.MeteredSelector: the selection with the
+// picker call's own usage (no call when no candidate fits the budget).
+func (p *Picker) SelectMetered(ctx context.Context, q ctxsel.TextQuery) (ctxsel.Selection, ctxsel.SelectorUsage, error) {
+	r, err := p.Pick(ctx, q)
+	u := ctxsel.SelectorUsage{PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Invalid: r.Invalid}
+	if r.Offered > 0 {
+		u.Calls = 1
+	}
+	return r.Selection, u, err
+}
+
 // Offer returns the input indices of the candidates the prompt shows: the
 // best by score while their tokens fit in the budget, at most maxOffered,
 // in the configured order.

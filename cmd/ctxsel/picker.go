@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/picker"
 )
@@ -77,14 +76,9 @@ func newPicker(open func(string) (llm.Client, error), endpoint string, cfg picke
 // tokens and invalid outputs reported apart from the reader's.
 type meteredPicker struct{ *picker.Picker }
 
-var _ eval.MeteredSelector = meteredPicker{}
+var _ ctxsel.MeteredSelector = meteredPicker{}
 
 func (m meteredPicker) Name() string { return m.Config().String() }
-
-func (m meteredPicker) SelectMetered(ctx context.Context, q ctxsel.TextQuery) (eval.TextOutcome, error) {
-	r, err := m.Pick(ctx, q)
-	return eval.TextOutcome{Selection: r.Selection, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Invalid: !r.Valid}, err
-}
 
 // selectPicked is `select --strategy picker...`: the picker LLM reads the
 // candidates' texts and picks; invalid output falls back (and says so).
