@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -168,7 +167,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		dim, err = embed.CheckVectors(vecs, len(texts))
 	}
 	if err != nil {
-		s.writeEmbedFailure(w, r, embedFailure(err))
+		s.writeFailure(w, r, embedFailure(err))
 		return
 	}
 	if req.dimensions != 0 && req.dimensions != dim {
@@ -224,15 +223,4 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	b = append(b, "}}\n"...)
 	*bp = b
 	writeJSON(w, http.StatusOK, b)
-}
-
-// writeEmbedFailure writes an embedding failure; a backend's own error (502)
-// may name its address, so it is logged and the client gets the request id.
-func (s *Server) writeEmbedFailure(w http.ResponseWriter, r *http.Request, err error) {
-	if fe := (*fieldError)(nil); errors.As(err, &fe) && fe.Status == http.StatusBadGateway {
-		s.log.Warn("embedding failed", "request_id", RequestID(r.Context()), "error", err.Error())
-		writeError(w, http.StatusBadGateway, "", "embedder failed (request "+RequestID(r.Context())+")")
-		return
-	}
-	s.writeFailure(w, r, err)
 }

@@ -370,7 +370,7 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 	}
 	scores, err := s.rerankScores(r.Context(), req.query, texts, scoring)
 	if err != nil {
-		s.writeEmbedFailure(w, r, err)
+		s.writeFailure(w, r, err)
 		return
 	}
 	counter, err := s.tokenCounter()

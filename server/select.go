@@ -251,7 +251,7 @@ func (s *Server) handleSelect(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.selectRequest(r.Context(), req)
 	if err != nil {
-		s.writeEmbedFailure(w, r, err) // an embedder's own error text is logged, not sent
+		s.writeFailure(w, r, err)
 		return
 	}
 	s.metrics.selection(res.sel.K, res.sel.Tokens)
@@ -484,7 +484,7 @@ func (s *Server) textScores(ctx context.Context, req *selectRequest) error {
 	}
 	for i, v := range vecs {
 		if len(v) != len(q) {
-			return &fieldError{Status: http.StatusBadGateway, Msg: fmt.Sprintf("embedder: passage vector dimension %d, query %d", len(v), len(q))}
+			return &backendError{fmt.Errorf("passage vector dimension %d, query %d", len(v), len(q))}
 		}
 		score, ok := cosine(q, f64(v))
 		if !ok {
@@ -502,8 +502,16 @@ func embedFailure(err error) error {
 	case errors.Is(err, ctxsel.ErrInvalidInput):
 		return badField("candidates", "embedder: %v", err)
 	}
-	return &fieldError{Status: http.StatusBadGateway, Field: "", Msg: fmt.Sprintf("embedder failed: %v", err)}
+	return &backendError{err}
 }
+
+// backendError is the embedder's own failure, which the client cannot fix:
+// its text may name the backend's address, so writeFailure logs it and
+// answers 502 with the request id.
+type backendError struct{ err error }
+
+func (e *backendError) Error() string { return "embedder failed: " + e.err.Error() }
+func (e *backendError) Unwrap() error { return e.err }
 
 func f64(v []float32) []float64 {
 	out := make([]float64, len(v))

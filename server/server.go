@@ -402,11 +402,16 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 }
 
 // writeFailure turns an error into the right response: a fieldError (or any
-// ctxsel.ErrInvalidInput) is the caller's to fix, a timeout is 504, and
-// anything else is 500 with the details kept in the log.
+// ctxsel.ErrInvalidInput) is the caller's to fix, a backend's failure is 502
+// and a timeout 504, and anything else is 500; backend and internal
+// details stay in the log.
 func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error) {
 	var fe *fieldError
+	var be *backendError
 	switch {
+	case errors.As(err, &be):
+		s.log.Warn("embedding failed", "request_id", RequestID(r.Context()), "error", err.Error())
+		writeError(w, http.StatusBadGateway, "", "embedder failed (request "+RequestID(r.Context())+")")
 	case errors.As(err, &fe):
 		status := fe.Status
 		if status == 0 {
