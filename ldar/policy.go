@@ -228,20 +228,7 @@ func (p *Policy) PredictChannels(scores []float64, tokens []int, chans [][]float
 	if len(scores) == 0 || (tokens != nil && len(tokens) != len(scores)) {
 		return Prediction{}, fmt.Errorf("%d scores, %d token counts", len(scores), len(tokens))
 	}
-	mean, std := curveStats(scores)
-	order := rankOrder(scores)
-	m := min(len(scores), p.model.Cfg.window(len(scores))+1)
-	top := make([]float64, m)
-	var tt []int
-	if tokens != nil {
-		tt = make([]int, m)
-	}
-	for r := range m {
-		top[r] = scores[order[r]]
-		if tokens != nil {
-			tt[r] = tokens[order[r]]
-		}
-	}
+	top, tt, mean, std, order := p.ranked(scores, tokens)
 	return p.predict(top, tt, len(scores), mean, std, order, chans), nil
 }
 
@@ -259,11 +246,18 @@ func (p *Policy) Predict(scores []float64, tokens []int) Prediction {
 	if len(scores) == 0 || (tokens != nil && len(tokens) != len(scores)) {
 		return Prediction{}
 	}
-	mean, std := curveStats(scores)
-	order := rankOrder(scores)
+	top, tt, mean, std, _ := p.ranked(scores, tokens)
+	return p.PredictTop(top, tt, len(scores), mean, std)
+}
+
+// ranked is what the policy reads of a curve in any order: the scores and
+// token counts (nil when unknown) of its window's best ranks, the curve's
+// mean and std, and the input indices by rank.
+func (p *Policy) ranked(scores []float64, tokens []int) (top []float64, tt []int, mean, std float64, order []int) {
+	mean, std = curveStats(scores)
+	order = rankOrder(scores)
 	m := min(len(scores), p.model.Cfg.window(len(scores))+1)
-	top := make([]float64, m)
-	var tt []int
+	top = make([]float64, m)
 	if tokens != nil {
 		tt = make([]int, m)
 	}
@@ -273,7 +267,7 @@ func (p *Policy) Predict(scores []float64, tokens []int) Prediction {
 			tt[r] = tokens[order[r]]
 		}
 	}
-	return p.PredictTop(top, tt, len(scores), mean, std)
+	return top, tt, mean, std, order
 }
 
 // rankOrder returns input indices by descending score, ties in input order
