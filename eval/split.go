@@ -1,9 +1,9 @@
 package eval
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 )
 
 // Split is one part of a data set split by question: train (fit weights),
@@ -25,16 +25,16 @@ const (
 
 // SplitOf assigns a question to a part by a seeded hash of its id alone, so
 // a question keeps its part whatever else a file holds and in whatever
-// order: u = FNV-1a 64 of (seed as 8 little-endian bytes, then the id) read
-// as a fraction of 2^64; u < 0.6 is train, u < 0.8 validation, the rest
-// test.
+// order: u = the first 8 bytes (big-endian) of SHA-256 of (seed as 8
+// little-endian bytes, then the id), read as a fraction of 2^64; u < 0.6 is
+// train, u < 0.8 validation, the rest test.
 func SplitOf(id string, seed uint64) Split {
-	h := fnv.New64a()
+	h := sha256.New()
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], seed)
 	h.Write(b[:])
 	h.Write([]byte(id))
-	u := float64(h.Sum64()>>11) / (1 << 53)
+	u := float64(binary.BigEndian.Uint64(h.Sum(nil))>>11) / (1 << 53)
 	switch {
 	case u < TrainShare:
 		return SplitTrain
