@@ -181,8 +181,9 @@ func (a *Answering) newRecord(rec Record, sel ctxsel.Selection) QuestionAnswer {
 	return qa
 }
 
-// read renders the prompt from sel's passages (in sel's order) and asks the
-// reader, adding the call to qa.
+// read renders the prompt from sel's passages (in sel's order; pruned
+// texts when sel carries Evidence) and asks the reader, adding the call to
+// qa.
 func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, tmpl llm.Template, qa *QuestionAnswer) (llm.Response, error) {
 	ps := make([]llm.Passage, len(sel.Indices))
 	for i, idx := range sel.Indices {
@@ -190,6 +191,9 @@ func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record,
 			return llm.Response{}, fmt.Errorf("record %q: selected index %d out of range", rec.ID, idx)
 		}
 		ps[i] = llm.Passage{Text: rec.Passages[idx].Text}
+		if sel.Evidence != nil { // a pruning selector sends its pruned text
+			ps[i].Text = sel.Evidence[i].Text
+		}
 	}
 	prompt, err := tmpl.Render(rec.Question, llm.FormatContext(ps))
 	if err != nil {
@@ -301,7 +305,7 @@ func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []
 				if slots[j.s].route != nil {
 					var final ctxsel.Selection
 					qa, final, err = a.route(ctx, counter, recs[j.q], st.sel, st.alt)
-					st.setSelection(final, stats[j.q].goldOf)
+					st.setSelection(final, &stats[j.q])
 				} else {
 					qa, err = a.Answer(ctx, counter, recs[j.q], st.sel)
 				}
