@@ -30,6 +30,10 @@ func NewEmbedScorer(name string, e embed.Embedder) *EmbedScorer {
 // Name implements Scorer.
 func (s *EmbedScorer) Name() string { return s.name }
 
+// Embedder is the embedder the scorer embeds with (another user of the same
+// model, e.g. a sentence selector, shares its cache).
+func (s *EmbedScorer) Embedder() embed.Embedder { return s.e }
+
 // Prepare embeds every passage not seen yet, in batches, reporting progress.
 func (s *EmbedScorer) Prepare(ctx context.Context, passages []string, progress func(done, total int)) error {
 	missing := s.missing(passages)
