@@ -197,6 +197,7 @@ func TestSplitSentences(t *testing.T) {
 		{"He moved to the U.S. in 1990 and paid $3.50 a day. Then Dr. Li came.", []string{"He moved to the U.S. in 1990 and paid $3.50 a day.", "Then Dr. Li came."}},
 		{"It opened at 9 a.m. on Monday. Ph.D. students came.", []string{"It opened at 9 a.m. on Monday.", "Ph.D. students came."}},
 		{"Pi is 3.14159. E is 2.718.", []string{"Pi is 3.14159.", "E is 2.718."}},
+		{"Andrew Jaspan, (b. 1952) is an editor. Rostker v. Goldberg was a case.", []string{"Andrew Jaspan, (b. 1952) is an editor.", "Rostker v. Goldberg was a case."}},
 		// quotes
 		{`“It rains.” He left. 'Go!' she said.`, []string{"“It rains.”", "He left.", "'Go!' she said."}},
 		// a title line, a Markdown heading and list items end at a single line break

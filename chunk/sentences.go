@@ -59,7 +59,8 @@ func (s *Sentences) Chunk(ctx context.Context, doc, text string) ([]Chunk, error
 // (CJK); at a blank line (a paragraph break); and at a single line break
 // that ends a title-like line, a Markdown heading or a list item, or that
 // starts a heading or list item. A period does not end a sentence after a
-// common abbreviation (Mr., Dr., e.g., vs.), an initial (J. R. R.), a run
+// common abbreviation (Mr., Dr., e.g., vs.), an initial (J. R. R.) or any
+// one-letter abbreviation ("(b. 1961)", "Roe v. Wade"), a run
 // of single letters with periods (U.S., a.m.), a list number at the start
 // of a line (1. 2.), or when the next word starts in lower case (as does
 // any end inside quotes: "'Go!' she said."); decimals
@@ -271,8 +272,8 @@ func abbreviation(before string) bool {
 	if word == "" {
 		return false
 	}
-	if r, w := utf8.DecodeRuneInString(word); w == len(word) && unicode.IsUpper(r) {
-		return true // an initial: "J. R. R. Tolkien"
+	if r, w := utf8.DecodeRuneInString(word); w == len(word) && unicode.IsLetter(r) {
+		return true // an initial ("J. R. R. Tolkien") or a one-letter abbreviation ("(b. 1961)", "Roe v. Wade")
 	}
 	if abbreviations[strings.ToLower(word)] {
 		return true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ctxsel/ctxsel"
 )
@@ -99,6 +100,8 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		return fmt.Errorf("header BM25: %w", err)
 	}
 	bmZ, denseZ, headerZ := zscores(bm), zscores(dense), zscores(hb)
+	bridge, bridged := bridges(ps, ss, bmZ, denseZ)
+
 	best := 0.0
 	for _, v := range bm {
 		best = max(best, v)
@@ -143,10 +146,56 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		x.x = []float64{
 			bmZ[i], rel, denseZ[i], dense[i], passZ[x.passage], gap, math.Log1p(float64(p.rank)),
 			first, math.Log1p(float64(x.index)), math.Log(float64(max(1, x.tokens-joinerTokens))), hz, nb,
+			bridge[x.passage], bridged[x.passage],
 		}
 		x.p = s.model.Prob(x.x)
 	}
 	return nil
+}
+
+// bridges finds multi-hop links: a passage whose header (a title, less a
+// trailing parenthesis: "Ed Wood (film)" → "ed wood") is named in a
+// sentence of another candidate passage. bridge is the best such mention's
+// match to the question (the mean of its bm25_z and dense_z), bridged 1
+// when there is one; both 0 otherwise.
+func bridges(ps []passage, ss []sentence, bmZ, denseZ []float64) (bridge, bridged []float64) {
+	bridge, bridged = make([]float64, len(ps)), make([]float64, len(ps))
+	var lower []string
+	for pi, p := range ps {
+		if p.units.Header == nil {
+			continue
+		}
+		key := titleKey(p.text[p.units.Header[0]:p.units.Header[1]])
+		if len([]rune(key)) < 3 {
+			continue
+		}
+		if lower == nil {
+			lower = make([]string, len(ss))
+			for i, x := range ss {
+				lower[i] = strings.ToLower(x.text)
+			}
+		}
+		best := math.Inf(-1)
+		for i, x := range ss {
+			if x.passage != pi && strings.Contains(lower[i], key) {
+				best = max(best, (bmZ[i]+denseZ[i])/2)
+			}
+		}
+		if !math.IsInf(best, -1) {
+			bridge[pi], bridged[pi] = best, 1
+		}
+	}
+	return bridge, bridged
+}
+
+// titleKey is a header as a name to look for: lower case, without Markdown
+// '#' marks or a trailing parenthesis.
+func titleKey(h string) string {
+	h = strings.TrimSpace(strings.TrimLeft(h, "# "))
+	if i := strings.LastIndex(h, " ("); i > 0 && strings.HasSuffix(h, ")") {
+		h = h[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(h))
 }
 
 // zscores standardises v (all 0 when it does not vary).

@@ -24,9 +24,12 @@ import (
 //	length            log(its tokens)
 //	header_bm25_z     BM25 of its passage's header over the candidates' headers, standardised (0 without)
 //	neighbour_bm25_z  the larger bm25_z of the sentences before and after it in its passage
+//	bridge            the best match to the question (mean of bm25_z and dense_z) of a sentence
+//	                  of another candidate passage that names its passage's header (a multi-hop link)
+//	bridged           1 when such a sentence exists
 var FeatureNames = []string{
 	"bm25_z", "bm25_rel", "dense_z", "dense", "passage_z", "passage_gap", "passage_rank",
-	"first", "position", "length", "header_bm25_z", "neighbour_bm25_z",
+	"first", "position", "length", "header_bm25_z", "neighbour_bm25_z", "bridge", "bridged",
 }
 
 // ModelVersion is the model file format this package reads and writes.

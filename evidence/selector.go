@@ -360,3 +360,41 @@ func (c composed) SelectTexts(ctx context.Context, q ctxsel.TextQuery) (ctxsel.S
 	sel.Explanation.Guards = append(slices.Clone(first.Explanation.Guards), sel.Explanation.Guards...)
 	return sel, nil
 }
+
+// SentenceFeatures is one candidate sentence as the model sees it: where it
+// is and its features (FeatureNames order). For fitting a Model.
+type SentenceFeatures struct {
+	// Passage is the passage's input index (into TextQuery.Texts).
+	Passage int
+	// Span is the sentence's byte offsets into that passage.
+	Span     [2]int
+	Tokens   int
+	Features []float64
+	// P is the selector's model's probability for it.
+	P float64
+}
+
+// Features returns the features of the sentences of the selector's
+// candidate passages (the best Passages of the curve), passage by passage
+// in rank order, sentences in document order.
+func (s *Selector) Features(ctx context.Context, q ctxsel.TextQuery) ([]SentenceFeatures, error) {
+	if err := s.check(ctx, q); err != nil {
+		return nil, err
+	}
+	set := q.Curve.Top(min(s.passes, q.Curve.Len()))
+	ps, ss, err := s.candidates(q, set, !s.opt.NoHeader)
+	if err != nil {
+		return nil, err
+	}
+	if len(ss) == 0 {
+		return nil, nil
+	}
+	if err := s.features(ctx, q, ps, ss); err != nil {
+		return nil, fmt.Errorf("evidence: %w", err)
+	}
+	out := make([]SentenceFeatures, len(ss))
+	for i, x := range ss {
+		out[i] = SentenceFeatures{Passage: ps[x.passage].input, Span: x.span, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p}
+	}
+	return out, nil
+}

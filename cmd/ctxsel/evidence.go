@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/evidence"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -47,7 +46,10 @@ func newEvidenceSelectors(specs []string, scorers *scorerSet, counter token.Coun
 	if len(specs) == 0 {
 		return nil, nil
 	}
-	base := evidence.Options{Counter: counter}
+	base, err := evidenceBase(scorers, counter)
+	if err != nil {
+		return nil, err
+	}
 	if modelPath != "" {
 		b, err := os.ReadFile(modelPath)
 		if err != nil {
@@ -57,15 +59,6 @@ func newEvidenceSelectors(specs []string, scorers *scorerSet, counter token.Coun
 			return nil, fmt.Errorf("--evidence-model %s: %w", modelPath, err)
 		}
 	}
-	dense, err := scorers.get(defaultDense)
-	if err != nil {
-		return nil, err
-	}
-	es, ok := dense.(*eval.EmbedScorer)
-	if !ok {
-		return nil, fmt.Errorf("evidence: the %s scorer has no embedder", defaultDense)
-	}
-	base.Embedder = es.Embedder()
 	var out []ctxsel.TextSelector
 	for _, sp := range specs {
 		s, err := evidence.Parse(sp, base)
