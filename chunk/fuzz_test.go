@@ -84,7 +84,9 @@ func FuzzSplitSentences(f *testing.F) {
 	})
 }
 
-func isSpaceByte(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f' }
+func isSpaceByte(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
+}
 
 // inSpaceRune reports that byte i belongs to a multi-byte white-space rune
 // (U+00A0, U+2028, …), which the splitter may also leave out.
