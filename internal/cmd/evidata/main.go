@@ -8,6 +8,12 @@
 //	go run ./internal/cmd/evidata hotpotqa --in hotpot.json --out data/evidence/x.jsonl.gz [--exclude FILE] [--limit N]
 //	go run ./internal/cmd/evidata squad    --in dev.json    --out data/evidence/y.jsonl.gz [--per-paragraph 2] [--limit N]
 //	go run ./internal/cmd/evidata merge OUT.jsonl.gz IN.jsonl.gz...
+//	go run ./internal/cmd/evidata regroup --tokens 600 --in X.jsonl.gz --out Y.jsonl.gz
+//
+// regroup emulates an index's long chunks: each question's passages, in a
+// seeded shuffled order, are joined ("\n\n") into chunks of at most --tokens
+// tokens (cl100k_base; a longer passage stays alone), gold spans shifted
+// with them.
 //
 // hotpotqa reads HotpotQA's distractor format (a JSON array, or one record a
 // line) in any of three shapes seen in public copies: context and
@@ -30,19 +36,23 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/token"
 )
 
 func main() {
@@ -59,6 +69,9 @@ func run(args []string, stdout io.Writer) error {
 	kind := args[0]
 	if kind == "merge" {
 		return merge(args[1:], stdout)
+	}
+	if kind == "regroup" {
+		return regroup(args[1:], stdout)
 	}
 	fs := flag.NewFlagSet("evidata "+kind, flag.ContinueOnError)
 	in := fs.String("in", "", "raw source file")
@@ -143,6 +156,65 @@ func merge(args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %d questions\n", args[0], len(all))
+	return nil
+}
+
+func regroup(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("evidata regroup", flag.ContinueOnError)
+	in := fs.String("in", "", "common-format file")
+	out := fs.String("out", "", "output .jsonl.gz")
+	size := fs.Int("tokens", 600, "chunk size in tokens")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	recs, err := eval.LoadFile(*in)
+	if err != nil {
+		return err
+	}
+	tok, err := token.New("")
+	if err != nil {
+		return err
+	}
+	n := 0
+	for ri, r := range recs {
+		ps := slices.Clone(r.Passages)
+		sum := sha256.Sum256([]byte(r.ID))
+		rng := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:8]), 1))
+		rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
+		var chunks []eval.Passage
+		cur, curTok := eval.Passage{}, 0
+		flush := func() {
+			if cur.Text != "" {
+				cur.ID = fmt.Sprintf("c%d", len(chunks))
+				chunks = append(chunks, cur)
+			}
+			cur, curTok = eval.Passage{}, 0
+		}
+		for _, p := range ps {
+			t := tok.Count(p.Text)
+			if cur.Text != "" && curTok+t > *size {
+				flush()
+			}
+			off := 0
+			if cur.Text != "" {
+				cur.Text += "\n\n"
+				off = len(cur.Text)
+			}
+			cur.Text += p.Text
+			curTok = tok.Count(cur.Text)
+			cur.Gold = cur.Gold || p.Gold
+			for _, g := range p.GoldSpans {
+				cur.GoldSpans = append(cur.GoldSpans, [2]int{g[0] + off, g[1] + off})
+			}
+		}
+		flush()
+		recs[ri].Passages = chunks
+		n += len(chunks)
+	}
+	if err := write(*out, recs); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %d questions, %.1f chunks of at most %d tokens each\n", *out, len(recs), float64(n)/float64(len(recs)), *size)
 	return nil
 }
 
