@@ -12,14 +12,6 @@ import (
 // The two request shapes, /v1/select and /v1/ask, read with the decoder of
 // decode.go.
 
-// limits are the per-request bounds the decoder enforces as it reads, so an
-// over-long request fails at the first offending element.
-type limits struct {
-	maxCandidates int
-	maxText       int
-	maxDim        int
-}
-
 // Presence bits of a candidate's optional fields.
 const (
 	hasScore = 1 << iota

@@ -23,10 +23,6 @@ import (
 // defaultStrategy is used when a request names none, as the CLI does.
 const defaultStrategy = "adaptivek"
 
-func (s *Server) limits() limits {
-	return limits{maxCandidates: s.cfg.MaxCandidates, maxText: s.cfg.MaxTextBytes, maxDim: s.cfg.MaxVectorDim}
-}
-
 // readBody reads a JSON request body of at most Config.MaxBodyBytes. A
 // declared length over the limit is refused before a byte of the body is
 // read; an undeclared (chunked) one is cut off at the limit. Every buffer it
