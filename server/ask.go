@@ -3,7 +3,6 @@ package server
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -108,19 +107,15 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotImplemented, "", "ask is not available: this server has no index configured; POST candidates to /v1/select instead")
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout.D())
-	defer cancel()
 	// A copy of the query: it is a slice of the request body, which an
 	// Asker that caches queries would otherwise pin.
-	resp, err := s.asker.Ask(ctx, AskRequest{Query: strings.Clone(req.query), Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: req.topN,
-		Retriever: strings.Clone(req.retriever), Selector: selector})
+	areq := AskRequest{Query: strings.Clone(req.query), Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: req.topN,
+		Retriever: strings.Clone(req.retriever), Selector: selector}
+	resp, err := within(r.Context(), func() (AskResponse, error) { return s.asker.Ask(r.Context(), areq) })
 	if err != nil {
-		if !errors.Is(err, ctxsel.ErrInvalidInput) && !errors.Is(err, context.DeadlineExceeded) {
-			// The index, the embedder or the LLM behind it failed.
-			s.log.Warn("ask failed", "request_id", RequestID(r.Context()), "error", err.Error())
-			err = &fieldError{Status: http.StatusBadGateway, Msg: "ask failed: " + err.Error()}
-		}
-		s.writeFailure(w, r, err)
+		// The index, the embedder or the LLM behind it failed: logged,
+		// and named without its detail.
+		s.writeFailure(w, r, upstream("ask", err))
 		return
 	}
 	b, err := s.askResponse(resp)

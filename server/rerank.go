@@ -173,19 +173,16 @@ func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
 		d.ws()
 		switch d.peek() {
 		case '"':
-			text, err = d.str(ep)
+			text, err = d.text(ep, lim)
 		case '{':
 			start := d.pos
-			text, err = d.documentObject(ep)
+			text, err = d.documentObject(ep, lim)
 			raw = d.s[start:d.pos]
 		default:
 			err = d.typeErr(ep, "a string or an object with a \"text\"")
 		}
 		if err != nil {
 			return err
-		}
-		if len(text) > lim.maxText {
-			return &fieldError{Status: 413, Field: ep.String(), Msg: fmt.Sprintf("%d bytes, over the limit of %d", len(text), lim.maxText)}
 		}
 		r.docs = append(r.docs, text)
 		r.raw = append(r.raw, raw)
@@ -194,7 +191,7 @@ func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
 
 // documentObject reads {"text": ..., other fields} and returns the text
 // ("" when absent: rank_fields may name others).
-func (d *decoder) documentObject(p fpath) (string, error) {
+func (d *decoder) documentObject(p fpath, lim limits) (string, error) {
 	if err := d.beginObject(p); err != nil {
 		return "", err
 	}
@@ -206,7 +203,7 @@ func (d *decoder) documentObject(p fpath) (string, error) {
 		}
 		kp := fpath{name: p.name, idx: p.idx, sub: key}
 		if key == "text" {
-			if text, err = d.str(kp); err != nil {
+			if text, err = d.text(kp, lim); err != nil {
 				return "", err
 			}
 			continue

@@ -302,7 +302,10 @@ func (s *Server) wrap(name string, auth bool, h http.HandlerFunc) http.Handler {
 		id := s.requestID(r)
 		rw.Header().Set("X-Request-Id", id)
 		w := &statusWriter{ResponseWriter: rw}
-		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
+		// The request's one deadline (the bounds policy's), from here on.
+		ctx, cancel := s.limits().bound(context.WithValue(r.Context(), ctxKey{}, id))
+		defer cancel()
+		r = r.WithContext(ctx)
 		defer func() {
 			s.bodies.give(w.bodyHeld) // the body is no longer used
 			p := recover()
@@ -408,10 +411,15 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error) {
 	var fe *fieldError
 	var be *backendError
+	var ue *upstreamError
+	id := RequestID(r.Context())
 	switch {
 	case errors.As(err, &be):
-		s.log.Warn("embedding failed", "request_id", RequestID(r.Context()), "error", err.Error())
-		writeError(w, http.StatusBadGateway, "", "embedder failed (request "+RequestID(r.Context())+")")
+		s.log.Warn("embedding failed", "request_id", id, "error", err.Error())
+		writeError(w, http.StatusBadGateway, "", "embedder failed (request "+id+")")
+	case errors.As(err, &ue):
+		s.log.Warn(ue.what+" failed", "request_id", id, "error", ue.err.Error())
+		writeError(w, http.StatusBadGateway, "", ue.what+" failed: a service behind this server failed (request "+id+"; details in the server log)")
 	case errors.As(err, &fe):
 		status := fe.Status
 		if status == 0 {
@@ -420,16 +428,44 @@ func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error)
 		writeError(w, status, fe.Field, fe.Msg)
 	case errors.Is(err, ctxsel.ErrInvalidInput):
 		writeError(w, http.StatusBadRequest, "", err.Error())
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil:
+		writeError(w, http.StatusGatewayTimeout, "", "timed out after "+s.cfg.RequestTimeout.String()+" (request_timeout)")
 	case errors.Is(err, context.DeadlineExceeded):
-		writeError(w, http.StatusGatewayTimeout, "", "timed out after "+s.cfg.RequestTimeout.String())
+		// A deadline of a service behind this one (an LLM's own timeout)
+		// expired before the request's: say so, not request_timeout.
+		s.log.Warn("upstream call timed out", "request_id", id, "error", err.Error())
+		writeError(w, http.StatusGatewayTimeout, "", "a service behind this server timed out before the request's deadline (request "+id+")")
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away mid-request: nobody reads this, and it is
 		// not a server fault. 499 is nginx's "client closed request".
 		writeError(w, 499, "", "request canceled by the client")
 	default:
-		s.log.Error("request failed", "request_id", RequestID(r.Context()), "error", err.Error())
-		writeError(w, http.StatusInternalServerError, "", "internal error (request "+RequestID(r.Context())+")")
+		s.log.Error("request failed", "request_id", id, "error", err.Error())
+		writeError(w, http.StatusInternalServerError, "", "internal error (request "+id+")")
 	}
+}
+
+// upstreamError is the failure of a service behind this one (the index, an
+// embedder, an LLM) that the client cannot fix. Its text may carry what the
+// service said (an error body echoing a key or a path), its address, or a
+// damaged file's path and checksum: writeFailure logs it with the request
+// id and answers 502 naming only what failed.
+type upstreamError struct {
+	what string // "ask", "search", "picker"
+	err  error
+}
+
+func (e *upstreamError) Error() string { return e.what + " failed: " + e.err.Error() }
+func (e *upstreamError) Unwrap() error { return e.err }
+
+// upstream classifies an error of a call behind the request: the caller's
+// bad input and the deadlines pass as they are, anything else is an
+// upstreamError.
+func upstream(what string, err error) error {
+	if err == nil || errors.Is(err, ctxsel.ErrInvalidInput) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &upstreamError{what: what, err: err}
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
