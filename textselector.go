@@ -49,6 +49,11 @@ type SelectorUsage struct {
 	// Invalid says why the model's output was unusable and a fallback
 	// selected instead; "" when it was used.
 	Invalid string
+	// CallError is set when the model call itself failed (auth, network,
+	// the server), not its output: the fallback selected, but the caller's
+	// configuration or the service needs attention. Its text may quote the
+	// service's error body: log it, never show it to a remote client.
+	CallError error
 }
 
 // MeteredSelector is a TextSelector that also reports its own model usage

@@ -228,3 +228,33 @@ func checkRequest(req Request, model string) (string, error) {
 	}
 	return model, nil
 }
+
+// Failure describes a failed call in a few words that carry nothing the
+// server sent, nor its address or key: "HTTP 401 Unauthorized", "timed
+// out", "network error", "malformed reply". It is for text shown beyond the
+// operator (a remote client, an explanation); the error itself, for the
+// operator's log, may quote the server's error body.
+func Failure(err error) string {
+	var se *httpretry.StatusError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &se):
+		if t := http.StatusText(se.StatusCode); t != "" {
+			return fmt.Sprintf("HTTP %d %s", se.StatusCode, t)
+		}
+		return fmt.Sprintf("HTTP %d", se.StatusCode)
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, errMalformed):
+		return "malformed reply"
+	case errors.Is(err, ErrNoModel):
+		return "no model configured"
+	}
+	return "network error"
+}
+
+// errMalformed marks a reply that arrived but could not be read.
+var errMalformed = errors.New("malformed reply")

@@ -100,10 +100,10 @@ func (c *OpenAI) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	var r openAIResponse
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return Response{}, fmt.Errorf("llm: openai: decode response: %w", err)
+		return Response{}, fmt.Errorf("llm: openai: decode response: %w: %v", errMalformed, err)
 	}
 	if len(r.Choices) == 0 {
-		return Response{}, fmt.Errorf("llm: openai: response without choices")
+		return Response{}, fmt.Errorf("llm: openai: %w: response without choices", errMalformed)
 	}
 	return Response{
 		Content: r.Choices[0].Message.Content, Model: r.Model, FinishReason: r.Choices[0].FinishReason,

@@ -120,15 +120,11 @@ func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) e
 }
 
 // embedModelNames are the names a request may give for the server's
-// embedder: its full ModelID and its short name (up to '@' or '+', e.g.
-// "use-lite").
+// embedder: its full ModelID and its name (embed.ModelName: the relayed
+// model's own, e.g. "text-embedding-3-small", or "use-lite"), which is the
+// one responses report: a remote embedder's ModelID names its server.
 func embedModelNames(e embed.Embedder) (full, short string) {
-	full = e.ModelID()
-	short = full
-	if i := strings.IndexAny(full, "@+"); i > 0 {
-		short = full[:i]
-	}
-	return full, short
+	return e.ModelID(), embed.ModelName(e)
 }
 
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -55,14 +53,21 @@ func (s *Server) pickCandidates(ctx context.Context, req *selectRequest, cands [
 	if err != nil {
 		return selected{}, locate(cands, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout.D())
-	defer cancel()
-	sel, err := s.picker.SelectTexts(ctx, ctxsel.TextQuery{Question: strings.Clone(req.query), Curve: curve, Texts: texts, Order: order})
-	if err != nil {
-		if errors.Is(err, ctxsel.ErrInvalidInput) || errors.Is(err, context.DeadlineExceeded) {
-			return selected{}, err
+	tq := ctxsel.TextQuery{Question: strings.Clone(req.query), Curve: curve, Texts: texts, Order: order}
+	var sel ctxsel.Selection
+	if m, ok := s.picker.(ctxsel.MeteredSelector); ok {
+		var u ctxsel.SelectorUsage
+		sel, u, err = m.SelectMetered(ctx, tq)
+		if u.CallError != nil {
+			// The fallback selected; the explanation names only the kind
+			// of failure, the operator gets the rest.
+			s.log.Warn("picker call failed; the fallback selected", "request_id", RequestID(ctx), "error", u.CallError.Error())
 		}
-		return selected{}, &fieldError{Status: 502, Msg: fmt.Sprintf("picker failed: %v", err)}
+	} else {
+		sel, err = s.picker.SelectTexts(ctx, tq)
+	}
+	if err != nil {
+		return selected{}, upstream("picker", err)
 	}
 	sorted := append(req.sorted[:0], curve.Scores()...)
 	slices.Sort(sorted)

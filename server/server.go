@@ -78,9 +78,11 @@ type Server struct {
 	// bodies bounds the memory request bodies hold across requests.
 	bodies byteBudget
 
-	ready     atomic.Bool
-	idPrefix  string
-	idCounter atomic.Uint64
+	ready atomic.Bool
+	// backendDown is the last /readyz verdict of the Asker's check.
+	backendDown atomic.Bool
+	idPrefix    string
+	idCounter   atomic.Uint64
 
 	// hook, when set (by tests), runs before every handler: it is how a
 	// test forces a panic or holds a request in flight.
@@ -477,7 +479,29 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"shutting down"}`+"\n"))
 		return
 	}
+	if rc, ok := s.asker.(ReadyChecker); ok {
+		err := rc.Ready(r.Context())
+		// Logged when the state changes, not on every probe.
+		if was := s.backendDown.Swap(err != nil); err != nil && !was {
+			s.log.Error("not ready: the index failed its check", "request_id", RequestID(r.Context()), "error", err.Error())
+		} else if err == nil && was {
+			s.log.Info("ready again: the index passes its check")
+		}
+		if err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"not ready","reason":"the index failed its check: see the server log"}`+"\n"))
+			return
+		}
+	}
 	writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`+"\n"))
+}
+
+// ReadyChecker is implemented by Askers that can tell whether they are fit
+// to serve, cheaply enough for every readiness probe (an index's cheap
+// check: its manifest and every file's size, header and checksum trailer).
+// /readyz answers 503 while Ready returns an error; the error is logged,
+// never shown.
+type ReadyChecker interface {
+	Ready(ctx context.Context) error
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {

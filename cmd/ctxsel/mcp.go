@@ -56,7 +56,7 @@ Example client configuration (Claude Desktop, Cursor, ...):
 func (a indexAsker) Search(ctx context.Context, query string, topN int) ([]server.Passage, error) {
 	ans, err := ask.Ask(ctx, a.store, a.e, query, ask.Options{Strategy: "full", Candidates: topN})
 	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return nil, a.clientSafe(fmt.Errorf("search: %w", err))
 	}
 	out := make([]server.Passage, 0, len(ans.Passages))
 	for _, p := range ans.Passages {
