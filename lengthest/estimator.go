@@ -186,11 +186,16 @@ func (c *Config) answerReserve() int {
 	return int(math.Ceil(float64(c.Words) * estimatedTokensPerWd))
 }
 
+// fenceSlack is what the documents' fence may cost beyond the empty
+// prompt's count: a token may merge across each of its two boundaries with
+// the text, and a document holding a run of backticks lengthens it.
+const fenceSlack = 4
+
 // docLimit is how many document tokens fit a model's window with the
 // prompt's own text and the answer.
 func (c *Config) docLimit(m Model, ex Example) int {
 	overhead := c.Tokenizer.Count(RenderPrompt(make([]string, len(ex.Docs)), ex.Question, c.Words))
-	return c.window(m) - overhead - c.answerReserve()
+	return c.window(m) - overhead - fenceSlack - c.answerReserve()
 }
 
 // fullPrompt is a model's full-context prompt, cut to its window.
