@@ -36,6 +36,10 @@ type RunOptions struct {
 	Rewrites int
 	// Progress, when set, is told after every record.
 	Progress func(Status)
+	// Note receives a one-line notice when the checkpoint had to be cut or
+	// rebuilt (a copy of what was dropped is kept beside it); default
+	// slog.Warn.
+	Note func(msg string)
 }
 
 // Status is a run's progress.
@@ -135,7 +139,7 @@ func Run(ctx context.Context, recs []eval.Record, ro RunOptions) ([]eval.Record,
 	done := map[recordlog.Key]Provenance{}
 	var log *recordlog.Log
 	if ro.Checkpoint != "" {
-		log, err = recordlog.Open(ro.Checkpoint, checkpointID, recordlog.Options{}, func(r recordlog.Record) {
+		log, err = recordlog.Open(ro.Checkpoint, checkpointID, recordlog.Options{Note: ro.Note, Valid: json.Valid}, func(r recordlog.Record) {
 			var p Provenance
 			if json.Unmarshal(r.Payload, &p) == nil {
 				done[r.Key] = p

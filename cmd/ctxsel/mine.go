@@ -123,6 +123,7 @@ interrupted or capped run resumes where it stopped.
 		ro.Checkpoint = *ckpt
 	}
 	ro.Progress = mineProgress(stderr)
+	ro.Note = func(s string) { fmt.Fprintln(stderr, "note: checkpoint:", s) }
 	mined, sum, runErr := mine.Run(ctx, recs, ro)
 	if len(mined) > 0 || runErr == nil {
 		if err := writeFile(*out, func(w io.Writer) error {
