@@ -107,6 +107,10 @@ type Answer struct {
 	Encoding     string `json:"encoding"`
 	// Reply is the LLM's answer, when one was asked.
 	Reply *llm.Response `json:"reply,omitempty"`
+	// ReplyDefect flags a degenerate reply ("empty", or "truncated": cut
+	// off at the token limit or over the size bound; llm.Response.Defect):
+	// it is shown as it is, but it is not a whole answer.
+	ReplyDefect string `json:"reply_defect,omitempty"`
 	// Route is what Self-Route did (strategy selfroute:k=N); Passages,
 	// Selection, Prompt and Reply are then its final step's.
 	Route *Route `json:"route,omitempty"`
@@ -278,7 +282,7 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 		if err != nil {
 			return a, fmt.Errorf("ask the LLM: %w", err)
 		}
-		a.Reply = &r
+		a.Reply, a.ReplyDefect = &r, r.Defect()
 		a.Timings.LLM = time.Since(t)
 	}
 	return a, nil

@@ -97,7 +97,7 @@ func askRoute(ctx context.Context, a *Answer, curve *ctxsel.Curve, hits []index.
 		a.Route.Steps = append(a.Route.Steps, RouteStep{K: sel.K, Tokens: sel.Tokens, PromptTokens: a.PromptTokens, Reply: resp})
 		a.Route.InputTokens += resp.PromptTokens
 		a.Route.OutputTokens += resp.CompletionTokens
-		a.Reply = &resp
+		a.Reply, a.ReplyDefect = &resp, resp.Defect()
 		return resp, nil
 	})
 	a.Route.Routed = len(a.Route.Steps) > 1 || (err != nil && len(a.Route.Steps) == 1)

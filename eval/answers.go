@@ -79,6 +79,11 @@ type AnswerResult struct {
 	JudgeTokens float64 `json:"judge_tokens,omitempty"`
 	// LLMFailures counts failed reader or judge calls.
 	LLMFailures int `json:"llm_failures"`
+	// LLMTruncated and LLMEmpty count answers whose reply was degenerate
+	// (llm.Response.Defect): cut off at the token limit or over the size
+	// bound, or empty. They are answered and scored as they are.
+	LLMTruncated int `json:"llm_truncated"`
+	LLMEmpty     int `json:"llm_empty"`
 	// Routed is Self-Route's share of questions sent to the long context.
 	Routed *float64 `json:"routed,omitempty"`
 }
@@ -91,6 +96,10 @@ type AnswerTotals struct {
 	Calls    int    `json:"calls"`
 	Cached   int    `json:"cached_calls"`
 	Failures int    `json:"failures"`
+	// Truncated and Empty count degenerate reader replies (see
+	// AnswerResult.LLMTruncated).
+	Truncated int `json:"llm_truncated"`
+	Empty     int `json:"llm_empty"`
 	// InputTokens and OutputTokens cover reader and judge calls, cached
 	// ones included (what the run would cost cold).
 	InputTokens  int `json:"input_tokens"`
@@ -123,7 +132,10 @@ type QuestionAnswer struct {
 	OutputTokens int             `json:"output_tokens"`
 	Counted      bool            `json:"tokens_counted,omitempty"`
 	// Routed marks a Self-Route answer from the long context.
-	Routed bool   `json:"routed,omitempty"`
+	Routed bool `json:"routed,omitempty"`
+	// Defect flags a degenerate reply ("truncated" or "empty", see
+	// llm.Response.Defect): Prediction is what there was of it.
+	Defect string `json:"llm_defect,omitempty"`
 	Error  string `json:"error,omitempty"`
 
 	judgeTokens int
@@ -168,7 +180,7 @@ func (a *Answering) answerWith(ctx context.Context, counter token.Counter, rec R
 	if err != nil {
 		return qa, err
 	}
-	qa.Prediction = r.Content
+	qa.Prediction, qa.Defect = r.Content, r.Defect()
 	return qa, a.score(ctx, rec, &qa)
 }
 
@@ -254,7 +266,7 @@ func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record
 		qa.Calls, qa.Cached, qa.InputTokens, qa.OutputTokens, qa.Counted = calls, cached, in, out, counted
 		qa.Routed = true
 	}
-	qa.Prediction = final.Reply.Content
+	qa.Prediction, qa.Defect = final.Reply.Content, final.Reply.Defect()
 	return qa, final.Selection, a.score(ctx, rec, &qa)
 }
 
@@ -313,6 +325,12 @@ func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []
 					tot.Calls += qa.Calls - qa.Cached
 					tot.Cached += qa.Cached
 					tot.Failures += qa.failures
+					switch qa.Defect {
+					case llm.DefectTruncated:
+						tot.Truncated++
+					case llm.DefectEmpty:
+						tot.Empty++
+					}
 					tot.InputTokens += qa.InputTokens
 					tot.OutputTokens += qa.OutputTokens
 					if qa.Verdict != nil {
@@ -379,6 +397,12 @@ func aggregateAnswers(qas []*QuestionAnswer, judged, route bool) *AnswerResult {
 			continue
 		}
 		r.Answered++
+		switch qa.Defect {
+		case llm.DefectTruncated:
+			r.LLMTruncated++
+		case llm.DefectEmpty:
+			r.LLMEmpty++
+		}
 		r.SubEM += qa.SubEM
 		subem = append(subem, qa.SubEM)
 		r.EM += qa.EM

@@ -238,3 +238,48 @@ func TestTextSelectorRows(t *testing.T) {
 		}
 	}
 }
+
+// Degenerate replies are answers flagged as such: counted per strategy and
+// in total as llm_truncated / llm_empty, shown in the table, scored as they
+// are, and not failures.
+func TestAnswersCountDegenerateReplies(t *testing.T) {
+	recs := smallSet(5, true)
+	reader := llmtest.New(func(c llmtest.Call) llmtest.Reply {
+		switch {
+		case strings.Contains(c.Prompt(), "person0 "):
+			return llmtest.Reply{Content: ""}
+		case strings.Contains(c.Prompt(), "person1 "), strings.Contains(c.Prompt(), "person2 "):
+			return llmtest.Reply{Content: "tow", FinishReason: "length"}
+		}
+		return llmtest.Reply{Content: "town"}
+	})
+	defer reader.Close()
+	counter, _ := token.New("")
+	var qas []eval.QuestionAnswer
+	a := &eval.Answering{Reader: openSpec(t, reader.OpenAISpec("r")), MaxFailures: 0, Workers: 1,
+		OnQuestion: func(q eval.QuestionAnswer) { qas = append(qas, q) }}
+	rep, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0].AnswerResult
+	if r.LLMEmpty != 1 || r.LLMTruncated != 2 || r.LLMFailures != 0 || r.Answered != 5 || rep.Answers.Empty != 1 || rep.Answers.Truncated != 2 {
+		t.Fatalf("result %+v, totals %+v", r, rep.Answers)
+	}
+	flagged := 0
+	for _, q := range qas {
+		if q.Defect != "" {
+			flagged++
+		}
+	}
+	if flagged != 3 {
+		t.Fatalf("%d records flagged, want 3", flagged)
+	}
+	var buf bytes.Buffer
+	if err := eval.WriteTable(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "2 truncated") || !strings.Contains(buf.String(), "1 empty") {
+		t.Fatalf("table:\n%s", buf.String())
+	}
+}

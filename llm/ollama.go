@@ -141,9 +141,11 @@ func (c *Ollama) Chat(ctx context.Context, req Request) (Response, error) {
 	if !r.Done {
 		return Response{}, fmt.Errorf("llm: ollama: %w: incomplete response (done=false)", errMalformed)
 	}
-	return Response{Content: r.Message.Content, Model: r.Model, FinishReason: r.DoneReason,
+	resp := Response{Content: r.Message.Content, Model: r.Model, FinishReason: r.DoneReason,
 		PromptTokens: r.PromptEvalCount, CompletionTokens: r.EvalCount, TotalTokens: r.PromptEvalCount + r.EvalCount,
-		Elapsed: time.Since(start)}, nil
+		Elapsed: time.Since(start)}
+	resp.bound(c.opts.MaxReplyBytes)
+	return resp, nil
 }
 
 // ollamaError extracts {"error": "..."}.

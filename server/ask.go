@@ -51,6 +51,10 @@ type AskRequest struct {
 type AskResponse struct {
 	// Answer is the LLM's answer; empty when no LLM is configured.
 	Answer string
+	// AnswerDefect flags a degenerate reply: llm.DefectEmpty or
+	// llm.DefectTruncated (cut off at the token limit or over the size
+	// bound); "" for a whole answer or none.
+	AnswerDefect string
 	// Passages are the retrieved passages the caller should see: every
 	// candidate, or at least the selected ones, in any order.
 	Passages []Passage
@@ -167,6 +171,10 @@ func (s *Server) askResponse(resp AskResponse) ([]byte, error) {
 
 	b := []byte(`{"answer":`)
 	b = appendString(b, resp.Answer)
+	if resp.AnswerDefect != "" {
+		b = append(b, `,"answer_defect":`...)
+		b = appendString(b, resp.AnswerDefect)
+	}
 	b = appendUsage(b, resp.Usage)
 	b = append(b, ',')
 	b = s.appendSelected(b, res)

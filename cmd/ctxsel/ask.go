@@ -190,6 +190,11 @@ Examples:
 			return err
 		}
 	}
+	if llmErr == nil && a.ReplyDefect != "" {
+		// The call worked, but what came back is not an answer: the job
+		// failed, though the reply is shown for what it is.
+		llmErr = fmt.Errorf("ask: the LLM's reply was %s", defectText(a))
+	}
 	if *asJSON {
 		if err := writeJSON(stdout, a); err != nil {
 			return err
@@ -244,7 +249,21 @@ func printAnswer(w io.Writer, a ask.Answer, showPrompt bool) {
 	if r := a.Reply; r != nil {
 		fmt.Fprintf(w, "\n--- answer (%s; %d prompt + %d completion tokens, %s) ---\n%s\n", r.Model, r.PromptTokens, r.CompletionTokens,
 			r.Elapsed.Round(1e6), strings.TrimSpace(r.Content))
+		if a.ReplyDefect != "" {
+			fmt.Fprintf(w, "--- the reply was %s ---\n", defectText(a))
+		}
 	}
+}
+
+// defectText says what is wrong with a degenerate reply.
+func defectText(a ask.Answer) string {
+	switch {
+	case a.ReplyDefect == llm.DefectEmpty:
+		return "empty: no answer"
+	case a.Reply != nil && a.Reply.Oversize:
+		return "cut off: it was over the size bound of a reply (the answer above is incomplete)"
+	}
+	return "cut off at the token limit (finish_reason \"length\"): the answer above is incomplete; raise the reader's max tokens"
 }
 
 // snippet shortens text to about n characters on one line.

@@ -108,11 +108,20 @@ func selectPicked(ctx context.Context, spec, question, order, encoding, endpoint
 		return err
 	}
 	defer closeCache()
-	sel, err := p.SelectTexts(ctx, ctxsel.TextQuery{Curve: curve, Texts: texts, Order: ord, Question: question})
+	res, err := p.Pick(ctx, ctxsel.TextQuery{Curve: curve, Texts: texts, Order: ord, Question: question})
 	if err != nil {
 		return err
 	}
-	return writeSelection(stdout, sel)
+	if err := writeSelection(stdout, res.Selection); err != nil {
+		return err
+	}
+	if res.CallErr != nil {
+		// The fallback selected, but not because of what the model said:
+		// the endpoint, the key or the network needs attention, and a
+		// script must not take the fallback for the picker's answer.
+		return fmt.Errorf("select: the picker's model call failed, so its fallback selected (the selection above): %w", res.CallErr)
+	}
+	return nil
 }
 
 // openPickerFlags builds the picker a picker spec names, its LLM from

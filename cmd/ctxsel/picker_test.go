@@ -53,6 +53,18 @@ func TestSelectPicker(t *testing.T) {
 	if strings.Join(sel.IDs, "|") != "b 2|7" || sel.Explanation.Strategy != "picker" || !strings.Contains(sel.Explanation.Reason, "evidence") {
 		t.Fatalf("%s", out)
 	}
+	// A permanent failure of the call (401) is not the model's output: the
+	// fallback's selection is printed, and the command fails. Garbage from
+	// the model is the picker's business: it falls back and exits 0.
+	srv.Script(llmtest.Fault{Status: 401, Message: "bad key"})
+	code, out, errs = runCLI(t, in, "select", "--strategy", "picker:budget=100", "--question", "Who wrote it?", "--picker", srv.OpenAISpec("p"), "--llm-retries=0")
+	if code != 1 || !strings.Contains(errs, "401") || !strings.Contains(out, "fell back") {
+		t.Fatalf("401: exit %d\n%s\n%s", code, out, errs)
+	}
+	srv.SetReplier(pickertest.Garbage)
+	if code, out, errs := runCLI(t, in, "select", "--strategy", "picker:budget=100", "--question", "Who wrote it?", "--picker", srv.OpenAISpec("p")); code != 0 || !strings.Contains(out, "fell back") {
+		t.Fatalf("garbage: exit %d\n%s\n%s", code, out, errs)
+	}
 	// Without an endpoint, or without texts, it is a usage error.
 	if code, _, errs := runCLI(t, in, "select", "--strategy", "picker", "--question", "q"); code != 2 || !strings.Contains(errs, "--picker") {
 		t.Fatalf("no endpoint: %d %s", code, errs)

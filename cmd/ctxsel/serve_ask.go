@@ -74,7 +74,7 @@ func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskR
 	}
 	resp := server.AskResponse{Selection: ans.Selection, Scores: ans.Scores}
 	if ans.Reply != nil {
-		resp.Answer = ans.Reply.Content
+		resp.Answer, resp.AnswerDefect = ans.Reply.Content, ans.ReplyDefect
 		resp.Usage = &server.AskUsage{LLMCalls: 1, InputTokens: ans.Reply.PromptTokens, OutputTokens: ans.Reply.CompletionTokens}
 	}
 	if rt := ans.Route; rt != nil {
