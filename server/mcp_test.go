@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxsel/ctxsel"
 )
 
 // connectMemory connects a Go SDK client to s's MCP server over the
@@ -133,7 +135,7 @@ func TestMCPTools(t *testing.T) {
 		} `json:"strategies"`
 	}
 	callTool(t, cs, "strategies", map[string]any{}, &cat)
-	if cat.Default != defaultStrategy || len(cat.Strategies) < 5 {
+	if cat.Default != ctxsel.DefaultStrategy || len(cat.Strategies) < 5 {
 		t.Errorf("strategies: %+v", cat)
 	}
 }

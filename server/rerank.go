@@ -364,6 +364,16 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 			s.writeFailure(w, r, err)
 			return
 		}
+		if strings.TrimSpace(texts[i]) == "" {
+			// Scored as empty, it would rank as unrelated without a word
+			// of why: refuse it, naming the document.
+			msg := "no text to rank: give a non-empty string or an object with a \"text\""
+			if len(req.rankFields) > 0 {
+				msg = "no text to rank: none of rank_fields (" + strings.Join(req.rankFields, ", ") + ") holds any"
+			}
+			s.writeFailure(w, r, badField(fmt.Sprintf("documents[%d]", i), "%s", msg))
+			return
+		}
 	}
 	scores, err := s.rerankScores(r.Context(), req.query, texts, scoring)
 	if err != nil {

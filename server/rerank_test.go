@@ -298,3 +298,22 @@ func FuzzRerankRequest(f *testing.F) {
 		}
 	})
 }
+
+// A document with nothing to rank (no "text", empty, or none of its
+// rank_fields) is refused naming it, not scored as an empty text.
+func TestRerankDocumentWithoutText(t *testing.T) {
+	s := newTestServer(t, nil, Options{Embedder: fakeEmbedder{}})
+	for _, tc := range []struct{ body, field string }{
+		{`{"query":"q","documents":[{"text":"alpha"},{"title":"no text"}]}`, "documents[1]"},
+		{`{"query":"q","documents":["alpha",""]}`, "documents[1]"},
+		{`{"query":"q","documents":[{"text":"  "}]}`, "documents[0]"},
+		{`{"query":"q","rank_fields":["title"],"documents":[{"title":"t"},{"text":"only text"}]}`, "documents[1]"},
+	} {
+		for _, path := range []string{"/v1/rerank", "/v2/rerank"} {
+			rec := call(t, s, "POST", path, tc.body)
+			if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"field":"`+tc.field+`"`) {
+				t.Errorf("%s %s: %d %s", path, tc.body, rec.Code, rec.Body)
+			}
+		}
+	}
+}

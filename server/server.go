@@ -521,12 +521,15 @@ func strategiesJSON() ([]byte, error) {
 		Doc    string            `json:"doc"`
 		Params []ctxsel.ParamDef `json:"params"`
 	}
+	// default is the shipped default, /v1/ask's and ctxsel ask's;
+	// select_default is what /v1/select uses when a request names none.
 	doc := struct {
-		Default    string            `json:"default"`
-		Strategies []strategy        `json:"strategies"`
-		Caps       []ctxsel.ParamDef `json:"caps"`
-		Orders     []string          `json:"orders"`
-	}{Default: defaultStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
+		Default       string            `json:"default"`
+		SelectDefault string            `json:"select_default"`
+		Strategies    []strategy        `json:"strategies"`
+		Caps          []ctxsel.ParamDef `json:"caps"`
+		Orders        []string          `json:"orders"`
+	}{Default: ctxsel.DefaultStrategy, SelectDefault: defaultStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
 	for _, d := range ctxsel.Defs() {
 		params := d.Params
 		if params == nil {
