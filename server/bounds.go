@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ctxsel/ctxsel/embed"
 )
 
 // limits is the request-bounds policy: one set of bounds, taken from the
@@ -120,4 +122,20 @@ func within[T any](ctx context.Context, f func() (T, error)) (T, error) {
 		var zero T
 		return zero, ctx.Err()
 	}
+}
+
+// boundedEmbedder holds every embedding call of a request to its deadline
+// (within), whatever the embedder does with its context: the offline model
+// runs a long text to the end. It keeps the embedder's optional interfaces.
+type boundedEmbedder struct{ inner embed.Embedder }
+
+func (b boundedEmbedder) ModelID() string   { return b.inner.ModelID() }
+func (b boundedEmbedder) ModelName() string { return embed.ModelName(b.inner) }
+
+func (b boundedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return within(ctx, func() ([][]float32, error) { return b.inner.Embed(ctx, texts) })
+}
+
+func (b boundedEmbedder) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
+	return within(ctx, func() ([][]float32, error) { return embed.Queries(ctx, b.inner, texts) })
 }

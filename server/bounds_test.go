@@ -219,3 +219,35 @@ func TestMCPHTTPBoundsAndErrorShape(t *testing.T) {
 		t.Errorf("GET /mcp: %d %s %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}
 }
+
+// stuckEmbedder runs on past its context, as the offline model does on a
+// long text.
+type stuckEmbedder struct{ release chan struct{} }
+
+func (e stuckEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	select {
+	case <-e.release:
+	case <-time.After(20 * time.Second):
+	}
+	return fakeEmbedder{}.Embed(context.Background(), texts)
+}
+
+func (stuckEmbedder) ModelID() string { return "stuck" }
+
+// Every route that embeds ends at request_timeout even when the embedder
+// does not watch its context.
+func TestBoundsDeadlineOverEmbedder(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	s := newTestServer(t, func(c *Config) { c.RequestTimeout = Duration(100 * time.Millisecond) }, Options{Embedder: stuckEmbedder{release}})
+	for path, body := range map[string]string{
+		"/v1/select":     `{"query":"q","candidates":[{"id":"a","text":"x"}]}`,
+		"/v1/rerank":     `{"query":"q","documents":["x"]}`,
+		"/v1/embeddings": `{"input":"x"}`,
+	} {
+		rec := call(t, s, "POST", path, body)
+		if rec.Code != http.StatusGatewayTimeout || !strings.Contains(rec.Body.String(), "request_timeout") {
+			t.Errorf("%s: %d %s", path, rec.Code, rec.Body)
+		}
+	}
+}

@@ -123,6 +123,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker, picker: opts.Picker}
+	if s.embedder != nil {
+		s.embedder = boundedEmbedder{s.embedder}
+	}
 	s.bodies.limit = cfg.MaxInflightBodyBytes
 	if s.log == nil {
 		s.log = slog.Default()
