@@ -236,12 +236,12 @@ func (a *Answering) score(ctx context.Context, rec Record, qa *QuestionAnswer) e
 	return nil
 }
 
-// route answers one question with Self-Route: top is the top-k selection,
-// full the whole pool cut to the window.
-func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record, top, full ctxsel.Selection) (QuestionAnswer, ctxsel.Selection, error) {
-	tmpl := selfroute.Prompt(a.Datatype)
+// route answers one question with Self-Route: top is the first step's
+// selection, full the whole pool cut to the window, answered with the
+// reader's own template.
+func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record, r selfroute.Spec, top, full ctxsel.Selection) (QuestionAnswer, ctxsel.Selection, error) {
 	qa := a.newRecord(rec, top)
-	res, err := selfroute.Route(ctx, top, full, func(ctx context.Context, sel ctxsel.Selection) (llm.Response, error) {
+	res, err := r.Route(ctx, top, full, r.Prompts(a.Datatype, a.template()), func(ctx context.Context, sel ctxsel.Selection, tmpl llm.Template) (llm.Response, error) {
 		return a.read(ctx, counter, rec, sel, tmpl, &qa)
 	})
 	if err != nil {
@@ -300,7 +300,7 @@ func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []
 				)
 				if slots[j.s].route != nil {
 					var final ctxsel.Selection
-					qa, final, err = a.route(ctx, counter, recs[j.q], st.sel, st.alt)
+					qa, final, err = a.route(ctx, counter, recs[j.q], *slots[j.s].route, st.sel, st.alt)
 					st.setSelection(final, stats[j.q].goldOf)
 				} else {
 					qa, err = a.Answer(ctx, counter, recs[j.q], st.sel)

@@ -400,8 +400,8 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 		if sc.text != nil {
 			continue
 		} else if sc.route != nil {
-			// Self-Route's two contexts: the top-k, and the full pool.
-			if sel, err = ctxsel.Select(curve, cutoff.TopK(sc.route.K), ctxsel.Caps{}, ctxsel.RankOrder); err == nil {
+			// Self-Route's two contexts: its first step's, and the full pool.
+			if sel, err = ctxsel.Select(curve, sc.route.First(), ctxsel.Caps{}, ctxsel.RankOrder); err == nil {
 				sel, err = fit(sel, ctxsel.RankOrder)
 			}
 			if err == nil {

@@ -55,8 +55,11 @@ holobench A.1.2, or a template file with {question} and {context}), and the
 answers are scored: SubEM, EM, token F1, and --judge (llm:SPEC is the
 Adaptive-k A.1.3 judge, llm-binary:SPEC a correct/incorrect judge). Calls go
 through the LLM call cache: a re-run makes no calls, and a run stopped with
-Ctrl-C resumes where it stopped. selfroute:k=5 (Self-Route) is an answering
-route, available only with --reader. --window cuts every selection to the
+Ctrl-C resumes where it stopped. selfroute (Self-Route) is an answering
+route, available only with --reader: selfroute:k=5 is LDAR's (top 5
+passages, its Table 5 prompt; the default), selfroute:prompt=adaptivek the
+Adaptive-k code's (5,000 tokens, its prompt); a reply holding "unanswerable"
+is asked again with the long context and --prompt. --window cuts every selection to the
 reader's window (full keeps the best-scoring passages that fit, in document
 order); it defaults to the reader spec's #window=N.
 `

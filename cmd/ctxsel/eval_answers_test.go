@@ -121,8 +121,10 @@ func TestEvalSimulatedReader(t *testing.T) {
 	if srv.Requests() != calls {
 		t.Fatalf("warm re-run made %d calls", srv.Requests()-calls)
 	}
-	if rep := readReport(t, jsonOut); rep.Answers.Calls != 0 || rep.Answers.Cached != calls {
-		t.Fatalf("warm totals %+v", rep.Answers)
+	// (Self-Route's long step and full ask the same prompt, so the cold run
+	// already answered some calls from the cache.)
+	if warm := readReport(t, jsonOut); warm.Answers.Calls != 0 || warm.Answers.Cached != calls+rep.Answers.Cached {
+		t.Fatalf("warm totals %+v, cold %+v", warm.Answers, rep.Answers)
 	}
 }
 
