@@ -225,7 +225,7 @@ func (a *Answering) score(ctx context.Context, rec Record, qa *QuestionAnswer) e
 	if a.Judge == nil {
 		return nil
 	}
-	v, err := a.Judge.Judge(ctx, answer.Item{Question: rec.Question, Prediction: qa.Prediction, Gold: rec.Answers})
+	v, err := a.Judge.Judge(ctx, answer.Item{Question: rec.Question, Prediction: qa.Prediction, Gold: rec.Answers, Task: rec.Task})
 	if err != nil {
 		qa.failures++
 		qa.Error = err.Error()

@@ -53,7 +53,10 @@ With --reader, a reader LLM answers every question from each strategy's
 selection (the paper's prompt: --prompt factoid is Adaptive-k A.1.1,
 holobench A.1.2, or a template file with {question} and {context}), and the
 answers are scored: SubEM, EM, token F1, and --judge (llm:SPEC is the
-Adaptive-k A.1.3 judge, llm-binary:SPEC a correct/incorrect judge). Calls go
+Adaptive-k A.1.3 judge as its official code runs it — final answer
+extracted, 8 worked examples, the mean over the gold entries; llm-any:SPEC
+ctxsel's variant that takes the best entry, for alias lists; llm-binary:SPEC
+ctxsel's correct/incorrect judge; llm-ldar:SPEC LDAR's True/False). Calls go
 through the LLM call cache: a re-run makes no calls, and a run stopped with
 Ctrl-C resumes where it stopped. selfroute (Self-Route) is an answering
 route, available only with --reader: selfroute:k=5 is LDAR's (top 5
@@ -67,7 +70,7 @@ order); it defaults to the reader spec's #window=N.
 func addAnswerFlags(fs *flag.FlagSet) *answerFlags {
 	return &answerFlags{
 		reader:       fs.String("reader", "", "reader LLM that answers from each selection: PROVIDER:MODEL[@BASE_URL][#window=N]"),
-		judge:        fs.String("judge", "subem", "extra judge of the answers: subem, em, f1, llm:SPEC or llm-binary:SPEC"),
+		judge:        fs.String("judge", "subem", "extra judge of the answers: subem, em, f1, llm:SPEC (A.1.3), llm-any:SPEC, llm-binary:SPEC or llm-ldar:SPEC"),
 		prompt:       fs.String("prompt", "factoid", "reader prompt: factoid, holobench, or a template file"),
 		questionsOut: fs.String("questions-out", "", "write per-question answer records (JSONL) here"),
 		window:       fs.Int("window", 0, "reader context window in tokens (0: the reader spec's #window, else none)"),
