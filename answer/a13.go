@@ -514,4 +514,3 @@ func judgeA13(ctx context.Context, c llm.Client, it Item) (Verdict, error) {
 	}
 	return v, nil
 }
-

@@ -34,7 +34,9 @@ type LDARJudge struct {
 }
 
 // NewLDARJudge returns LDAR's judge calling c.
-func NewLDARJudge(c llm.Client) *LDARJudge { return &LDARJudge{Client: c, name: "llm-ldar:" + c.Describe()} }
+func NewLDARJudge(c llm.Client) *LDARJudge {
+	return &LDARJudge{Client: c, name: "llm-ldar:" + c.Describe()}
+}
 
 // Name implements Judge.
 func (j *LDARJudge) Name() string { return j.name }

@@ -65,7 +65,9 @@ type AnyJudge struct {
 }
 
 // NewAnyJudge returns llm-any calling c.
-func NewAnyJudge(c llm.Client) *AnyJudge { return &AnyJudge{Client: c, name: "llm-any:" + c.Describe()} }
+func NewAnyJudge(c llm.Client) *AnyJudge {
+	return &AnyJudge{Client: c, name: "llm-any:" + c.Describe()}
+}
 
 // Name implements Judge.
 func (j *AnyJudge) Name() string { return j.name }
