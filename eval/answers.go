@@ -31,6 +31,10 @@ type Answering struct {
 	Reserve int
 	// Datatype fills Self-Route's {datatype} (default "documents").
 	Datatype string
+	// PromptFor, when set, gives each record's reader prompt instead of
+	// Template (LaRA's prompt depends on the record's document kind; see
+	// LaRAPrompt).
+	PromptFor func(Record) ReaderPrompt
 	// MaxFailures stops the run once more calls than this have failed;
 	// negative never stops. Either way Run reports the failures.
 	MaxFailures int
@@ -147,6 +151,25 @@ func (a *Answering) template() llm.Template {
 	return a.Template
 }
 
+// ReaderPrompt is a reader prompt as a paper's code sends it: the template,
+// an optional system message, and how the passages become its {context}
+// (nil: llm.FormatContext, numbered passages).
+type ReaderPrompt struct {
+	Template llm.Template
+	System   string
+	Context  func([]llm.Passage) string
+}
+
+// promptFor is rec's reader prompt: PromptFor's, else Template.
+func (a *Answering) promptFor(rec Record) ReaderPrompt {
+	if a != nil && a.PromptFor != nil {
+		if p := a.PromptFor(rec); p.Template != "" {
+			return p
+		}
+	}
+	return ReaderPrompt{Template: a.template()}
+}
+
 func (a *Answering) reserve() int {
 	if a.Reserve > 0 {
 		return a.Reserve
@@ -159,12 +182,12 @@ func (a *Answering) reserve() int {
 // step), and scores the reply. A failed reader or judge call is returned
 // as an error with the record filled as far as it got.
 func (a *Answering) Answer(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection) (QuestionAnswer, error) {
-	return a.answerWith(ctx, counter, rec, sel, a.template())
+	return a.answerWith(ctx, counter, rec, sel, a.promptFor(rec))
 }
 
-func (a *Answering) answerWith(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, tmpl llm.Template) (QuestionAnswer, error) {
+func (a *Answering) answerWith(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, p ReaderPrompt) (QuestionAnswer, error) {
 	qa := a.newRecord(rec, sel)
-	r, err := a.read(ctx, counter, rec, sel, tmpl, &qa)
+	r, err := a.read(ctx, counter, rec, sel, p, &qa)
 	if err != nil {
 		return qa, err
 	}
@@ -183,7 +206,7 @@ func (a *Answering) newRecord(rec Record, sel ctxsel.Selection) QuestionAnswer {
 
 // read renders the prompt from sel's passages (in sel's order) and asks the
 // reader, adding the call to qa.
-func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, tmpl llm.Template, qa *QuestionAnswer) (llm.Response, error) {
+func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, p ReaderPrompt, qa *QuestionAnswer) (llm.Response, error) {
 	ps := make([]llm.Passage, len(sel.Indices))
 	for i, idx := range sel.Indices {
 		if idx < 0 || idx >= len(rec.Passages) {
@@ -191,12 +214,22 @@ func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record,
 		}
 		ps[i] = llm.Passage{Text: rec.Passages[idx].Text}
 	}
-	prompt, err := tmpl.Render(rec.Question, llm.FormatContext(ps))
+	format := p.Context
+	if format == nil {
+		format = llm.FormatContext
+	}
+	prompt, err := p.Template.Render(rec.Question, format(ps))
 	if err != nil {
 		return llm.Response{}, fmt.Errorf("%w: %v", ctxsel.ErrInvalidInput, err)
 	}
 	qa.Calls++
-	r, err := llm.Ask(ctx, a.Reader, prompt)
+	var r llm.Response
+	if p.System == "" {
+		r, err = llm.Ask(ctx, a.Reader, prompt)
+	} else {
+		zero := 0.0 // as llm.Ask: ctxsel's readers answer at temperature 0
+		r, err = a.Reader.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: "system", Content: p.System}, {Role: "user", Content: prompt}}, Temperature: &zero})
+	}
 	if err != nil {
 		qa.failures++
 		qa.Error = err.Error()
@@ -241,8 +274,13 @@ func (a *Answering) score(ctx context.Context, rec Record, qa *QuestionAnswer) e
 // reader's own template.
 func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record, r selfroute.Spec, top, full ctxsel.Selection) (QuestionAnswer, ctxsel.Selection, error) {
 	qa := a.newRecord(rec, top)
-	res, err := r.Route(ctx, top, full, r.Prompts(a.Datatype, a.template()), func(ctx context.Context, sel ctxsel.Selection, tmpl llm.Template) (llm.Response, error) {
-		return a.read(ctx, counter, rec, sel, tmpl, &qa)
+	long := a.promptFor(rec)
+	res, err := r.Route(ctx, top, full, r.Prompts(a.Datatype, long.Template), func(ctx context.Context, sel ctxsel.Selection, tmpl llm.Template) (llm.Response, error) {
+		p := ReaderPrompt{Template: tmpl}
+		if tmpl == long.Template {
+			p = long
+		}
+		return a.read(ctx, counter, rec, sel, p, &qa)
 	})
 	if err != nil {
 		return qa, top, err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/cutoff"
-	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -345,15 +344,18 @@ func windowBudget(opt Options, counter token.Counter) func(Record) int {
 	if opt.Window <= 0 {
 		return nil
 	}
-	tmpl, reserve := llm.FactoidQA, defaultReserve
+	reserve := defaultReserve
 	if opt.Answer != nil {
-		tmpl, reserve = opt.Answer.template(), opt.Answer.reserve()
+		reserve = opt.Answer.reserve()
 	}
 	return func(r Record) int {
+		p := opt.Answer.promptFor(r)
+		tmpl := p.Template
 		t, err := tmpl.Render(r.Question, "")
 		if err != nil {
 			t = string(tmpl)
 		}
+		t = p.System + t
 		return max(1, opt.Window-reserve-counter.Count(t))
 	}
 }

@@ -51,7 +51,8 @@ func (f *answerFlags) opener(stderr io.Writer) (func(spec string) (llm.Client, e
 const answerUsage = `
 With --reader, a reader LLM answers every question from each strategy's
 selection (the paper's prompt: --prompt factoid is Adaptive-k A.1.1,
-holobench A.1.2, or a template file with {question} and {context}), and the
+holobench A.1.2, lara LaRA's — the default on lara: data —, or a template
+file with {question} and {context}), and the
 answers are scored: SubEM, EM, token F1, and --judge (llm:SPEC is the
 Adaptive-k A.1.3 judge as its official code runs it — final answer
 extracted, 8 worked examples, the mean over the gold entries; llm-any:SPEC
@@ -71,7 +72,7 @@ func addAnswerFlags(fs *flag.FlagSet) *answerFlags {
 	return &answerFlags{
 		reader:       fs.String("reader", "", "reader LLM that answers from each selection: PROVIDER:MODEL[@BASE_URL][#window=N]"),
 		judge:        fs.String("judge", "subem", "extra judge of the answers: subem, em, f1, llm:SPEC (A.1.3), llm-any:SPEC, llm-binary:SPEC or llm-ldar:SPEC"),
-		prompt:       fs.String("prompt", "factoid", "reader prompt: factoid, holobench, or a template file"),
+		prompt:       fs.String("prompt", "auto", "reader prompt: factoid (Adaptive-k A.1.1), holobench (A.1.2), lara (LaRA's, as LDAR's code sends it) or a template file; auto: lara on lara: data, else factoid"),
 		questionsOut: fs.String("questions-out", "", "write per-question answer records (JSONL) here"),
 		window:       fs.Int("window", 0, "reader context window in tokens (0: the reader spec's #window, else none)"),
 		maxFailures:  fs.Int("max-failures", 10, "stop once more LLM calls than this have failed (-1: never stop)"),
@@ -80,10 +81,12 @@ func addAnswerFlags(fs *flag.FlagSet) *answerFlags {
 	}
 }
 
-// readerTemplate resolves --prompt.
+// readerTemplate resolves --prompt. "lara" is LaRA's prompt, chosen per
+// record (eval.LaRAPrompt); its Template, the factoid one, serves records of
+// other data.
 func readerTemplate(name string) (llm.Template, error) {
 	switch name {
-	case "", "factoid":
+	case "", "factoid", "auto", "lara":
 		return llm.FactoidQA, nil
 	case "holobench":
 		return llm.HoloBench, nil

@@ -199,6 +199,18 @@ func TestEvalLaRA(t *testing.T) {
 	if !found {
 		t.Fatal("no Self-Route prompt for financial reports")
 	}
+	// The readers answer with LaRA's prompt for financial statements, as
+	// LDAR's code sends it; Self-Route's long step too.
+	withLaRA := 0
+	for _, c := range srv.Calls() {
+		if len(c.Messages) == 2 && c.Messages[0].Content == eval.LaRASystem &&
+			strings.HasPrefix(c.Messages[1].Content, "Here are some chunks retrieved from a financial statement. Read these chunks to answer a question. \n\nchunk 0: ") {
+			withLaRA++
+		}
+	}
+	if calls := len(srv.Calls()); withLaRA == 0 || withLaRA >= calls {
+		t.Fatalf("%d of %d calls with LaRA's prompt, want all but Self-Route's first steps", withLaRA, calls)
+	}
 }
 
 // TestEvalFaultsGoOn: 429 storms, 5xx, garbage, truncated and empty bodies
