@@ -127,3 +127,31 @@ func FuzzParseExtractA13(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPyRepr: the repr is one line between matching quotes, and escaping
+// keeps every printable character of the input.
+func FuzzPyRepr(f *testing.F) {
+	for _, s := range []string{"Paris", "O'Neil", `a "b" 'c'`, "x\ny\\", "\u00a0\u200b", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r := pyRepr(s)
+		if len(r) < 2 || (r[0] != '\'' && r[0] != '"') || r[len(r)-1] != r[0] || strings.ContainsAny(r, "\n\r\t") {
+			t.Fatalf("pyRepr(%q) = %s", s, r)
+		}
+	})
+}
+
+// FuzzParseLDAR: the official reading, 'true' in the lowercased reply.
+func FuzzParseLDAR(f *testing.F) {
+	for _, s := range []string{"True", "False.", "not true", "maybe", "TRUE FALSE", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, out string) {
+		correct, ok := ParseLDAR(out)
+		lo := strings.ToLower(out)
+		if correct != strings.Contains(lo, "true") || ok != (strings.Contains(lo, "true") || strings.Contains(lo, "false")) {
+			t.Fatalf("ParseLDAR(%q) = %v, %v", out, correct, ok)
+		}
+	})
+}
