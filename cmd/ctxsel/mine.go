@@ -92,7 +92,10 @@ interrupted or capped run resumes where it stopped.
 		}
 		fmt.Fprintf(stdout, "%d questions, k=%d: generator calls %d–%d, prompt tokens %d–%d (%s)\n",
 			est.Questions, *k, est.MinCalls, est.MaxCalls, est.MinPromptTokens, est.MaxPromptTokens, counter.Encoding())
-		if answer.IsLLM(*judgeSpec) {
+		switch {
+		case strings.HasPrefix(strings.TrimSpace(*judgeSpec), "llm:"):
+			fmt.Fprintln(stdout, "the A.1.3 judge adds two calls per generator call (answer extraction, then the labels)")
+		case answer.IsLLM(*judgeSpec):
 			fmt.Fprintln(stdout, "the LLM judge adds one call per generator call")
 		}
 		if *rewrites > 0 {

@@ -266,7 +266,7 @@ gold passages (LaRA).
 		return nil // curves only
 	}
 	if llmReward != nil {
-		estimateLLMSpend(stderr, trainQ, valQ, opt, llmReward.Answering.Judge != nil)
+		estimateLLMSpend(stderr, trainQ, valQ, opt, llmReward.Answering.Judge, counter)
 	}
 	policy, history, err := ldar.Train(ctx, trainQ, valQ, opt)
 	if llmReward != nil {

@@ -135,7 +135,7 @@ func (f *llmRewardFlags) close() {
 // samples bands per training question and one per validation question;
 // bands are assumed to average a third of the policy's window (an untrained
 // policy's bands are wide), plus the prompt around them.
-func estimateLLMSpend(w io.Writer, trainQ, valQ []ldar.Question, opt ldar.TrainOptions, judged bool) {
+func estimateLLMSpend(w io.Writer, trainQ, valQ []ldar.Question, opt ldar.TrainOptions, judge answer.Judge, counter token.Counter) {
 	const promptOverhead = 150
 	var perBand float64
 	for _, q := range trainQ {
@@ -157,12 +157,18 @@ func estimateLLMSpend(w io.Writer, trainQ, valQ []ldar.Question, opt ldar.TrainO
 	if len(trainQ) > 0 {
 		perBand /= float64(len(trainQ))
 	}
-	calls := int64(opt.Epochs) * int64(len(trainQ)*opt.Samples+len(valQ))
-	perCall := promptOverhead + perBand
-	if judged {
-		calls *= 2
-		perCall = (perCall + 2*promptOverhead) / 2
+	answers := int64(opt.Epochs) * int64(len(trainQ)*opt.Samples+len(valQ))
+	calls, perAnswer := answers, promptOverhead+perBand
+	switch judge.(type) {
+	case nil:
+	case *answer.LLMJudge: // extraction, then the 8-example template
+		calls += 2 * answers
+		perAnswer += float64(counter.Count(answer.ExtractTemplateA13)+counter.Count(answer.JudgeTemplateA13)) + 2*promptOverhead
+	default:
+		calls += answers
+		perAnswer += 2 * promptOverhead
 	}
+	perCall := perAnswer * float64(answers) / float64(max(calls, 1))
 	fmt.Fprintf(w, "LLM reward: at most %d calls, about %.1fM tokens (bands of ~%.0f tokens); cached calls are free, --max-llm-tokens caps the spend\n",
 		calls, float64(calls)*perCall/1e6, perBand)
 }
