@@ -472,6 +472,14 @@ func ParseExtractA13(out string) (final string, ok bool) {
 	return *v.FinalAnswer, true
 }
 
+// cachedCalls is 1 for a reply from the call cache.
+func cachedCalls(r llm.Response) int {
+	if r.Cached {
+		return 1
+	}
+	return 0
+}
+
 // judgeA13 runs the official two calls for it.
 func judgeA13(ctx context.Context, c llm.Client, it Item) (Verdict, error) {
 	zero := 0.0
@@ -481,7 +489,7 @@ func judgeA13(ctx context.Context, c llm.Client, it Item) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, fmt.Errorf("answer: A.1.3 judge, answer extraction: %w", err)
 	}
-	v := Verdict{PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Cached: r.Cached}
+	v := Verdict{PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Cached: r.Cached, Calls: 1, CachedCalls: cachedCalls(r)}
 	if r.FinishReason == "length" {
 		// The official code scores a reply whose extraction overruns as one
 		// "No Match" (llm_as_a_judge.py, LengthFinishReasonError).
@@ -503,6 +511,8 @@ func judgeA13(ctx context.Context, c llm.Client, it Item) (Verdict, error) {
 	v.PromptTokens += r.PromptTokens
 	v.CompletionTokens += r.CompletionTokens
 	v.Cached = v.Cached && r.Cached
+	v.Calls++
+	v.CachedCalls += cachedCalls(r)
 	labels, ok := ParseA13(r.Content, want)
 	if !ok {
 		v.Invalid = true

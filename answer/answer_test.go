@@ -180,7 +180,7 @@ func TestLLMJudgesThroughServer(t *testing.T) {
 	extract = "```json\n{\"reasoning\": \"the text names Paris\", \"final_answer\": \"Paris\"}\n```"
 	reply = `[{"id": 1, "label": "Exact Match"}, {"id": 2, "label": "No Match"}]`
 	v, err := j.Judge(ctx, it)
-	if err != nil || v.Invalid || v.Score != 0.5 || v.Raw != reply || v.Extracted != "Paris" || len(srv.Calls()) != 2 {
+	if err != nil || v.Invalid || v.Score != 0.5 || v.Raw != reply || v.Extracted != "Paris" || len(srv.Calls()) != 2 || v.Calls != 2 || v.CachedCalls != 0 {
 		t.Fatalf("verdict %+v, %v", v, err)
 	}
 	ex, judge := srv.Calls()[0], srv.Calls()[1]

@@ -42,10 +42,14 @@ type Verdict struct {
 	// Extracted is the final answer the A.1.3 judge's extraction step took
 	// from the prediction, the text it judged.
 	Extracted string `json:"extracted,omitempty"`
-	// Usage of the judge call (zero for lexical judges).
+	// Usage of the judge's calls (zero for lexical judges): Calls made (the
+	// A.1.3 judge makes two), CachedCalls of them answered from the cache,
+	// Cached when all were.
 	PromptTokens     int  `json:"prompt_tokens,omitempty"`
 	CompletionTokens int  `json:"completion_tokens,omitempty"`
 	Cached           bool `json:"cached,omitempty"`
+	Calls            int  `json:"calls,omitempty"`
+	CachedCalls      int  `json:"cached_calls,omitempty"`
 }
 
 // Judge scores answers. Implementations are safe for concurrent use.

@@ -73,7 +73,7 @@ func (j *LDARJudge) Judge(ctx context.Context, it Item) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, fmt.Errorf("answer: LDAR judge: %w", err)
 	}
-	v := Verdict{Raw: r.Content, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Cached: r.Cached}
+	v := Verdict{Raw: r.Content, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Cached: r.Cached, Calls: 1, CachedCalls: cachedCalls(r)}
 	correct, ok := ParseLDAR(r.Content)
 	switch {
 	case !ok:

@@ -106,7 +106,7 @@ func (j *AnyJudge) Judge(ctx context.Context, it Item) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, fmt.Errorf("answer: A.1.3 judge (llm-any): %w", err)
 	}
-	v := Verdict{Raw: r.Content, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Cached: r.Cached}
+	v := Verdict{Raw: r.Content, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Cached: r.Cached, Calls: 1, CachedCalls: cachedCalls(r)}
 	labels, ok := ParseA13(r.Content, max(len(it.Gold), 1))
 	if !ok {
 		v.Invalid = true
@@ -234,7 +234,7 @@ func (j *BinaryJudge) Judge(ctx context.Context, it Item) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, fmt.Errorf("answer: binary judge: %w", err)
 	}
-	v := Verdict{Raw: r.Content, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Cached: r.Cached}
+	v := Verdict{Raw: r.Content, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Cached: r.Cached, Calls: 1, CachedCalls: cachedCalls(r)}
 	correct, ok := ParseBinary(r.Content)
 	switch {
 	case !ok:

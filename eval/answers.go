@@ -353,14 +353,11 @@ func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []
 					tot.Failures += qa.failures
 					tot.InputTokens += qa.InputTokens
 					tot.OutputTokens += qa.OutputTokens
-					if qa.Verdict != nil {
-						tot.InputTokens += qa.Verdict.PromptTokens
-						tot.OutputTokens += qa.Verdict.CompletionTokens
-						if qa.Verdict.Cached {
-							tot.Cached++
-						} else if qa.Verdict.PromptTokens+qa.Verdict.CompletionTokens > 0 {
-							tot.Calls++
-						}
+					if v := qa.Verdict; v != nil {
+						tot.InputTokens += v.PromptTokens
+						tot.OutputTokens += v.CompletionTokens
+						tot.Calls += v.Calls - v.CachedCalls
+						tot.Cached += v.CachedCalls
 					}
 					rec := qa
 					out[j.s][j.q] = &rec
