@@ -155,3 +155,15 @@ func FuzzParseLDAR(f *testing.F) {
 		}
 	})
 }
+
+// TestLDARPromptsAreOfficial pins LDAR's judge prompts to the f-strings of
+// evaluation/optim_utils.py (ku-dmlab/LDAR commit 9d55489) by SHA-256, the
+// placeholders as written there.
+func TestLDARPromptsAreOfficial(t *testing.T) {
+	if got := sha(JudgePromptLDAR); got != "561e18a08c05058b21ace085fae103d383bcf846c977b725844b9f3a10b153ba" {
+		t.Errorf("JudgePromptLDAR: sha256 %s", got)
+	}
+	if got := sha(JudgePromptLDARHallu); got != "1f978c27aa23db7225169f688834531676f3b0314476ce6c2933aae352b72f65" {
+		t.Errorf("JudgePromptLDARHallu: sha256 %s", got)
+	}
+}
