@@ -30,5 +30,6 @@ func resolveDefault(sp Spec) (Spec, error) {
 		def.Params = map[string]float64{}
 	}
 	maps.Copy(def.Params, sp.Params)
+	def.Words = sp.Words // New rejects them, naming the parameter
 	return def, nil
 }

@@ -16,16 +16,36 @@ import (
 type Spec struct {
 	Name   string
 	Params map[string]float64
+	// Words are the parameters whose value is a word, not a number
+	// ("selfroute:prompt=adaptivek"): a lower-case letter, then letters,
+	// digits and _. No registered strategy takes one (New rejects them);
+	// answering routes and text selectors that parse their own specs do.
+	Words map[string]string
 }
 
 func (s Spec) String() string {
-	if len(s.Params) == 0 {
+	if len(s.Params)+len(s.Words) == 0 {
 		return s.Name
 	}
-	keys := slices.Sorted(maps.Keys(s.Params))
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range s.Params {
+			if !yield(k) {
+				return
+			}
+		}
+		for k := range s.Words {
+			if _, dup := s.Params[k]; !dup && !yield(k) {
+				return
+			}
+		}
+	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + "=" + strconv.FormatFloat(s.Params[k], 'g', -1, 64)
+		if v, ok := s.Params[k]; ok {
+			parts[i] = k + "=" + strconv.FormatFloat(v, 'g', -1, 64)
+		} else {
+			parts[i] = k + "=" + s.Words[k]
+		}
 	}
 	return s.Name + ":" + strings.Join(parts, ",")
 }
@@ -86,16 +106,32 @@ func addParam(sp *Spec, kv string) error {
 	if !ok || !isIdent(k) {
 		return invalidf("strategy %s: parameter %q is not key=value (keys are letters, digits and _)", sp.Name, kv)
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return invalidf("strategy %s: parameter %s=%q is not a finite number", sp.Name, k, v)
-	}
-	if _, dup := sp.Params[k]; dup {
+	_, dupNum := sp.Params[k]
+	_, dupWord := sp.Words[k]
+	if dupNum || dupWord {
 		return invalidf("strategy %s: parameter %s given twice", sp.Name, k)
+	}
+	v = strings.TrimSpace(v)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		if w := strings.ToLower(v); isWord(w) {
+			if sp.Words == nil {
+				sp.Words = map[string]string{}
+			}
+			sp.Words[k] = w
+			return nil
+		}
+	}
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return invalidf("strategy %s: parameter %s=%q is neither a finite number nor a word", sp.Name, k, v)
 	}
 	sp.Params[k] = f
 	return nil
 }
+
+// isWord reports a word-valued parameter: a letter, then letters, digits
+// and _.
+func isWord(s string) bool { return s != "" && s[0] >= 'a' && s[0] <= 'z' && isIdent(s) }
 
 // ParamDef documents and bounds one strategy parameter.
 type ParamDef struct {
@@ -211,6 +247,10 @@ func New(sp Spec) (Strategy, Caps, error) {
 	sp, err := resolveDefault(sp)
 	if err != nil {
 		return nil, Caps{}, err
+	}
+	if len(sp.Words) > 0 {
+		k := slices.Min(slices.Collect(maps.Keys(sp.Words)))
+		return nil, Caps{}, invalidf("strategy %s: parameter %s=%s must be a number", sp.Name, k, sp.Words[k])
 	}
 	def, ok := Lookup(sp.Name)
 	if !ok {

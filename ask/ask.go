@@ -262,7 +262,7 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 		}
 	case route != nil:
 		a.Timings.Select = time.Since(t)
-		return a, askRoute(ctx, &a, curve, hits, *route, tmplOr(opts.Template, selfroute.Prompt("")), counter, opts)
+		return a, askRoute(ctx, &a, curve, hits, *route, tmpl, counter, opts)
 	default:
 		sel, err = ctxsel.Select(curve, strategy, caps, opts.Order)
 	}

@@ -33,13 +33,6 @@ type RouteStep struct {
 	Reply        llm.Response `json:"reply"`
 }
 
-func tmplOr(t, def llm.Template) llm.Template {
-	if t == "" {
-		return def
-	}
-	return t
-}
-
 // show makes sel the answer's selection: its passages and the prompt.
 func (a *Answer) show(sel ctxsel.Selection, hits []index.Hit, tmpl llm.Template, counter token.Counter) error {
 	a.Selection = sel
@@ -57,14 +50,16 @@ func (a *Answer) show(sel ctxsel.Selection, hits []index.Hit, tmpl llm.Template,
 	return nil
 }
 
-// askRoute runs Self-Route: the top-k first, then, when the reader declines,
-// every candidate cut to the window in document order. The answer shows the
-// step it ended with (or, on a failed call, the step that failed).
+// askRoute runs Self-Route: its first step's context with its prompt, then,
+// when the reader declines, every candidate cut to the window in document
+// order with tmpl, the normal prompt. The answer shows the step it ended with
+// (or, on a failed call, the step that failed).
 func askRoute(ctx context.Context, a *Answer, curve *ctxsel.Curve, hits []index.Hit, r selfroute.Spec, tmpl llm.Template, counter token.Counter, opts Options) error {
-	top, err := ctxsel.Select(curve, cutoff.TopK(r.K), ctxsel.Caps{}, opts.Order)
+	top, err := ctxsel.Select(curve, r.First(), ctxsel.Caps{}, opts.Order)
 	if err != nil {
 		return err
 	}
+	prompts := r.Prompts("", tmpl)
 	window := opts.Window
 	if window <= 0 {
 		window = DefaultWindow
@@ -86,7 +81,7 @@ func askRoute(ctx context.Context, a *Answer, curve *ctxsel.Curve, hits []index.
 	}
 	a.Route = &Route{}
 	t := time.Now()
-	_, err = selfroute.Route(ctx, top, full, func(ctx context.Context, sel ctxsel.Selection) (llm.Response, error) {
+	_, err = r.Route(ctx, top, full, prompts, func(ctx context.Context, sel ctxsel.Selection, tmpl llm.Template) (llm.Response, error) {
 		if err := a.show(sel, hits, tmpl, counter); err != nil {
 			return llm.Response{}, err
 		}

@@ -31,6 +31,10 @@ type Answering struct {
 	Reserve int
 	// Datatype fills Self-Route's {datatype} (default "documents").
 	Datatype string
+	// PromptFor, when set, gives each record's reader prompt instead of
+	// Template (LaRA's prompt depends on the record's document kind; see
+	// LaRAPrompt).
+	PromptFor func(Record) ReaderPrompt
 	// MaxFailures stops the run once more calls than this have failed;
 	// negative never stops. Either way Run reports the failures.
 	MaxFailures int
@@ -159,6 +163,25 @@ func (a *Answering) template() llm.Template {
 	return a.Template
 }
 
+// ReaderPrompt is a reader prompt as a paper's code sends it: the template,
+// an optional system message, and how the passages become its {context}
+// (nil: llm.FormatContext, numbered passages).
+type ReaderPrompt struct {
+	Template llm.Template
+	System   string
+	Context  func([]llm.Passage) string
+}
+
+// promptFor is rec's reader prompt: PromptFor's, else Template.
+func (a *Answering) promptFor(rec Record) ReaderPrompt {
+	if a != nil && a.PromptFor != nil {
+		if p := a.PromptFor(rec); p.Template != "" {
+			return p
+		}
+	}
+	return ReaderPrompt{Template: a.template()}
+}
+
 func (a *Answering) reserve() int {
 	if a.Reserve > 0 {
 		return a.Reserve
@@ -171,12 +194,12 @@ func (a *Answering) reserve() int {
 // step), and scores the reply. A failed reader or judge call is returned
 // as an error with the record filled as far as it got.
 func (a *Answering) Answer(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection) (QuestionAnswer, error) {
-	return a.answerWith(ctx, counter, rec, sel, a.template())
+	return a.answerWith(ctx, counter, rec, sel, a.promptFor(rec))
 }
 
-func (a *Answering) answerWith(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, tmpl llm.Template) (QuestionAnswer, error) {
+func (a *Answering) answerWith(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, p ReaderPrompt) (QuestionAnswer, error) {
 	qa := a.newRecord(rec, sel)
-	r, err := a.read(ctx, counter, rec, sel, tmpl, &qa)
+	r, err := a.read(ctx, counter, rec, sel, p, &qa)
 	if err != nil {
 		return qa, err
 	}
@@ -195,7 +218,7 @@ func (a *Answering) newRecord(rec Record, sel ctxsel.Selection) QuestionAnswer {
 
 // read renders the prompt from sel's passages (in sel's order) and asks the
 // reader, adding the call to qa.
-func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, tmpl llm.Template, qa *QuestionAnswer) (llm.Response, error) {
+func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, p ReaderPrompt, qa *QuestionAnswer) (llm.Response, error) {
 	ps := make([]llm.Passage, len(sel.Indices))
 	for i, idx := range sel.Indices {
 		if idx < 0 || idx >= len(rec.Passages) {
@@ -203,12 +226,22 @@ func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record,
 		}
 		ps[i] = llm.Passage{Text: rec.Passages[idx].Text}
 	}
-	prompt, err := tmpl.Render(rec.Question, llm.FormatContext(ps))
+	format := p.Context
+	if format == nil {
+		format = llm.FormatContext
+	}
+	prompt, err := p.Template.Render(rec.Question, format(ps))
 	if err != nil {
 		return llm.Response{}, fmt.Errorf("%w: %v", ctxsel.ErrInvalidInput, err)
 	}
 	qa.Calls++
-	r, err := llm.Ask(ctx, a.Reader, prompt)
+	var r llm.Response
+	if p.System == "" {
+		r, err = llm.Ask(ctx, a.Reader, prompt)
+	} else {
+		zero := 0.0 // as llm.Ask: ctxsel's readers answer at temperature 0
+		r, err = a.Reader.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: "system", Content: p.System}, {Role: "user", Content: prompt}}, Temperature: &zero})
+	}
 	if err != nil {
 		qa.failures++
 		qa.Error = err.Error()
@@ -237,7 +270,7 @@ func (a *Answering) score(ctx context.Context, rec Record, qa *QuestionAnswer) e
 	if a.Judge == nil {
 		return nil
 	}
-	v, err := a.Judge.Judge(ctx, answer.Item{Question: rec.Question, Prediction: qa.Prediction, Gold: rec.Answers})
+	v, err := a.Judge.Judge(ctx, answer.Item{Question: rec.Question, Prediction: qa.Prediction, Gold: rec.Answers, Task: rec.Task})
 	if err != nil {
 		qa.failures++
 		qa.Error = err.Error()
@@ -248,13 +281,18 @@ func (a *Answering) score(ctx context.Context, rec Record, qa *QuestionAnswer) e
 	return nil
 }
 
-// route answers one question with Self-Route: top is the top-k selection,
-// full the whole pool cut to the window.
-func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record, top, full ctxsel.Selection) (QuestionAnswer, ctxsel.Selection, error) {
-	tmpl := selfroute.Prompt(a.Datatype)
+// route answers one question with Self-Route: top is the first step's
+// selection, full the whole pool cut to the window, answered with the
+// reader's own template.
+func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record, r selfroute.Spec, top, full ctxsel.Selection) (QuestionAnswer, ctxsel.Selection, error) {
 	qa := a.newRecord(rec, top)
-	res, err := selfroute.Route(ctx, top, full, func(ctx context.Context, sel ctxsel.Selection) (llm.Response, error) {
-		return a.read(ctx, counter, rec, sel, tmpl, &qa)
+	long := a.promptFor(rec)
+	res, err := r.Route(ctx, top, full, r.Prompts(a.Datatype, long.Template), func(ctx context.Context, sel ctxsel.Selection, tmpl llm.Template) (llm.Response, error) {
+		p := ReaderPrompt{Template: tmpl}
+		if tmpl == long.Template {
+			p = long
+		}
+		return a.read(ctx, counter, rec, sel, p, &qa)
 	})
 	if err != nil {
 		return qa, top, err
@@ -312,7 +350,7 @@ func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []
 				)
 				if slots[j.s].route != nil {
 					var final ctxsel.Selection
-					qa, final, err = a.route(ctx, counter, recs[j.q], st.sel, st.alt)
+					qa, final, err = a.route(ctx, counter, recs[j.q], *slots[j.s].route, st.sel, st.alt)
 					st.setSelection(final, stats[j.q].goldOf)
 				} else {
 					qa, err = a.Answer(ctx, counter, recs[j.q], st.sel)
@@ -333,14 +371,11 @@ func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []
 					}
 					tot.InputTokens += qa.InputTokens
 					tot.OutputTokens += qa.OutputTokens
-					if qa.Verdict != nil {
-						tot.InputTokens += qa.Verdict.PromptTokens
-						tot.OutputTokens += qa.Verdict.CompletionTokens
-						if qa.Verdict.Cached {
-							tot.Cached++
-						} else if qa.Verdict.PromptTokens+qa.Verdict.CompletionTokens > 0 {
-							tot.Calls++
-						}
+					if v := qa.Verdict; v != nil {
+						tot.InputTokens += v.PromptTokens
+						tot.OutputTokens += v.CompletionTokens
+						tot.Calls += v.Calls - v.CachedCalls
+						tot.Cached += v.CachedCalls
 					}
 					rec := qa
 					out[j.s][j.q] = &rec

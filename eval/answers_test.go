@@ -3,6 +3,8 @@ package eval_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
@@ -281,5 +283,30 @@ func TestAnswersCountDegenerateReplies(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "2 truncated") || !strings.Contains(buf.String(), "1 empty") {
 		t.Fatalf("table:\n%s", buf.String())
+	}
+}
+
+// TestLaRAPrompt pins LaRA's reader prompts to LDAR's evaluation/prompt.py
+// (rag_templates, ku-dmlab/LDAR commit 9d55489) by SHA-256, and the way a
+// LaRA record is asked: system message, "chunk i: TEXT." blocks.
+func TestLaRAPrompt(t *testing.T) {
+	for kind, want := range map[string]string{
+		"paper":     "41feaf79682772f6236d35df640d651e8bbd305120d5d8b0f2712f565a88f05b",
+		"financial": "8e90bae73a453d76886bdbf6ce5019cc42a53d0571e4b5a4dc9f9af9c049f66d",
+		"book":      "baadb129901e258d7f6cb2796a274ab2ce426ac305b0686c1bedc2b37db4d6d2",
+	} {
+		tmpl, ok := eval.LaRATemplate(kind)
+		sum := sha256.Sum256([]byte(tmpl))
+		if got := hex.EncodeToString(sum[:]); !ok || got != want {
+			t.Errorf("LaRA %s template: sha256 %s, want LDAR's %s", kind, got, want)
+		}
+	}
+	p := eval.LaRAPrompt(eval.Record{ID: "32k/financial/location/3"})
+	if p.System != "You are a helpful assistant" || p.Template == "" ||
+		p.Context([]llm.Passage{{Text: "a"}, {Text: "b"}}) != "chunk 0: a.\n\nchunk 1: b.\n\n" {
+		t.Fatalf("LaRA prompt %+v", p)
+	}
+	if eval.LaRAPrompt(eval.Record{ID: "q1"}).Template != "" || eval.LaRAPrompt(eval.Record{ID: "32k/novel/x/1"}).Template != "" {
+		t.Fatal("a LaRA prompt for a record that is not LaRA's")
 	}
 }

@@ -61,12 +61,9 @@ func (r *LLMReward) Reward(ctx context.Context, q ldar.Question, b ldar.Band) (f
 	sel := ctxsel.Selection{Indices: b.Indices, K: len(b.Indices), Tokens: b.Tokens}
 	qa, err := r.Answering.Answer(ctx, r.Counter, rec, sel)
 	judgeCalls := 0
-	if qa.Verdict != nil {
-		judgeCalls = 1
-		if qa.Verdict.Cached {
-			judgeCalls = 0
-			r.cached.Add(1)
-		}
+	if v := qa.Verdict; v != nil {
+		judgeCalls = v.Calls - v.CachedCalls
+		r.cached.Add(int64(v.CachedCalls))
 	}
 	r.calls.Add(int64(qa.Calls - qa.Cached + judgeCalls))
 	r.cached.Add(int64(qa.Cached))

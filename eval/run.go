@@ -9,7 +9,6 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/cutoff"
-	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -345,15 +344,18 @@ func windowBudget(opt Options, counter token.Counter) func(Record) int {
 	if opt.Window <= 0 {
 		return nil
 	}
-	tmpl, reserve := llm.FactoidQA, defaultReserve
+	reserve := defaultReserve
 	if opt.Answer != nil {
-		tmpl, reserve = opt.Answer.template(), opt.Answer.reserve()
+		reserve = opt.Answer.reserve()
 	}
 	return func(r Record) int {
+		p := opt.Answer.promptFor(r)
+		tmpl := p.Template
 		t, err := tmpl.Render(r.Question, "")
 		if err != nil {
 			t = string(tmpl)
 		}
+		t = p.System + t
 		return max(1, opt.Window-reserve-counter.Count(t))
 	}
 }
@@ -400,8 +402,8 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 		if sc.text != nil {
 			continue
 		} else if sc.route != nil {
-			// Self-Route's two contexts: the top-k, and the full pool.
-			if sel, err = ctxsel.Select(curve, cutoff.TopK(sc.route.K), ctxsel.Caps{}, ctxsel.RankOrder); err == nil {
+			// Self-Route's two contexts: its first step's, and the full pool.
+			if sel, err = ctxsel.Select(curve, sc.route.First(), ctxsel.Caps{}, ctxsel.RankOrder); err == nil {
 				sel, err = fit(sel, ctxsel.RankOrder)
 			}
 			if err == nil {

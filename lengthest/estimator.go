@@ -292,7 +292,10 @@ func (r *runner) prepare(ctx context.Context, ex Example) (prepared, error) {
 		}
 		p.docs[i], p.tokens[i] = t, r.cfg.Tokenizer.Count(t)
 	}
-	s, err := r.cfg.Retriever.Score(ctx, ex.Question, ex.Docs)
+	// The documents are scored as they will be shown, cut to DocTokens: the
+	// official code truncates first (retriever_utils.preprocess_rag), then
+	// retrieves over the truncated documents.
+	s, err := r.cfg.Retriever.Score(ctx, ex.Question, p.docs)
 	if err != nil {
 		return p, fmt.Errorf("example %s: retriever %s: %w", ex.ID, r.cfg.Retriever.Name(), err)
 	}

@@ -31,8 +31,23 @@ import (
 // DefaultK is the number of BM25 candidates mining starts from.
 const DefaultK = 10
 
-// DefaultThreshold is the verdict score counted as a correct answer.
+// DefaultThreshold is the verdict score counted as a correct answer with a
+// lexical judge (SubEM and EM score 0 or 1; F1 at least a half).
 const DefaultThreshold = 0.5
+
+// DefaultLLMThreshold is the verdict score counted as correct with an LLM
+// judge: a full match. Algorithm 1's judge decides whether the answer
+// semantically matches the gold answer, so the A.1.3 judge's Partial Match
+// (0.5) does not count, and a binary judge's "correct" (1) does.
+const DefaultLLMThreshold = 1.0
+
+// DefaultThresholdFor is the threshold Options uses for j when none is set.
+func DefaultThresholdFor(j answer.Judge) float64 {
+	if _, lexical := j.(answer.Metric); lexical {
+		return DefaultThreshold
+	}
+	return DefaultLLMThreshold
+}
 
 // ErrTokenCap is returned (wrapped) when Options.MaxLLMTokens is reached.
 var ErrTokenCap = errors.New("LLM token cap reached")
@@ -45,8 +60,9 @@ type Options struct {
 	// against the record's answers. Both are required.
 	Generator llm.Client
 	Judge     answer.Judge
-	// Threshold is the verdict score counted as correct (default 0.5); an
-	// invalid verdict is never correct.
+	// Threshold is the verdict score counted as correct (default
+	// DefaultThresholdFor(Judge): 1, a full match, for an LLM judge; 0.5 for
+	// a lexical one); an invalid verdict is never correct.
 	Threshold float64
 	// Template is the generator prompt (default llm.FactoidQA).
 	Template llm.Template
@@ -62,8 +78,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.K < 1 {
 		return o, fmt.Errorf("%w: mine: k=%d must be positive", ctxsel.ErrInvalidInput, o.K)
 	}
-	if o.Threshold == 0 {
-		o.Threshold = DefaultThreshold
+	if o.Threshold == 0 && o.Judge != nil {
+		o.Threshold = DefaultThresholdFor(o.Judge)
 	}
 	if o.Template == "" {
 		o.Template = llm.FactoidQA
@@ -199,7 +215,7 @@ func answerable(ctx context.Context, rec eval.Record, set []int, opt Options, pr
 	if err := opt.budget.check(); err != nil {
 		return false, err
 	}
-	v, err := opt.Judge.Judge(ctx, answer.Item{Question: rec.Question, Prediction: strings.TrimSpace(resp.Content), Gold: rec.Answers})
+	v, err := opt.Judge.Judge(ctx, answer.Item{Question: rec.Question, Prediction: strings.TrimSpace(resp.Content), Gold: rec.Answers, Task: rec.Task})
 	if err != nil {
 		return false, fmt.Errorf("judge %s: %w", opt.Judge.Name(), err)
 	}

@@ -13,7 +13,9 @@ import (
 const DefaultBudget = 4000
 
 // DefaultFallback is the score-only strategy used when the picker's output
-// is invalid.
+// is invalid: Adaptive-k with its defaults, the paper's cut (Algorithm 1,
+// no head guard). The paper has no fallback; this one is ctxsel's, so that a
+// request always completes.
 const DefaultFallback = "adaptivek"
 
 // maxOffered caps the candidates shown however small their token counts:

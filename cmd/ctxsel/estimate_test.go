@@ -129,7 +129,7 @@ func testEstimateLengthSummHay(t *testing.T, noisy bool) {
 			t.Fatalf("budget %d: mean %v, want %v", r.Budget, r.Mean, means[i])
 		}
 	}
-	if len(rep.Table) != 10 || rep.Table[0].Budget != 8000 || rep.Table[9].Budget != 80000 || rep.Table[0].N != len(picked) {
+	if len(rep.Table) != 10 || rep.Table[0].Budget != 8*1024 || rep.Table[9].Budget != 80*1024 || rep.Table[0].N != len(picked) {
 		t.Fatalf("table %+v", rep.Table)
 	}
 	if len(rep.Silver) != 3*len(picked) || rep.SilverModels[odd.OpenAISpec("odd-c")] != 0 {
@@ -215,18 +215,15 @@ func expectedEstimate(t *testing.T, recs []eval.Record, picked []int, factsOf ma
 	shown := func(r eval.Record, budget int) []string {
 		p, ok := cache[r.ID]
 		if !ok {
-			var texts []string
-			for _, d := range r.Passages {
-				texts = append(texts, d.Text)
+			for i, d := range r.Passages {
+				p.order = append(p.order, i)
+				cut, _ := lengthest.TruncateSentences(tok, d.Text, 1024)
+				p.cuts, p.n = append(p.cuts, cut), append(p.n, tok.Count(cut))
 			}
-			scores, err := eval.NewBM25().Score(context.Background(), r.Question, texts)
+			// the truncated documents are ranked, as the official code does
+			scores, err := eval.NewBM25().Score(context.Background(), r.Question, p.cuts)
 			if err != nil {
 				t.Fatal(err)
-			}
-			for i := range texts {
-				p.order = append(p.order, i)
-				cut, _ := lengthest.TruncateSentences(tok, texts[i], 1024)
-				p.cuts, p.n = append(p.cuts, cut), append(p.n, tok.Count(cut))
 			}
 			slices.SortStableFunc(p.order, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
 			cache[r.ID] = p

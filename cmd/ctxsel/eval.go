@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -130,7 +131,12 @@ listed apart from the reader's.
 		if answering != nil {
 			_, kind, _, _ := eval.ParseLaRA(strings.TrimPrefix(*data, "lara:"))
 			answering.Datatype = eval.LaRADatatype(kind)
+			if p := *af.prompt; p == "auto" || p == "lara" {
+				answering.PromptFor = eval.LaRAPrompt // LaRA's reader prompt, as LDAR answers
+			}
 		}
+	} else if answering != nil && *af.prompt == "lara" {
+		return usageError{errors.New("eval: --prompt lara needs --data lara:…")}
 	} else {
 		source = filepath.Base(*data)
 		recs, err = eval.LoadFile(*data)

@@ -24,10 +24,15 @@ func TestSplitStrategies(t *testing.T) {
 	if len(pickers) != 2 || pickers[0].String() != "picker:budget=300,fallback=topk,order=document" || pickers[1].Budget != 4000 {
 		t.Fatalf("pickers %v", pickers)
 	}
-	for _, bad := range []string{"", "picker:budget=x", "topk:k=x", "picker:fallback=nope"} {
+	for _, bad := range []string{"", "picker:budget=x", "topk:k=1x", "picker:fallback=nope"} {
 		if _, _, err := splitStrategies(bad); err == nil {
 			t.Fatalf("%q accepted", bad)
 		}
+	}
+	// A word where a strategy wants a number parses (Self-Route takes
+	// prompt=adaptivek) and is refused before any work.
+	if code, _, stderr := runCLI(t, "", "eval", "--strategies", "topk:k=x"); code != 2 || !strings.Contains(stderr, "k=x must be a number") {
+		t.Fatalf("topk:k=x: exit %d, %s", code, stderr)
 	}
 }
 

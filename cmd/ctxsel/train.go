@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,8 +145,12 @@ gold passages (LaRA).
 		return usageError{err}
 	}
 	var llmReward *eval.LLMReward
+	onLaRA := false
+	for _, path := range splitList(*data) {
+		onLaRA = onLaRA || strings.HasPrefix(path, "lara:")
+	}
 	if *rewardName == "llm" {
-		if llmReward, rewardDesc, err = lf.reward(stderr, counter); err != nil {
+		if llmReward, rewardDesc, err = lf.reward(stderr, counter, onLaRA); err != nil {
 			return err
 		}
 		defer lf.close()
@@ -214,6 +219,26 @@ gold passages (LaRA).
 			valQ = append(valQ, ldareval.SelectQuestions(qs, valIDs)...)
 		}
 	}
+	if onLaRA && *window < 0 {
+		// LDAR bands the whole curve (train_ldar.py: low/high over every
+		// chunk), and closed models take wide bands there: the window
+		// reaches the longest LaRA curve (64 chunks at 32k, 256 at 128k).
+		longest := 0
+		for _, q := range append(slices.Clone(trainQ), valQ...) {
+			longest = max(longest, len(q.Scores))
+		}
+		if longest > cfg.Window && cfg.Window > 0 {
+			fmt.Fprintf(stderr, "note: LaRA data: the policy reads and bands the whole curve (--window %d, the longest question's passages; LDAR's setting); --window N overrides\n", longest)
+			cfg.Window = longest
+		}
+	}
+	if llmReward != nil && llmReward.Answering.Judge == nil {
+		var all []eval.Record
+		for _, st := range sets {
+			all = append(all, st.all...)
+		}
+		warnSubEMOnSentences(stderr, all)
+	}
 	ckpt := *checkpoint
 	if ckpt == "" {
 		ckpt = *out + ".ckpt"
@@ -241,7 +266,7 @@ gold passages (LaRA).
 		return nil // curves only
 	}
 	if llmReward != nil {
-		estimateLLMSpend(stderr, trainQ, valQ, opt, llmReward.Answering.Judge != nil)
+		estimateLLMSpend(stderr, trainQ, valQ, opt, llmReward.Answering.Judge, counter)
 	}
 	policy, history, err := ldar.Train(ctx, trainQ, valQ, opt)
 	if llmReward != nil {
