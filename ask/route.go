@@ -69,17 +69,13 @@ func askRoute(ctx context.Context, a *Answer, curve *ctxsel.Curve, hits []index.
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	empty, err := tmpl.Render(a.Question, "")
-	if err != nil {
-		return fmt.Errorf("%w: %v", ctxsel.ErrInvalidInput, err)
-	}
-	budget := window - counter.Count(empty) - 512
+	budget := llm.PassageBudget(window, llm.DefaultAnswerReserve, tmpl, a.Question, counter)
 	if budget <= 0 {
 		return invalidf("window of %d tokens leaves no room for passages", window)
 	}
 	full, err := ctxsel.Select(curve, cutoff.TopK(curve.Len()), ctxsel.Caps{}, ctxsel.RankOrder)
 	if err == nil {
-		full, err = ctxsel.FitWindow(curve, full, budget, 8, ctxsel.DocumentOrder)
+		full, err = ctxsel.FitWindow(curve, full, budget, llm.LabelledPassageOverhead, ctxsel.DocumentOrder)
 	}
 	if err != nil {
 		return err

@@ -27,7 +27,7 @@ type Answering struct {
 	// always computed.
 	Judge answer.Judge
 	// Reserve is the part of Options.Window kept for the answer (default
-	// 512 tokens).
+	// llm.DefaultAnswerReserve, 512 tokens).
 	Reserve int
 	// Datatype fills Self-Route's {datatype} (default "documents").
 	Datatype string
@@ -130,13 +130,6 @@ type QuestionAnswer struct {
 	failures    int
 }
 
-// defaultReserve is the share of the window kept for the answer.
-const defaultReserve = 512
-
-// perPassage is the prompt formatting around one passage ("[12]\n" and the
-// blank line after it), in tokens, with room to spare.
-const perPassage = 6
-
 // ErrTooManyFailures stops a run whose LLM calls fail beyond MaxFailures.
 var ErrTooManyFailures = errors.New("too many failed LLM calls")
 
@@ -151,7 +144,7 @@ func (a *Answering) reserve() int {
 	if a.Reserve > 0 {
 		return a.Reserve
 	}
-	return defaultReserve
+	return llm.DefaultAnswerReserve
 }
 
 // Answer asks the reader with the passages of sel, a selection over

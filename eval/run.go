@@ -10,6 +10,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/cutoff"
 	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -43,9 +44,9 @@ type Options struct {
 	TextSelectors []ctxsel.TextSelector
 	// Baselines are single scorers (dense, BM25) whose top-k/budget
 	// envelopes every result is also compared with (GainVsBestSingle). A
-	// baseline named like a channel of a ChannelScorer reuses that
+	// baseline named like a channel of a score.ChannelScorer reuses that
 	// channel's scores instead of scoring again.
-	Baselines []Scorer
+	Baselines []score.Scorer
 	// Bootstrap is the number of paired bootstrap resamples behind the
 	// standard errors (0 means 200; negative disables them).
 	Bootstrap int
@@ -87,7 +88,7 @@ type Baseline struct {
 // Run scores every record's passages against its question, applies each
 // strategy, and aggregates the figures. Records without gold passages are
 // skipped and counted.
-func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Report, error) {
+func Run(ctx context.Context, recs []Record, scorer score.Scorer, opt Options) (*Report, error) {
 	if scorer == nil {
 		return nil, fmt.Errorf("eval: no scorer")
 	}
@@ -123,7 +124,7 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	if len(kept) == 0 {
 		return nil, fmt.Errorf("eval: none of %d records has a gold passage", len(recs))
 	}
-	curves, err := score(ctx, kept, scorer, counter, opt.Workers, opt.Progress, opt.PrepareProgress)
+	curves, err := scoreAll(ctx, kept, scorer, counter, opt.Workers, opt.Progress, opt.PrepareProgress)
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
@@ -221,9 +222,9 @@ func bestSingle(bs []Baseline, tokens float64) float64 {
 // baselineStats scores the kept records with every baseline scorer (or
 // takes the matching channel of the main scorer) and returns their ranking
 // prefixes per question.
-func baselineStats(ctx context.Context, kept []Record, curves []QuestionCurve, scorer Scorer, counter token.Counter, opt Options) ([][]questionStats, error) {
+func baselineStats(ctx context.Context, kept []Record, curves []QuestionCurve, scorer score.Scorer, counter token.Counter, opt Options) ([][]questionStats, error) {
 	var channels []string
-	if cs, ok := scorer.(ChannelScorer); ok {
+	if cs, ok := scorer.(score.ChannelScorer); ok {
 		channels = cs.Channels()
 	}
 	out := make([][]questionStats, len(opt.Baselines))
@@ -236,7 +237,7 @@ func baselineStats(ctx context.Context, kept []Record, curves []QuestionCurve, s
 			}
 		} else {
 			var err error
-			if bc, err = score(ctx, kept, b, counter, opt.Workers, nil, nil); err != nil {
+			if bc, err = scoreAll(ctx, kept, b, counter, opt.Workers, nil, nil); err != nil {
 				return nil, fmt.Errorf("baseline %s: %w", b.Name(), err)
 			}
 		}
@@ -345,16 +346,12 @@ func windowBudget(opt Options, counter token.Counter) func(Record) int {
 	if opt.Window <= 0 {
 		return nil
 	}
-	tmpl, reserve := llm.FactoidQA, defaultReserve
+	tmpl, reserve := llm.FactoidQA, llm.DefaultAnswerReserve
 	if opt.Answer != nil {
 		tmpl, reserve = opt.Answer.template(), opt.Answer.reserve()
 	}
 	return func(r Record) int {
-		t, err := tmpl.Render(r.Question, "")
-		if err != nil {
-			t = string(tmpl)
-		}
-		return max(1, opt.Window-reserve-counter.Count(t))
+		return max(1, llm.PassageBudget(opt.Window, reserve, tmpl, r.Question, counter))
 	}
 }
 
@@ -392,7 +389,7 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 		if budget == nil {
 			return sel, nil
 		}
-		return ctxsel.FitWindow(curve, sel, budget(r), perPassage, order)
+		return ctxsel.FitWindow(curve, sel, budget(r), llm.PassageOverhead, order)
 	}
 	st.perStrategy = make([]selStats, len(slots))
 	for i, sc := range slots {

@@ -54,3 +54,24 @@ func TestRender(t *testing.T) {
 		t.Fatal("bad template accepted")
 	}
 }
+
+// wordCounter counts words: an easy token count to work out by hand.
+type wordCounter struct{}
+
+func (wordCounter) Count(s string) int { return len(strings.Fields(s)) }
+
+func TestPassageBudget(t *testing.T) {
+	tmpl := Template("Context: {context} Question: {question} Answer:")
+	// The empty prompt "Context:  Question: who is it? Answer:" is 6 words.
+	if got := PassageBudget(100, 10, tmpl, "who is it?", wordCounter{}); got != 100-10-6 {
+		t.Fatalf("budget %d, want 84", got)
+	}
+	if got := PassageBudget(10, 8, tmpl, "who is it?", wordCounter{}); got > 0 {
+		t.Fatalf("a window smaller than the prompt left %d", got)
+	}
+	// A template that does not render is counted as written.
+	bad := Template("no placeholders here")
+	if got := PassageBudget(100, 0, bad, "q", wordCounter{}); got != 97 {
+		t.Fatalf("unrenderable template: budget %d, want 97", got)
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/internal/vecmath"
 )
 
 // defaultStrategy is used when a request names none, as the CLI does.
@@ -388,7 +389,7 @@ func vectorScores(req *selectRequest) error {
 	if !req.hasQVec || len(req.queryVec) == 0 {
 		return badField("query_vector", "missing: candidates given as vectors are scored by cosine similarity to query_vector")
 	}
-	q, ok := unit(req.queryVec)
+	q, ok := vecmath.Unit(req.queryVec)
 	if !ok {
 		return badField("query_vector", "zero-norm vector: cosine similarity is undefined")
 	}
@@ -398,55 +399,13 @@ func vectorScores(req *selectRequest) error {
 		if len(v) != len(q) {
 			return badField(field.String(), "dimension %d, but query_vector has %d", len(v), len(q))
 		}
-		score, ok := cosine(q, v)
+		score, ok := vecmath.CosineUnit(q, v)
 		if !ok {
 			return badField(field.String(), "zero-norm vector: cosine similarity is undefined")
 		}
 		req.cands[i].Score = score
 	}
 	return nil
-}
-
-// unit returns v scaled to unit length. Components are first divided by
-// the largest magnitude, so squares of values near the float64 limit do
-// not overflow.
-func unit(v []float64) ([]float64, bool) {
-	m := 0.0
-	for _, x := range v {
-		m = max(m, math.Abs(x))
-	}
-	if m == 0 {
-		return nil, false
-	}
-	out := make([]float64, len(v))
-	ss := 0.0
-	for i, x := range v {
-		out[i] = x / m
-		ss += out[i] * out[i]
-	}
-	n := math.Sqrt(ss)
-	for i := range out {
-		out[i] /= n
-	}
-	return out, true
-}
-
-// cosine is the cosine of unit vector q and v, in [-1, 1].
-func cosine(q, v []float64) (float64, bool) {
-	m := 0.0
-	for _, x := range v {
-		m = max(m, math.Abs(x))
-	}
-	if m == 0 {
-		return 0, false
-	}
-	dot, ss := 0.0, 0.0
-	for i, x := range v {
-		x /= m
-		dot += q[i] * x
-		ss += x * x
-	}
-	return max(-1, min(1, dot/math.Sqrt(ss))), true
 }
 
 // textScores embeds the candidates' texts and the query with the configured
@@ -478,7 +437,7 @@ func (s *Server) textScores(ctx context.Context, req *selectRequest) error {
 	if err != nil {
 		return embedFailure(err)
 	}
-	q, ok := unit(f64(qv[0]))
+	q, ok := vecmath.Unit(vecmath.F64(qv[0]))
 	if !ok {
 		return badField("query", "the embedder returned a zero vector for the query")
 	}
@@ -486,7 +445,7 @@ func (s *Server) textScores(ctx context.Context, req *selectRequest) error {
 		if len(v) != len(q) {
 			return &backendError{fmt.Errorf("passage vector dimension %d, query %d", len(v), len(q))}
 		}
-		score, ok := cosine(q, f64(v))
+		score, ok := vecmath.CosineUnit(q, vecmath.F64(v))
 		if !ok {
 			score = 0 // an empty text embeds to nothing: as unrelated as can be
 		}
@@ -512,14 +471,6 @@ type backendError struct{ err error }
 
 func (e *backendError) Error() string { return "embedder failed: " + e.err.Error() }
 func (e *backendError) Unwrap() error { return e.err }
-
-func f64(v []float32) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x)
-	}
-	return out
-}
 
 // appendSelected appends the members of a selection response (without the
 // enclosing braces): ids, indices, scores, k, tokens, total_tokens and the

@@ -17,6 +17,7 @@ import (
 	"github.com/ctxsel/ctxsel/internal/progress"
 	"github.com/ctxsel/ctxsel/lengthest"
 	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -175,11 +176,11 @@ Example:
 	}
 	switch *retriever {
 	case "bm25":
-		cfg.Retriever = eval.NewBM25()
+		cfg.Retriever = score.NewBM25()
 	case "use-lite":
-		cfg.Retriever = eval.NewEmbedScorer("use-lite", dense)
+		cfg.Retriever = score.NewEmbedding("use-lite", dense, score.EmbeddingOptions{Memo: true})
 	case "hybrid":
-		h, err := eval.NewHybrid(eval.NewEmbedScorer("use-lite", dense), fusion.ZScore, 0.5)
+		h, err := score.NewHybrid(score.NewEmbedding("use-lite", dense, score.EmbeddingOptions{Memo: true}), fusion.ZScore, 0.5)
 		if err != nil {
 			return err
 		}

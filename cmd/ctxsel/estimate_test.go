@@ -16,6 +16,7 @@ import (
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/lengthest"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -219,7 +220,7 @@ func expectedEstimate(t *testing.T, recs []eval.Record, picked []int, factsOf ma
 			for _, d := range r.Passages {
 				texts = append(texts, d.Text)
 			}
-			scores, err := eval.NewBM25().Score(context.Background(), r.Question, texts)
+			scores, err := score.NewBM25().Score(context.Background(), r.Question, texts)
 			if err != nil {
 				t.Fatal(err)
 			}

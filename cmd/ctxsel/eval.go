@@ -14,6 +14,7 @@ import (
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/internal/progress"
 	"github.com/ctxsel/ctxsel/ldar/ldareval"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -108,7 +109,7 @@ listed apart from the reader's.
 	if err != nil {
 		return err
 	}
-	var base []eval.Scorer
+	var base []score.Scorer
 	if *baselines == "auto" {
 		if base, err = scorers.baselines(scorer); err != nil {
 			return err
