@@ -10,7 +10,6 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
 	"github.com/ctxsel/ctxsel/llm"
-	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -229,26 +228,30 @@ func (a *Answering) score(ctx context.Context, rec Record, qa *QuestionAnswer) e
 	return nil
 }
 
-// route answers one question with Self-Route: top is the top-k selection,
-// full the whole pool cut to the window.
-func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record, top, full ctxsel.Selection) (QuestionAnswer, ctxsel.Selection, error) {
-	tmpl := selfroute.Prompt(a.Datatype)
+// route answers one question with an answering route (Self-Route) over
+// its planned steps, each already cut to the window.
+func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record, r ctxsel.Route, steps []ctxsel.RouteStep) (QuestionAnswer, ctxsel.Selection, error) {
+	tmpl := llm.Template(r.Prompt(a.Datatype))
+	top := steps[0].Selection
 	qa := a.newRecord(rec, top)
-	res, err := selfroute.Route(ctx, top, full, func(ctx context.Context, sel ctxsel.Selection) (llm.Response, error) {
-		return a.read(ctx, counter, rec, sel, tmpl, &qa)
+	var final llm.Response
+	n, err := ctxsel.RunRoute(ctx, r, steps, func(ctx context.Context, sel ctxsel.Selection) (string, error) {
+		resp, err := a.read(ctx, counter, rec, sel, tmpl, &qa)
+		final = resp
+		return resp.Content, err
 	})
 	if err != nil {
 		return qa, top, err
 	}
-	final := res.Final()
-	if res.Routed() {
+	last := steps[n-1].Selection
+	if n > 1 {
 		calls, cached, in, out, counted := qa.Calls, qa.Cached, qa.InputTokens, qa.OutputTokens, qa.Counted
-		qa = a.newRecord(rec, final.Selection)
+		qa = a.newRecord(rec, last)
 		qa.Calls, qa.Cached, qa.InputTokens, qa.OutputTokens, qa.Counted = calls, cached, in, out, counted
 		qa.Routed = true
 	}
-	qa.Prediction = final.Reply.Content
-	return qa, final.Selection, a.score(ctx, rec, &qa)
+	qa.Prediction = final.Content
+	return qa, last, a.score(ctx, rec, &qa)
 }
 
 // answerJob is one (question, strategy) pair.
@@ -293,7 +296,7 @@ func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []
 				)
 				if slots[j.s].route != nil {
 					var final ctxsel.Selection
-					qa, final, err = a.route(ctx, counter, recs[j.q], st.sel, st.alt)
+					qa, final, err = a.route(ctx, counter, recs[j.q], slots[j.s].route, st.steps)
 					st.setSelection(final, stats[j.q].goldOf)
 				} else {
 					qa, err = a.Answer(ctx, counter, recs[j.q], st.sel)

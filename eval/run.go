@@ -8,10 +8,9 @@ import (
 	"slices"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/cutoff"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/score"
-	"github.com/ctxsel/ctxsel/selfroute"
+	_ "github.com/ctxsel/ctxsel/selfroute" // registers the answering route
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -37,7 +36,7 @@ type Options struct {
 	// recall figures are left out.
 	Answer *Answering
 	// TextSelectors are measured after Strategies, one report row each
-	// (named by Name()): selectors that read the question and the passages'
+	// (named by SelectorName): selectors that read the question and the passages'
 	// texts and may call a model (an LLM picker). Their selections are cut
 	// to Window and answered like any other; a ctxsel.MeteredSelector's row also
 	// reports its own calls (Result.Selector).
@@ -200,14 +199,14 @@ func Run(ctx context.Context, recs []Record, scorer score.Scorer, opt Options) (
 	return rep, nil
 }
 
-// strategySlot is one row of the report: a pure strategy, or an answering
-// route (Self-Route) when route is set.
+// strategySlot is one row of the report: a pure strategy, an answering
+// route (Self-Route) when route is set, or a text selector when text is.
 type strategySlot struct {
 	name  string
 	s     ctxsel.Strategy
 	caps  ctxsel.Caps
 	full  bool
-	route *selfroute.Spec
+	route ctxsel.Route
 	text  ctxsel.TextSelector // selects in selectTexts, after measure
 }
 
@@ -313,30 +312,36 @@ func newSlots(opt Options) ([]strategySlot, error) {
 	slots := make([]strategySlot, len(opt.Strategies))
 	for i, sp := range opt.Strategies {
 		slots[i].name = sp.String()
-		if selfroute.Is(sp) {
-			r, err := selfroute.ParseSpec(sp)
-			if err != nil {
-				return nil, err
-			}
-			if opt.Answer == nil {
-				return nil, fmt.Errorf("%w: %s is an answering route: it needs a reader (--reader)", ctxsel.ErrInvalidInput, sp)
-			}
-			slots[i].route = &r
-			continue
-		}
-		s, caps, err := ctxsel.New(sp)
+		res, err := ctxsel.Resolver{Kinds: ctxsel.StrategyKind | ctxsel.RouteKind}.Resolve(sp.String())
 		if err != nil {
 			return nil, err
 		}
-		slots[i].s, slots[i].caps, slots[i].full = s, caps, sp.Name == "full"
+		if res.Kind == ctxsel.RouteKind {
+			if opt.Answer == nil {
+				return nil, fmt.Errorf("%w: %s is an answering route: it needs a reader (--reader)", ctxsel.ErrInvalidInput, sp)
+			}
+			slots[i].route = res.Route
+			continue
+		}
+		slots[i].s, slots[i].caps, slots[i].full = res.Strategy, res.Caps, sp.Name == "full"
 	}
 	for _, ts := range opt.TextSelectors {
 		if ts == nil {
 			return nil, fmt.Errorf("%w: nil text selector", ctxsel.ErrInvalidInput)
 		}
-		slots = append(slots, strategySlot{name: ts.Name(), text: ts})
+		slots = append(slots, strategySlot{name: SelectorName(ts), text: ts})
 	}
 	return slots, nil
+}
+
+// SelectorName is how a report names a text selector's row: its spec
+// (fmt.Stringer: the picker's settings in full, so two pickers are two
+// rows) where it has one, else its Name.
+func SelectorName(ts ctxsel.TextSelector) string {
+	if s, ok := ts.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return ts.Name()
 }
 
 // windowBudget returns the passage budget of one question under
@@ -393,23 +398,26 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 	}
 	st.perStrategy = make([]selStats, len(slots))
 	for i, sc := range slots {
-		var sel, alt ctxsel.Selection
+		var sel ctxsel.Selection
+		var steps []ctxsel.RouteStep
 		if sc.text != nil {
 			continue
 		} else if sc.route != nil {
-			// Self-Route's two contexts: the top-k, and the full pool.
-			if sel, err = ctxsel.Select(curve, cutoff.TopK(sc.route.K), ctxsel.Caps{}, ctxsel.RankOrder); err == nil {
-				sel, err = fit(sel, ctxsel.RankOrder)
-			}
-			if err == nil {
-				alt, err = ctxsel.Select(curve, cutoff.TopK(n), ctxsel.Caps{}, ctxsel.RankOrder)
-			}
-			if err == nil {
-				alt, err = fit(alt, ctxsel.DocumentOrder)
-			}
-			if err != nil {
+			// The route's contexts, each cut like a strategy's selection;
+			// the long one is the full pool in document order.
+			if steps, err = sc.route.Plan(curve, ctxsel.RankOrder); err != nil {
 				return questionStats{}, fmt.Errorf("%s: %w", sc.name, err)
 			}
+			for j, step := range steps {
+				order := ctxsel.RankOrder
+				if step.Long {
+					order = ctxsel.DocumentOrder
+				}
+				if steps[j].Selection, err = fit(step.Selection, order); err != nil {
+					return questionStats{}, fmt.Errorf("%s: %w", sc.name, err)
+				}
+			}
+			sel = steps[0].Selection
 		} else {
 			order := ctxsel.RankOrder
 			if sc.full {
@@ -422,7 +430,7 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 				return questionStats{}, fmt.Errorf("select %s: %w", sc.s.Name(), err)
 			}
 		}
-		st.perStrategy[i].alt = alt
+		st.perStrategy[i].steps = steps
 		st.perStrategy[i].setSelection(sel, q.Gold)
 	}
 	return st, nil

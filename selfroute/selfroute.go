@@ -17,6 +17,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
+	"github.com/ctxsel/ctxsel/cutoff"
 	"github.com/ctxsel/ctxsel/llm"
 )
 
@@ -55,8 +56,45 @@ type Spec struct {
 // String is the canonical spec.
 func (s Spec) String() string { return fmt.Sprintf("%s:k=%d", Name, s.K) }
 
-// Is reports whether a strategy spec names Self-Route.
-func Is(sp ctxsel.Spec) bool { return sp.Name == Name }
+func init() {
+	ctxsel.RegisterRoute(ctxsel.RouteDef{
+		Name: Name,
+		Doc:  "Self-Route (ldar.txt App. C.4): the reader sees the top k passages with a prompt that lets it answer \"unanswerable\", and then the long context cut to its window",
+		Params: []ctxsel.ParamDef{{Name: "k", Default: DefaultK, Min: 1, Max: 10000, Integer: true,
+			Doc: "passages of the first, retrieval step"}},
+		New: func(sp ctxsel.Spec) (ctxsel.Route, error) { return ParseSpec(sp) },
+	})
+}
+
+// Spec is a ctxsel.Route: Resolve returns it for "selfroute:k=N".
+var _ ctxsel.Route = Spec{}
+
+// Name implements ctxsel.Route.
+func (Spec) Name() string { return Name }
+
+// Plan implements ctxsel.Route: the top K in the given order, then every
+// candidate (the long context, cut to the window by the caller).
+func (s Spec) Plan(c *ctxsel.Curve, order ctxsel.Order) ([]ctxsel.RouteStep, error) {
+	top, err := ctxsel.Select(c, cutoff.TopK(s.K), ctxsel.Caps{}, order)
+	if err != nil {
+		return nil, err
+	}
+	full, err := ctxsel.Select(c, cutoff.TopK(c.Len()), ctxsel.Caps{}, ctxsel.RankOrder)
+	if err != nil {
+		return nil, err
+	}
+	return []ctxsel.RouteStep{
+		{Name: fmt.Sprintf("top-%d", top.K), Selection: top},
+		{Name: "long-context", Selection: full, Long: true},
+	}, nil
+}
+
+// Prompt implements ctxsel.Route: Table 5's prompt.
+func (Spec) Prompt(datatype string) string { return string(Prompt(datatype)) }
+
+// Declines implements ctxsel.Route: the reader declined when it answered
+// "unanswerable".
+func (Spec) Declines(reply string) bool { return Unanswerable(reply) }
 
 // ParseSpec reads the route's parameters from a strategy spec: k (default 5,
 // 1 … 10000) and nothing else. Errors wrap ctxsel.ErrInvalidInput.

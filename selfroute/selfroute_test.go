@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,7 +104,7 @@ func FuzzParseSpec(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		_ = Unanswerable(s)
 		sp, err := ctxsel.ParseSpec(s)
-		if err != nil || !Is(sp) {
+		if err != nil || sp.Name != Name {
 			return
 		}
 		got, err := ParseSpec(sp)
@@ -124,4 +125,32 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("%q does not round-trip: %v %v", got, again, err)
 		}
 	})
+}
+
+// Self-Route registers itself: Resolve gives the route, whose plan is the
+// top k in the order asked and then the whole curve in rank order, marked
+// long; its prompt is Table 5's and it declines on "unanswerable".
+func TestResolvedRoute(t *testing.T) {
+	res, err := ctxsel.Resolve("selfroute:k=2")
+	if err != nil || res.Kind != ctxsel.RouteKind || res.Spec != "selfroute:k=2" || res.Route.String() != "selfroute:k=2" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if _, err := ctxsel.Resolve("selfroute:k=0"); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("k=0: %v", err)
+	}
+	if _, err := (ctxsel.Resolver{Kinds: ctxsel.StrategyKind}).Resolve("selfroute"); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("route where only strategies go: %v", err)
+	}
+	c, err := ctxsel.NewCurve([]ctxsel.Candidate{{ID: "a", Score: 0.1, Tokens: 1}, {ID: "b", Score: 0.9, Tokens: 1}, {ID: "c", Score: 0.5, Tokens: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := res.Route.Plan(c, ctxsel.DocumentOrder)
+	if err != nil || len(steps) != 2 || !slices.Equal(steps[0].Selection.IDs, []string{"b", "c"}) || steps[0].Long ||
+		!steps[1].Long || !slices.Equal(steps[1].Selection.IDs, []string{"b", "c", "a"}) {
+		t.Fatalf("plan %+v %v", steps, err)
+	}
+	if res.Route.Prompt("novels") != string(Prompt("novels")) || !res.Route.Declines("Unanswerable.") || res.Route.Declines("Paris") {
+		t.Fatal("prompt or declines")
+	}
 }

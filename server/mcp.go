@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxsel/ctxsel"
 )
 
 // The MCP server exposes the service's operations as tools an agent can
@@ -48,7 +50,7 @@ type MCPSelectInput struct {
 	Query       string             `json:"query,omitempty" jsonschema:"the question (needed when candidates are given as text)"`
 	QueryVector []float64          `json:"query_vector,omitempty" jsonschema:"query embedding, for candidates given as vectors"`
 	Candidates  []MCPCandidate     `json:"candidates" jsonschema:"the retrieved candidates to select from"`
-	Strategy    string             `json:"strategy,omitempty" jsonschema:"strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000 (default adaptivek; see the strategies tool)"`
+	Strategy    string             `json:"strategy,omitempty" jsonschema:"strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000 (see the strategies tool)"`
 	Params      map[string]float64 `json:"params,omitempty" jsonschema:"strategy parameters and caps (min_k, max_k, max_tokens)"`
 	Order       string             `json:"order,omitempty" jsonschema:"order of the selected ids: rank, document or edges"`
 }
@@ -62,21 +64,31 @@ type MCPSearchInput struct {
 // MCPAskInput is ask's input.
 type MCPAskInput struct {
 	Query    string             `json:"query" jsonschema:"the question"`
-	Strategy string             `json:"strategy,omitempty" jsonschema:"strategy spec (default adaptivek)"`
+	Strategy string             `json:"strategy,omitempty" jsonschema:"strategy spec (see the strategies tool)"`
 	Params   map[string]float64 `json:"params,omitempty" jsonschema:"strategy parameters and caps (min_k, max_k, max_tokens)"`
 	Order    string             `json:"order,omitempty" jsonschema:"order of the selected passages: rank, document or edges"`
 	TopN     int                `json:"top_n,omitempty" jsonschema:"candidates to retrieve before selecting"`
 }
 
-// selectSchema is select_context's published input schema.
-// Inferred from MCPSelectInput; TestMCPTools checks it is the full one.
-var selectSchema = func() *jsonschema.Schema {
-	sc, err := jsonschema.For[MCPSelectInput](nil)
+// selectSchema and askSchema are select_context's and ask's published
+// input schemas, inferred from their input types, the strategy's
+// description naming the default from the constant (a struct tag cannot).
+// TestMCPTools checks they are the full ones.
+var (
+	selectSchema = schemaFor[MCPSelectInput]("strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000 (default " + ctxsel.DefaultSelectStrategy + "; see the strategies tool)")
+	askSchema    = schemaFor[MCPAskInput]("strategy spec, or selfroute:k=N to route through the reader (default " + ctxsel.DefaultStrategy + "; see the strategies tool)")
+)
+
+func schemaFor[T any](strategyDoc string) *jsonschema.Schema {
+	sc, err := jsonschema.For[T](nil)
 	if err != nil {
 		return &jsonschema.Schema{Type: "object"}
 	}
+	if p := sc.Properties["strategy"]; p != nil {
+		p.Description = strategyDoc
+	}
 	return sc
-}()
+}
 
 // MCPServer returns a new MCP server whose tools run on s; serve it over
 // stdio (ctxsel mcp) or streamable HTTP (Options.MCP mounts one at /mcp).
@@ -114,7 +126,7 @@ func (s *Server) MCPServer() *mcp.Server {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in MCPSearchInput) (*mcp.CallToolResult, any, error) {
 			return s.mcpSearch(ctx, in)
 		})
-	mcp.AddTool(m, &mcp.Tool{Name: "ask",
+	mcp.AddTool(m, &mcp.Tool{Name: "ask", InputSchema: askSchema,
 		Description: "Answer a question from the server's index: retrieve, select context with a strategy, and answer when an LLM is configured; returns the answer, the selection and why, and the passages."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in MCPAskInput) (*mcp.CallToolResult, any, error) {
 			return s.mcpCall(ctx, "/v1/ask", s.handleAsk, in)
@@ -210,11 +222,11 @@ func (s *Server) mcpSearch(ctx context.Context, in MCPSearchInput) (*mcp.CallToo
 		passages, err = sr.Search(ctx, in.Query, n)
 	} else {
 		var resp AskResponse
-		st, caps, order, spec, rerr := resolveStrategy(&commonRequest{strategy: "full"})
+		full, rerr := ctxsel.Resolve("full")
 		if rerr != nil {
 			return nil, nil, rerr
 		}
-		resp, err = s.asker.Ask(ctx, AskRequest{Query: in.Query, Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: n})
+		resp, err = s.asker.Ask(ctx, AskRequest{Query: in.Query, Strategy: full.Strategy, Caps: full.Caps, Spec: full.Spec, TopN: n})
 		passages = resp.Passages
 	}
 	if err != nil {

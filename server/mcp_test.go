@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -128,12 +129,13 @@ func TestMCPTools(t *testing.T) {
 
 	var cat struct {
 		Default    string `json:"default"`
+		AskDefault string `json:"ask_default"`
 		Strategies []struct {
 			Name string `json:"name"`
 		} `json:"strategies"`
 	}
 	callTool(t, cs, "strategies", map[string]any{}, &cat)
-	if cat.Default != defaultStrategy || len(cat.Strategies) < 5 {
+	if cat.Default != ctxsel.DefaultSelectStrategy || cat.AskDefault != ctxsel.DefaultStrategy || len(cat.Strategies) < 5 {
 		t.Errorf("strategies: %+v", cat)
 	}
 }

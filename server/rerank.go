@@ -254,7 +254,8 @@ func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Strategy, ctxsel.Caps, 
 	if o := strings.TrimSpace(r.order); o != "" && o != "rank" {
 		return nil, ctxsel.Caps{}, "", "", badField("order", "rerank results are always in rank order")
 	}
-	st, caps, _, spec, err := resolveStrategy(&r.commonRequest)
+	how, err := s.resolveRequest(&r.commonRequest, ctxsel.DefaultSelectStrategy, ctxsel.StrategyKind)
+	st, caps, spec := how.st, how.caps, how.spec
 	if err != nil {
 		if fe, ok := err.(*fieldError); ok && fromModel && fe.Field == "strategy" {
 			fe.Field = "model"

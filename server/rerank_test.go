@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/internal/vecmath"
 	"github.com/ctxsel/ctxsel/lexical"
@@ -149,7 +150,7 @@ func TestRerankDefaults(t *testing.T) {
 	s := newTestServer(t, nil, Options{Embedder: fakeEmbedder{}})
 	// A model name that is not ctxsel's gets the default strategy.
 	out := rerank(t, s, "/v1/rerank", `{"model":"rerank-english-v3.0","query":"capital","documents":`+capitalDocs+`}`)
-	if !strings.HasPrefix(out.Ctxsel.Strategy, defaultStrategy) || out.Model != "rerank-english-v3.0" {
+	if !strings.HasPrefix(out.Ctxsel.Strategy, ctxsel.DefaultSelectStrategy) || out.Model != "rerank-english-v3.0" {
 		t.Errorf("strategy %q model %q", out.Ctxsel.Strategy, out.Model)
 	}
 	// Without an embedder the only scorer is BM25.

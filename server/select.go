@@ -21,9 +21,6 @@ import (
 	"github.com/ctxsel/ctxsel/internal/vecmath"
 )
 
-// defaultStrategy is used when a request names none, as the CLI does.
-const defaultStrategy = "adaptivek"
-
 func (s *Server) limits() limits {
 	return limits{maxCandidates: s.cfg.MaxCandidates, maxText: s.cfg.MaxTextBytes, maxDim: s.cfg.MaxVectorDim}
 }
@@ -138,18 +135,14 @@ func (s *Server) bodyReadError(r *http.Request, err error, tooLarge error) error
 	return &fieldError{Field: "", Msg: "reading the request body failed: the connection broke off before the body ended"}
 }
 
-// resolveStrategy builds the strategy, caps and order of a request, and the
-// spec string they amount to (parameters merged). Every
-// parameter is checked here against its definition, so the error can name
-// the field it came from: "strategy" for the spec string, "params.NAME" for
-// the params object.
-func resolveStrategy(r *commonRequest) (ctxsel.Strategy, ctxsel.Caps, ctxsel.Order, string, error) {
-	fail := func(field string, err error) (ctxsel.Strategy, ctxsel.Caps, ctxsel.Order, string, error) {
-		return nil, ctxsel.Caps{}, 0, "", badField(field, "%s", strings.TrimPrefix(err.Error(), ctxsel.ErrInvalidInput.Error()+": "))
-	}
-	text := strings.TrimSpace(r.strategy)
-	if text == "" {
-		text = defaultStrategy
+// resolveStrategy builds the strategy and caps of a strategy spec and the
+// request's "params" object, and the spec string they amount to
+// (parameters merged). Every parameter is checked here against its
+// definition, so the error can name the field it came from: "strategy" for
+// the spec string, "params.NAME" for the params object.
+func resolveStrategy(text string, params []paramIn) (ctxsel.Strategy, ctxsel.Caps, string, error) {
+	fail := func(field string, err error) (ctxsel.Strategy, ctxsel.Caps, string, error) {
+		return nil, ctxsel.Caps{}, "", badField(field, "%s", invalidMsg(err))
 	}
 	sp, err := ctxsel.ParseSpec(text)
 	if err != nil {
@@ -161,18 +154,18 @@ func resolveStrategy(r *commonRequest) (ctxsel.Strategy, ctxsel.Caps, ctxsel.Ord
 		for _, d := range ctxsel.Defs() {
 			names = append(names, d.Name)
 		}
-		return nil, ctxsel.Caps{}, 0, "", badField("strategy", "unknown strategy %q (known: %s)", sp.Name, strings.Join(names, ", "))
+		return nil, ctxsel.Caps{}, "", badField("strategy", "unknown strategy %q (known: %s)", sp.Name, strings.Join(names, ", "))
 	}
 	for _, k := range slices.Sorted(maps.Keys(sp.Params)) {
 		if err := checkParam(def, k, sp.Params[k]); err != nil {
 			return fail("strategy", err)
 		}
 	}
-	for _, p := range r.params {
+	for _, p := range params {
 		field := "params." + p.name
 		key := strings.ToLower(p.name)
 		if _, dup := sp.Params[key]; dup {
-			return nil, ctxsel.Caps{}, 0, "", badField(field, "also given in strategy %q", text)
+			return nil, ctxsel.Caps{}, "", badField(field, "also given in strategy %q", text)
 		}
 		if err := checkParam(def, key, p.value); err != nil {
 			return fail(field, err)
@@ -182,17 +175,9 @@ func resolveStrategy(r *commonRequest) (ctxsel.Strategy, ctxsel.Caps, ctxsel.Ord
 	st, caps, err := ctxsel.New(sp)
 	if err != nil {
 		// What is left is a combination (head+tail, min_k > max_k).
-		field := "strategy"
-		if len(r.params) > 0 {
-			field = "params"
-		}
-		return fail(field, err)
+		return fail("params", err)
 	}
-	order, err := ctxsel.ParseOrder(r.order)
-	if err != nil {
-		return fail("order", err)
-	}
-	return st, caps, order, sp.String(), nil
+	return st, caps, sp.String(), nil
 }
 
 // checkParam checks one parameter as ctxsel.New will, so that the error can
@@ -268,18 +253,7 @@ func (s *Server) handleSelect(w http.ResponseWriter, r *http.Request) {
 // selectRequest scores the candidates (given scores, cosine of given
 // vectors, or cosine of embedded texts), counts tokens and selects.
 func (s *Server) selectRequest(ctx context.Context, req *selectRequest) (selected, error) {
-	var (
-		st    ctxsel.Strategy
-		caps  ctxsel.Caps
-		order ctxsel.Order
-		err   error
-	)
-	pick := s.picker != nil && isPickerRequest(req.strategy)
-	if pick {
-		order, err = s.checkPickerRequest(&req.commonRequest)
-	} else {
-		st, caps, order, _, err = resolveStrategy(&req.commonRequest)
-	}
+	how, err := s.resolveRequest(&req.commonRequest, ctxsel.DefaultSelectStrategy, ctxsel.StrategyKind|ctxsel.SelectorKind)
 	if err != nil {
 		return selected{}, err
 	}
@@ -332,10 +306,10 @@ func (s *Server) selectRequest(ctx context.Context, req *selectRequest) (selecte
 			}
 		}
 	}
-	if pick {
-		return s.pickCandidates(ctx, req, cands, order)
+	if how.selector != nil {
+		return s.selectTexts(ctx, req, cands, how)
 	}
-	res, err := selectCandidates(cands, st, caps, order, req.sorted[:0])
+	res, err := selectCandidates(cands, how.st, how.caps, how.order, req.sorted[:0])
 	req.sorted = res.sorted
 	return res, err
 }

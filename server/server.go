@@ -36,6 +36,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	_ "github.com/ctxsel/ctxsel/cutoff" // the score-only strategies
 	"github.com/ctxsel/ctxsel/embed"
+	_ "github.com/ctxsel/ctxsel/selfroute" // the answering route of /v1/ask
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -62,7 +63,9 @@ type Server struct {
 	log      *slog.Logger
 	embedder embed.Embedder
 	asker    Asker
-	picker   ctxsel.TextSelector
+	// selectors are the text selectors requests may name: the picker, when
+	// Options.Picker set one.
+	selectors []ctxsel.TextSelector
 	// The token counter's vocabulary is large: it is loaded on the first
 	// candidate that needs counting, not at start.
 	counterOnce sync.Once
@@ -120,7 +123,10 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker, picker: opts.Picker}
+	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker}
+	if opts.Picker != nil {
+		s.selectors = []ctxsel.TextSelector{opts.Picker}
+	}
 	s.bodies.limit = cfg.MaxInflightBodyBytes
 	if s.log == nil {
 		s.log = slog.Default()
@@ -461,12 +467,15 @@ func strategiesJSON() ([]byte, error) {
 		Doc    string            `json:"doc"`
 		Params []ctxsel.ParamDef `json:"params"`
 	}
+	// default is what /v1/select and /v1/rerank cut with when a request
+	// names no strategy; ask_default is /v1/ask's.
 	doc := struct {
 		Default    string            `json:"default"`
+		AskDefault string            `json:"ask_default"`
 		Strategies []strategy        `json:"strategies"`
 		Caps       []ctxsel.ParamDef `json:"caps"`
 		Orders     []string          `json:"orders"`
-	}{Default: defaultStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
+	}{Default: ctxsel.DefaultSelectStrategy, AskDefault: ctxsel.DefaultStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
 	for _, d := range ctxsel.Defs() {
 		params := d.Params
 		if params == nil {

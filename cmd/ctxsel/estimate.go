@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -235,26 +234,25 @@ func (p *phaseProgress) update(pr lengthest.Progress) {
 	}
 }
 
-// autoTokens matches the budget parameter "tokens=auto" in a strategy spec
-// (not max_tokens=auto: "_" is a word character, so \b does not match there).
-var autoTokens = regexp.MustCompile(`(?i)\btokens\s*=\s*auto\b`)
-
-// resolveAutoBudget replaces tokens=auto in a strategy spec by the estimate
-// in the file estimate-length wrote (file, or $CTXSEL_LENGTH_ESTIMATE). It
-// runs where the CLI parses specs: strategies themselves do no I/O.
-func resolveAutoBudget(spec, file string) (string, error) {
-	if !autoTokens.MatchString(spec) {
-		return spec, nil
+// autoEstimate is the CLI's hook for "auto" parameter values: tokens=auto
+// (budget:tokens=auto) is the estimate in the report estimate-length wrote
+// (file, or $CTXSEL_LENGTH_ESTIMATE), read when a spec asks for it.
+// Strategies themselves do no I/O.
+func autoEstimate(file string) func(name, param string) (float64, error) {
+	return func(name, param string) (float64, error) {
+		if param != "tokens" {
+			return 0, usageError{fmt.Errorf("only tokens=auto has a value to fill in (a length estimate)")}
+		}
+		if file == "" {
+			file = os.Getenv(envLengthEstimate)
+		}
+		if file == "" {
+			return 0, usageError{fmt.Errorf("needs a length estimate: --estimate FILE or %s (from ctxsel estimate-length)", envLengthEstimate)}
+		}
+		est, err := lengthest.ReadEstimate(file)
+		if err != nil {
+			return 0, usageError{err}
+		}
+		return float64(est.Estimate), nil
 	}
-	if file == "" {
-		file = os.Getenv(envLengthEstimate)
-	}
-	if file == "" {
-		return "", usageError{fmt.Errorf("%q: tokens=auto needs a length estimate: --estimate FILE or %s (from ctxsel estimate-length)", spec, envLengthEstimate)}
-	}
-	est, err := lengthest.ReadEstimate(file)
-	if err != nil {
-		return "", usageError{err}
-	}
-	return autoTokens.ReplaceAllString(spec, "tokens="+strconv.Itoa(est.Estimate)), nil
 }
