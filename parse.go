@@ -17,29 +17,36 @@ type Param struct {
 type part struct {
 	name   string
 	params []Param
+	// joined marks a part joined to the one before it by "+": the two are
+	// one item, a composition.
+	joined bool
 }
 
-// parseList splits a spec list into items, each a chain of parts joined
-// by "+" (a composition). Items are separated by commas; a bare key=value
-// continues the part before it ("topk:k=10,max_k=3"). A "+" separates
-// parts only before a name, so a number's exponent (1e+5) stays a number.
-// Keys are lowercased; values are trimmed but otherwise kept.
-func parseList(text string) ([][]*part, error) {
-	var items [][]*part
-	var last *part
-	for _, tok := range strings.Split(text, ",") {
+// parseList splits a spec list into parts; runs of joined parts are one
+// item each (items splits them). Items are separated by commas; a bare
+// key=value continues the part before it ("topk:k=10,max_k=3"). A "+"
+// separates parts only before a name, so a number's exponent (1e+5)
+// stays a number. Keys are lowercased; values are trimmed but otherwise
+// kept.
+func parseList(text string) ([]part, error) {
+	var parts []part
+	for rest := text; rest != ""; {
+		var tok string
+		tok, rest, _ = strings.Cut(rest, ",")
 		tok = strings.TrimSpace(tok)
 		if tok == "" {
 			continue
 		}
-		for i, piece := range splitPlus(tok) {
+		for i := 0; tok != ""; i++ {
+			var piece string
+			piece, tok = cutPlus(tok)
 			piece = strings.TrimSpace(piece)
 			name, _, hasColon := strings.Cut(piece, ":")
 			if i == 0 && !hasColon && strings.Contains(name, "=") {
-				if last == nil {
+				if len(parts) == 0 {
 					return nil, invalidf("parameter %q comes before any strategy name", piece)
 				}
-				if err := last.add(piece); err != nil {
+				if err := parts[len(parts)-1].add(piece); err != nil {
 					return nil, err
 				}
 				continue
@@ -48,56 +55,66 @@ func parseList(text string) ([][]*part, error) {
 			if err != nil {
 				return nil, err
 			}
-			if i == 0 {
-				items = append(items, []*part{p})
-			} else {
-				items[len(items)-1] = append(items[len(items)-1], p)
-			}
-			last = p
+			p.joined = i > 0
+			parts = append(parts, p)
 		}
 	}
-	if len(items) == 0 {
+	if len(parts) == 0 {
 		return nil, invalidf("no strategy given")
 	}
-	return items, nil
+	return parts, nil
 }
 
-// splitPlus splits s at each "+" that is followed (after spaces) by a
-// letter or "_": the start of a name.
-func splitPlus(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] != '+' {
-			continue
+// items groups parts into items: each a part and the parts joined to it.
+func items(parts []part) [][]part {
+	var out [][]part
+	for i := 0; i < len(parts); {
+		j := i + 1
+		for j < len(parts) && parts[j].joined {
+			j++
 		}
+		out = append(out, parts[i:j:j])
+		i = j
+	}
+	return out
+}
+
+// cutPlus cuts s at its first "+" that is followed (after spaces) by a
+// letter or "_" — the start of a name — returning the part before and the
+// rest after it ("" when there is none).
+func cutPlus(s string) (before, after string) {
+	for i := strings.IndexByte(s, '+'); i >= 0; {
 		j := i + 1
 		for j < len(s) && s[j] == ' ' {
 			j++
 		}
 		if j < len(s) && (s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] == '_') {
-			out = append(out, s[start:i])
-			start = i + 1
+			return s[:i], s[i+1:]
 		}
+		k := strings.IndexByte(s[i+1:], '+')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
 	}
-	return append(out, s[start:])
+	return s, ""
 }
 
 // parsePart reads one NAME[:key=value] token (the parameters after the
 // first come as bare key=value tokens).
-func parsePart(tok string) (*part, error) {
+func parsePart(tok string) (part, error) {
 	name, kv, hasColon := strings.Cut(tok, ":")
 	name = strings.ToLower(strings.TrimSpace(name))
 	if !isIdent(name) {
 		if tok == "" {
-			return nil, invalidf("empty strategy name (a \"+\" with nothing before it?)")
+			return part{}, invalidf("empty strategy name (a \"+\" with nothing before it?)")
 		}
-		return nil, invalidf("strategy spec %q: the name must be letters, digits and _", tok)
+		return part{}, invalidf("strategy spec %q: the name must be letters, digits and _", tok)
 	}
-	p := &part{name: name}
+	p := part{name: name}
 	if hasColon && strings.TrimSpace(kv) != "" {
 		if err := p.add(kv); err != nil {
-			return nil, err
+			return part{}, err
 		}
 	}
 	return p, nil
@@ -108,14 +125,14 @@ func parsePart(tok string) (*part, error) {
 // from ("picker:budget=4000,fallback=adaptivek"). The name and keys are
 // lowercased. Errors wrap ErrInvalidInput.
 func ParsePart(text string) (name string, params []Param, err error) {
-	items, err := parseList(text)
+	parts, err := parseList(text)
 	if err != nil {
 		return "", nil, err
 	}
-	if len(items) != 1 || len(items[0]) != 1 {
+	if len(parts) != 1 {
 		return "", nil, invalidf("%q names more than one strategy", text)
 	}
-	return items[0][0].name, items[0][0].params, nil
+	return parts[0].name, parts[0].params, nil
 }
 
 func (p *part) add(kv string) error {

@@ -48,14 +48,26 @@ type Resolved struct {
 	// order).
 	Strategy Strategy
 	Caps     Caps
-	// Selector selects from the question and the texts: a SelectorKind's
-	// selector, or a StrategyKind's strategy with its caps (so callers
-	// that hold texts handle one kind).
+	// Selector is a SelectorKind's text selector (TextSelector also gives
+	// a strategy as one).
 	Selector TextSelector
 	// Route is a RouteKind's route.
 	Route Route
 
 	spec Spec // a strategy's or a route's parsed spec
+}
+
+// TextSelector returns r as a TextSelector, so that callers holding texts
+// handle one kind: a text selector as it is, a strategy with its caps (a
+// query's caps tighten them). It is nil for a route.
+func (r Resolved) TextSelector() TextSelector {
+	switch r.Kind {
+	case SelectorKind:
+		return r.Selector
+	case StrategyKind:
+		return capsTexts{r.Strategy, r.Caps}
+	}
+	return nil
 }
 
 // AsSpec returns a strategy's or a route's parsed spec (eval.Options
@@ -211,25 +223,30 @@ func (r Resolver) Resolve(spec string) (Resolved, error) {
 		}
 		spec = r.Default
 	}
-	items, err := parseList(spec)
+	parts, err := parseList(spec)
 	if err != nil {
 		return Resolved{}, err
 	}
-	if len(items) != 1 {
-		return Resolved{}, invalidf("%q names %d strategies, want one", spec, len(items))
+	if len(parts) == 1 { // the common case, without grouping
+		return r.resolveItem(parts)
 	}
-	return r.resolveItem(items[0])
+	its := items(parts)
+	if len(its) != 1 {
+		return Resolved{}, invalidf("%q names %d strategies, want one", spec, len(its))
+	}
+	return r.resolveItem(its[0])
 }
 
 // ResolveList resolves a comma-separated list of specs (eval's
 // --strategies), where a bare key=value continues the part before it.
 func (r Resolver) ResolveList(text string) ([]Resolved, error) {
-	items, err := parseList(text)
+	parts, err := parseList(text)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Resolved, len(items))
-	for i, item := range items {
+	its := items(parts)
+	out := make([]Resolved, len(its))
+	for i, item := range its {
 		if out[i], err = r.resolveItem(item); err != nil {
 			return nil, err
 		}
@@ -237,7 +254,7 @@ func (r Resolver) ResolveList(text string) ([]Resolved, error) {
 	return out, nil
 }
 
-func joinParts(ps []*part) string {
+func joinParts(ps []part) string {
 	s := make([]string, len(ps))
 	for i, p := range ps {
 		s[i] = p.String()
@@ -245,14 +262,14 @@ func joinParts(ps []*part) string {
 	return strings.Join(s, "+")
 }
 
-func (r Resolver) resolveItem(item []*part) (Resolved, error) {
-	for _, p := range item {
-		if err := r.fillAuto(p); err != nil {
+func (r Resolver) resolveItem(item []part) (Resolved, error) {
+	for i := range item {
+		if err := r.fillAuto(&item[i]); err != nil {
 			return Resolved{}, err
 		}
 	}
 	if len(item) == 1 {
-		res, err := r.resolvePart(item[0])
+		res, err := r.resolvePart(&item[0])
 		if err != nil {
 			return Resolved{}, err
 		}
@@ -261,14 +278,14 @@ func (r Resolver) resolveItem(item []*part) (Resolved, error) {
 	if len(item) != 2 {
 		return Resolved{}, invalidf("%q: a composition is a strategy, then a text selector (topk:k=30+picker); this one has %d parts", joinParts(item), len(item))
 	}
-	first, err := r.resolvePart(item[0])
+	first, err := r.resolvePart(&item[0])
 	if err != nil {
 		return Resolved{}, err
 	}
 	if first.Kind != StrategyKind {
 		return Resolved{}, invalidf("%q: the first part of a composition must be a strategy that cuts the passages; %s is %s", joinParts(item), item[0].name, kindPhrase(first.Kind))
 	}
-	then, err := r.resolvePart(item[1])
+	then, err := r.resolvePart(&item[1])
 	if err != nil {
 		return Resolved{}, err
 	}
@@ -350,7 +367,7 @@ func (r Resolver) resolvePart(p *part) (Resolved, error) {
 		if err != nil {
 			return Resolved{}, err
 		}
-		return Resolved{Kind: StrategyKind, Spec: sp.String(), Strategy: st, Caps: caps, Selector: capsTexts{st, caps}, spec: sp}, nil
+		return Resolved{Kind: StrategyKind, Spec: sp.String(), Strategy: st, Caps: caps, spec: sp}, nil
 	case isRoute:
 		sp, err := p.spec()
 		if err != nil {

@@ -129,12 +129,12 @@ func TestResolveStrategy(t *testing.T) {
 	// As a TextSelector it selects as Select does, the spec's caps kept.
 	c, texts := textCurve(t)
 	want, _ := ctxsel.Select(c, res.Strategy, res.Caps, ctxsel.DocumentOrder)
-	got, err := res.Selector.SelectTexts(context.Background(), ctxsel.TextQuery{Curve: c, Texts: texts, Order: ctxsel.DocumentOrder})
+	got, err := res.TextSelector().SelectTexts(context.Background(), ctxsel.TextQuery{Curve: c, Texts: texts, Order: ctxsel.DocumentOrder})
 	if err != nil || !slices.Equal(got.IDs, want.IDs) {
 		t.Fatalf("selector %v %v, want %v", got.IDs, err, want.IDs)
 	}
 	// The query's caps tighten the spec's.
-	got, _ = res.Selector.SelectTexts(context.Background(), ctxsel.TextQuery{Curve: c, Texts: texts, Caps: ctxsel.Caps{MaxK: 1}})
+	got, _ = res.TextSelector().SelectTexts(context.Background(), ctxsel.TextQuery{Curve: c, Texts: texts, Caps: ctxsel.Caps{MaxK: 1}})
 	if got.K != 1 {
 		t.Fatalf("query max_k ignored: %v", got.IDs)
 	}
@@ -374,7 +374,7 @@ func FuzzResolve(f *testing.F) {
 			if err != nil || again.Spec != res.Spec || again.Kind != res.Kind {
 				t.Fatalf("%q: canonical %q resolves to %q %v (%v)", s, res.Spec, again.Spec, again.Kind, err)
 			}
-			if (res.Kind == ctxsel.StrategyKind) != (res.Strategy != nil) || (res.Kind == ctxsel.RouteKind) != (res.Route != nil) || (res.Kind != ctxsel.RouteKind) != (res.Selector != nil) {
+			if (res.Kind == ctxsel.StrategyKind) != (res.Strategy != nil) || (res.Kind == ctxsel.RouteKind) != (res.Route != nil) || (res.Kind == ctxsel.SelectorKind) != (res.Selector != nil) || (res.Kind != ctxsel.RouteKind) != (res.TextSelector() != nil) {
 				t.Fatalf("%q: %+v", s, res)
 			}
 		}

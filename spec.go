@@ -48,20 +48,18 @@ func ParseSpec(text string) (Spec, error) {
 // must be a number; a composition (topk:k=30+picker) is not a strategy
 // (Resolve takes those).
 func ParseSpecList(text string) ([]Spec, error) {
-	items, err := parseList(text)
+	parts, err := parseList(text)
 	if err != nil {
 		return nil, err
 	}
-	specs := make([]Spec, 0, len(items))
-	for _, item := range items {
-		if len(item) > 1 {
-			return nil, invalidf("%q composes %d parts: a strategy spec names one", joinParts(item), len(item))
+	specs := make([]Spec, len(parts))
+	for i := range parts {
+		if i+1 < len(parts) && parts[i+1].joined {
+			return nil, invalidf("%q composes parts with \"+\": a strategy spec names one (Resolve takes compositions)", parts[i].String()+"+"+parts[i+1].String())
 		}
-		sp, err := item[0].spec()
-		if err != nil {
+		if specs[i], err = parts[i].spec(); err != nil {
 			return nil, err
 		}
-		specs = append(specs, sp)
 	}
 	return specs, nil
 }
@@ -212,7 +210,13 @@ func New(sp Spec) (Strategy, Caps, error) {
 		caps.MinK = 1 // the minimum-k fallback: no empty context unless asked for
 	}
 	// In key order, so that of several bad parameters the same one is named.
-	for _, k := range slices.Sorted(maps.Keys(sp.Params)) {
+	var buf [8]string
+	keys := buf[:0]
+	for k := range sp.Params {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
 		v := sp.Params[k]
 		// A strategy's own parameter would win over a cap of the same name;
 		// TestNoParamShadowsACap keeps the registered ones apart.
