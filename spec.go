@@ -64,69 +64,24 @@ func ParseSpec(text string) (Spec, error) {
 
 // ParseSpecList parses a comma-separated list of specs, where a bare
 // key=value continues the strategy before it:
-// "topk:k=10,adaptivek,adaptivek:head=0.05,tail=0.2,knee".
+// "topk:k=10,adaptivek,adaptivek:head=0.05,tail=0.2,knee". Every value
+// is a finite number or a word (Spec.Words); a composition
+// (topk:k=30+picker) is not a strategy (Resolve takes those).
 func ParseSpecList(text string) ([]Spec, error) {
-	var specs []Spec
-	for _, tok := range strings.Split(text, ",") {
-		tok = strings.TrimSpace(tok)
-		if tok == "" {
-			continue
-		}
-		name, kv, hasColon := strings.Cut(tok, ":")
-		if !hasColon && strings.Contains(tok, "=") {
-			if len(specs) == 0 {
-				return nil, invalidf("parameter %q comes before any strategy name", tok)
-			}
-			if err := addParam(&specs[len(specs)-1], tok); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		name = strings.ToLower(strings.TrimSpace(name))
-		if !isIdent(name) {
-			return nil, invalidf("strategy spec %q: the name must be letters, digits and _", tok)
-		}
-		sp := Spec{Name: name, Params: map[string]float64{}}
-		if hasColon && strings.TrimSpace(kv) != "" {
-			if err := addParam(&sp, kv); err != nil {
-				return nil, err
-			}
-		}
-		specs = append(specs, sp)
+	parts, err := parseList(text)
+	if err != nil {
+		return nil, err
 	}
-	if len(specs) == 0 {
-		return nil, invalidf("no strategy given")
+	specs := make([]Spec, len(parts))
+	for i := range parts {
+		if i+1 < len(parts) && parts[i+1].joined {
+			return nil, invalidf("%q composes parts with \"+\": a strategy spec names one (Resolve takes compositions)", parts[i].String()+"+"+parts[i+1].String())
+		}
+		if specs[i], err = parts[i].spec(); err != nil {
+			return nil, err
+		}
 	}
 	return specs, nil
-}
-
-func addParam(sp *Spec, kv string) error {
-	k, v, ok := strings.Cut(kv, "=")
-	k = strings.ToLower(strings.TrimSpace(k))
-	if !ok || !isIdent(k) {
-		return invalidf("strategy %s: parameter %q is not key=value (keys are letters, digits and _)", sp.Name, kv)
-	}
-	_, dupNum := sp.Params[k]
-	_, dupWord := sp.Words[k]
-	if dupNum || dupWord {
-		return invalidf("strategy %s: parameter %s given twice", sp.Name, k)
-	}
-	v = strings.TrimSpace(v)
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		if w := strings.ToLower(v); isWord(w) {
-			if sp.Words == nil {
-				sp.Words = map[string]string{}
-			}
-			sp.Words[k] = w
-			return nil
-		}
-	}
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return invalidf("strategy %s: parameter %s=%q is neither a finite number nor a word", sp.Name, k, v)
-	}
-	sp.Params[k] = f
-	return nil
 }
 
 // isWord reports a word-valued parameter: a letter, then letters, digits
@@ -197,10 +152,26 @@ var CapParams = []ParamDef{
 	{Name: "max_tokens", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "stop before the passage that would push the total past this many tokens (0 = no limit)"},
 }
 
-var registry = struct {
+// registry holds every name a spec may use: strategies, answering routes
+// and text selector kinds share one namespace, so a name means one thing.
+var registry = &names{defs: map[string]Def{}, routes: map[string]RouteDef{}, selectors: map[string]SelectorDef{}}
+
+type names struct {
 	sync.RWMutex
-	defs map[string]Def
-}{defs: map[string]Def{}}
+	defs      map[string]Def
+	routes    map[string]RouteDef
+	selectors map[string]SelectorDef
+}
+
+// checkFree panics when name is taken (the lock is held).
+func (r *names) checkFree(name string) {
+	_, a := r.defs[name]
+	_, b := r.routes[name]
+	_, c := r.selectors[name]
+	if a || b || c || name == DefaultName {
+		panic("ctxsel: " + name + " registered twice")
+	}
+}
 
 // Register makes a strategy available to New by name. It panics on a
 // duplicate or malformed definition: that is a programming error at init.
@@ -210,9 +181,7 @@ func Register(d Def) {
 	if d.Name == "" || d.New == nil {
 		panic("ctxsel: Register of a strategy without name or constructor")
 	}
-	if _, dup := registry.defs[d.Name]; dup {
-		panic("ctxsel: strategy " + d.Name + " registered twice")
-	}
+	registry.checkFree(d.Name)
 	// Listed ranges are the enforced ones.
 	params := make([]ParamDef, len(d.Params))
 	for i, p := range d.Params {
@@ -268,7 +237,15 @@ func New(sp Spec) (Strategy, Caps, error) {
 	if _, given := sp.Params["min_k"]; !given && !def.AllowEmpty {
 		caps.MinK = 1 // the minimum-k fallback: no empty context unless asked for
 	}
-	for k, v := range sp.Params {
+	// In key order, so that of several bad parameters the same one is named.
+	var buf [8]string
+	keys := buf[:0]
+	for k := range sp.Params {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := sp.Params[k]
 		// A strategy's own parameter would win over a cap of the same name;
 		// TestNoParamShadowsACap keeps the registered ones apart.
 		own := slices.IndexFunc(def.Params, func(p ParamDef) bool { return p.Name == k })

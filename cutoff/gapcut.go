@@ -48,7 +48,7 @@ func MovingAvg(scores []float64, window int, p AdaptiveKParams) (AdaptiveKResult
 	if n <= window {
 		return AdaptiveKResult{K: n, GapIndex: -1}, nil
 	}
-	s := sortedDesc(scores)
+	s := ctxsel.Descending(scores)
 	gaps := movingAvgGaps(s, window, p.Float32)
 	from, to, clamped := gapWindow(n, len(gaps), p)
 	return movingAvgCut(s, gaps, from, to, clamped, p), nil
@@ -136,7 +136,7 @@ func SecondDiffSpike(scores []float64, p AdaptiveKParams) (SpikeResult, error) {
 	if n < 2 {
 		return SpikeResult{AdaptiveKResult: AdaptiveKResult{K: n, GapIndex: -1}}, nil
 	}
-	s := sortedDesc(scores)
+	s := ctxsel.Descending(scores)
 	from, to, clamped := searchWindow(n, p)
 	a := s[from : to+1]
 	d2 := make([]float64, max(0, len(a)-2))

@@ -10,7 +10,6 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
 	"github.com/ctxsel/ctxsel/llm"
-	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -27,7 +26,7 @@ type Answering struct {
 	// always computed.
 	Judge answer.Judge
 	// Reserve is the part of Options.Window kept for the answer (default
-	// 512 tokens).
+	// llm.DefaultAnswerReserve, 512 tokens).
 	Reserve int
 	// Datatype fills Self-Route's {datatype} (default "documents").
 	Datatype string
@@ -146,13 +145,6 @@ type QuestionAnswer struct {
 	failures    int
 }
 
-// defaultReserve is the share of the window kept for the answer.
-const defaultReserve = 512
-
-// perPassage is the prompt formatting around one passage ("[12]\n" and the
-// blank line after it), in tokens, with room to spare.
-const perPassage = 6
-
 // ErrTooManyFailures stops a run whose LLM calls fail beyond MaxFailures.
 var ErrTooManyFailures = errors.New("too many failed LLM calls")
 
@@ -186,7 +178,7 @@ func (a *Answering) reserve() int {
 	if a.Reserve > 0 {
 		return a.Reserve
 	}
-	return defaultReserve
+	return llm.DefaultAnswerReserve
 }
 
 // Answer asks the reader with the passages of sel, a selection over
@@ -281,31 +273,36 @@ func (a *Answering) score(ctx context.Context, rec Record, qa *QuestionAnswer) e
 	return nil
 }
 
-// route answers one question with Self-Route: top is the first step's
-// selection, full the whole pool cut to the window, answered with the
-// reader's own template.
-func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record, r selfroute.Spec, top, full ctxsel.Selection) (QuestionAnswer, ctxsel.Selection, error) {
+// route answers one question with an answering route (Self-Route) over
+// its planned steps, each already cut to the window: the route's own steps
+// with its prompt (Datatype filling LDAR's {datatype}), the long-context
+// step with the record's reader prompt (the reader's own template).
+func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record, r ctxsel.Route, steps []ctxsel.RouteStep) (QuestionAnswer, ctxsel.Selection, error) {
+	top := steps[0].Selection
 	qa := a.newRecord(rec, top)
 	long := a.promptFor(rec)
-	res, err := r.Route(ctx, top, full, r.Prompts(a.Datatype, long.Template), func(ctx context.Context, sel ctxsel.Selection, tmpl llm.Template) (llm.Response, error) {
-		p := ReaderPrompt{Template: tmpl}
-		if tmpl == long.Template {
-			p = long
+	var final llm.Response
+	n, err := ctxsel.RunRoute(ctx, r, steps, func(ctx context.Context, st ctxsel.RouteStep) (string, error) {
+		p := long // with its system message and context format
+		if !st.Long {
+			p = ReaderPrompt{Template: llm.Template(r.Prompt(a.Datatype))}
 		}
-		return a.read(ctx, counter, rec, sel, p, &qa)
+		resp, err := a.read(ctx, counter, rec, st.Selection, p, &qa)
+		final = resp
+		return resp.Content, err
 	})
 	if err != nil {
 		return qa, top, err
 	}
-	final := res.Final()
-	if res.Routed() {
+	last := steps[n-1].Selection
+	if n > 1 {
 		calls, cached, in, out, counted := qa.Calls, qa.Cached, qa.InputTokens, qa.OutputTokens, qa.Counted
-		qa = a.newRecord(rec, final.Selection)
+		qa = a.newRecord(rec, last)
 		qa.Calls, qa.Cached, qa.InputTokens, qa.OutputTokens, qa.Counted = calls, cached, in, out, counted
 		qa.Routed = true
 	}
-	qa.Prediction, qa.Defect = final.Reply.Content, final.Reply.Defect()
-	return qa, final.Selection, a.score(ctx, rec, &qa)
+	qa.Prediction, qa.Defect = final.Content, final.Defect()
+	return qa, last, a.score(ctx, rec, &qa)
 }
 
 // answerJob is one (question, strategy) pair.
@@ -350,7 +347,7 @@ func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []
 				)
 				if slots[j.s].route != nil {
 					var final ctxsel.Selection
-					qa, final, err = a.route(ctx, counter, recs[j.q], *slots[j.s].route, st.sel, st.alt)
+					qa, final, err = a.route(ctx, counter, recs[j.q], slots[j.s].route, st.steps)
 					st.setSelection(final, stats[j.q].goldOf)
 				} else {
 					qa, err = a.Answer(ctx, counter, recs[j.q], st.sel)

@@ -17,6 +17,7 @@ import (
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -75,7 +76,7 @@ func TestAnswersJudgeInvalidAndFailures(t *testing.T) {
 	judgeSrv.Script(llmtest.Fault{Status: 500})
 	counter, _ := token.New("")
 	a := &eval.Answering{Reader: openSpec(t, reader.OpenAISpec("r")), Judge: answer.NewBinaryJudge(openSpec(t, judgeSrv.OpenAISpec("j"))), MaxFailures: -1, Workers: 1}
-	rep, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
+	rep, err := eval.Run(context.Background(), recs, score.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestAnswersWithoutGold(t *testing.T) {
 	defer srv.Close()
 	counter, _ := token.New("")
 	a := &eval.Answering{Reader: openSpec(t, srv.OpenAISpec("r"))}
-	rep, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "full,topk:k=1"), Counter: counter, Answer: a})
+	rep, err := eval.Run(context.Background(), recs, score.NewBM25(), eval.Options{Strategies: specs(t, "full,topk:k=1"), Counter: counter, Answer: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +123,11 @@ func TestAnswersWithoutGold(t *testing.T) {
 		t.Fatalf("json:\n%s", buf.String())
 	}
 	// without a reader, gold-less records are still refused
-	if _, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "full"), Counter: counter}); err == nil {
+	if _, err := eval.Run(context.Background(), recs, score.NewBM25(), eval.Options{Strategies: specs(t, "full"), Counter: counter}); err == nil {
 		t.Fatal("gold-less records measured without answers")
 	}
 	// a route without a reader is bad input
-	if _, err := eval.Run(context.Background(), smallSet(2, true), eval.NewBM25(), eval.Options{Strategies: specs(t, "selfroute"), Counter: counter}); err == nil {
+	if _, err := eval.Run(context.Background(), smallSet(2, true), score.NewBM25(), eval.Options{Strategies: specs(t, "selfroute"), Counter: counter}); err == nil {
 		t.Fatal("selfroute without a reader accepted")
 	}
 }
@@ -141,7 +142,7 @@ func TestAnswersCancel(t *testing.T) {
 	defer srv.Close()
 	counter, _ := token.New("")
 	a := &eval.Answering{Reader: openSpec(t, srv.OpenAISpec("r")), Workers: 1}
-	rep, err := eval.Run(ctx, smallSet(20, true), eval.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
+	rep, err := eval.Run(ctx, smallSet(20, true), score.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
 	if err == nil || rep == nil || rep.Answers.Stopped == "" || rep.Results[0].Answered >= 20 {
 		t.Fatalf("err %v, report %+v", err, rep)
 	}
@@ -223,7 +224,7 @@ func TestTextSelectorRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range []*eval.Answering{nil, {Reader: openSpec(t, srv.OpenAISpec("r"))}} {
-		rep, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a,
+		rep, err := eval.Run(context.Background(), recs, score.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a,
 			TextSelectors: []ctxsel.TextSelector{ctxsel.StrategyTexts(st)}})
 		if err != nil {
 			t.Fatal(err)
@@ -260,7 +261,7 @@ func TestAnswersCountDegenerateReplies(t *testing.T) {
 	var qas []eval.QuestionAnswer
 	a := &eval.Answering{Reader: openSpec(t, reader.OpenAISpec("r")), MaxFailures: 0, Workers: 1,
 		OnQuestion: func(q eval.QuestionAnswer) { qas = append(qas, q) }}
-	rep, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
+	rep, err := eval.Run(context.Background(), recs, score.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 // Example is one summarisation input: a query over a set of documents.
@@ -28,20 +29,15 @@ type Model struct {
 	Window int
 }
 
-// Retriever scores documents against the query, higher more relevant.
-// eval.Scorer implementations (bm25, embedding scorers) satisfy it.
-type Retriever interface {
-	Name() string
-	Score(ctx context.Context, query string, docs []string) ([]float64, error)
-}
-
 // Config is one estimation run.
 type Config struct {
 	Panel      []Model
 	Summarizer Model
-	Retriever  Retriever
-	Tokenizer  Tokenizer
-	Utility    Utility
+	// Retriever scores the documents against the query (score.BM25, an
+	// embedding scorer, a hybrid).
+	Retriever score.Scorer
+	Tokenizer Tokenizer
+	Utility   Utility
 	// Budgets are the retrieval lengths searched, in tokens.
 	Budgets []int
 	// Samples is how many summaries each model writes per input (3);

@@ -194,6 +194,11 @@ type Options struct {
 // ErrNoModel is returned when a client is configured without a model.
 var ErrNoModel = errors.New("llm: no model configured (set CTXSEL_LLM_MODEL)")
 
+// ErrTokenCap is wrapped by the error of work that stopped because it
+// reached its cap on LLM tokens (mining's and LDAR training's
+// --max-llm-tokens), so callers tell a deliberate stop from a failure.
+var ErrTokenCap = errors.New("LLM token cap reached")
+
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute

@@ -204,3 +204,31 @@ func FormatContext(ps []Passage) string {
 	}
 	return b.String()
 }
+
+// A reader's window holds the prompt, the passages in it and the answer.
+const (
+	// DefaultAnswerReserve is the part of a reader's window kept for its
+	// answer.
+	DefaultAnswerReserve = 512
+	// PassageOverhead is the formatting FormatContext puts around one
+	// unlabelled passage ("[12]\n" and the blank line after it), in tokens,
+	// with room to spare.
+	PassageOverhead = 6
+	// LabelledPassageOverhead is the same for a passage shown with its
+	// label ("[3] doc#12\n"), as ask shows chunks.
+	LabelledPassageOverhead = 8
+)
+
+// PassageBudget is what a reader's window leaves for passages when t asks
+// question: window less reserve (the answer's tokens) less the prompt
+// around no passages, counted by counter. It is zero or negative when the
+// window cannot hold even that; callers decide whether that is an error or
+// a budget of one token. A template that does not render is counted as it
+// is.
+func PassageBudget(window, reserve int, t Template, question string, counter interface{ Count(string) int }) int {
+	empty, err := t.Render(question, "")
+	if err != nil {
+		empty = string(t)
+	}
+	return window - reserve - counter.Count(empty)
+}

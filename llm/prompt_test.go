@@ -119,3 +119,31 @@ func TestRenderFencesPassages(t *testing.T) {
 		t.Fatalf("Fence: %q", got)
 	}
 }
+
+// wordCounter counts words: an easy token count to work out by hand.
+type wordCounter struct{}
+
+func (wordCounter) Count(s string) int { return len(strings.Fields(s)) }
+
+func TestPassageBudget(t *testing.T) {
+	tmpl := Template("Context: {context} Question: {question} Answer:")
+	// The empty prompt is counted as it is sent: the bare context fenced
+	// (Render), "Context:\n```\n\n```\nQuestion: who is it? Answer:", 8 words.
+	if got := PassageBudget(100, 10, tmpl, "who is it?", wordCounter{}); got != 100-10-8 {
+		t.Fatalf("budget %d, want 82", got)
+	}
+	// A template that fences its own context adds no fence of Render's:
+	// "Context:\n```\n\n```\nQuestion: who is it? Answer:" again.
+	fenced := Template("Context:\n```\n{context}\n```\nQuestion: {question} Answer:")
+	if got := PassageBudget(100, 10, fenced, "who is it?", wordCounter{}); got != 100-10-8 {
+		t.Fatalf("fenced template: budget %d, want 82", got)
+	}
+	if got := PassageBudget(10, 8, tmpl, "who is it?", wordCounter{}); got > 0 {
+		t.Fatalf("a window smaller than the prompt left %d", got)
+	}
+	// A template that does not render is counted as written.
+	bad := Template("no placeholders here")
+	if got := PassageBudget(100, 0, bad, "q", wordCounter{}); got != 97 {
+		t.Fatalf("unrenderable template: budget %d, want 97", got)
+	}
+}

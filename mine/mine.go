@@ -15,7 +15,6 @@ package mine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,9 +22,8 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
 	"github.com/ctxsel/ctxsel/eval"
-	"github.com/ctxsel/ctxsel/fusion"
-	"github.com/ctxsel/ctxsel/lexical"
 	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 // DefaultK is the number of BM25 candidates mining starts from.
@@ -48,9 +46,6 @@ func DefaultThresholdFor(j answer.Judge) float64 {
 	}
 	return DefaultLLMThreshold
 }
-
-// ErrTokenCap is returned (wrapped) when Options.MaxLLMTokens is reached.
-var ErrTokenCap = errors.New("LLM token cap reached")
 
 // Options configure mining.
 type Options struct {
@@ -123,13 +118,11 @@ func (p Provenance) Tokens() int { return p.PromptTokens + p.CompletionTokens }
 // Candidates returns the input indices of the record's top-k passages by
 // BM25 over the question and its answers, best first (ties: input order).
 func Candidates(rec eval.Record, k int) []int {
-	query := lexical.QueryTerms(rec.Question + "\n" + strings.Join(rec.Answers, "\n"))
-	docs := make([][]string, len(rec.Passages))
+	texts := make([]string, len(rec.Passages))
 	for i, p := range rec.Passages {
-		docs[i] = lexical.Terms(p.Text)
+		texts[i] = p.Text
 	}
-	scores := lexical.Default.Score(query, docs)
-	idx := fusion.Ranking(scores)
+	idx := score.RankBM25(rec.Question+"\n"+strings.Join(rec.Answers, "\n"), texts)
 	return idx[:min(k, len(idx))]
 }
 

@@ -104,7 +104,7 @@ func TestRunResumesFromCheckpoint(t *testing.T) {
 	ckpt := filepath.Join(t.TempDir(), "mine.ckpt")
 	ro := mine.RunOptions{Options: mine.Options{K: 6, Generator: client(t, srv), Judge: answer.SubEMJudge}, Workers: 1, Checkpoint: ckpt, MaxLLMTokens: 1}
 	out, sum, err := mine.Run(context.Background(), recs, ro)
-	if !errors.Is(err, mine.ErrTokenCap) || !sum.StoppedAtCap || sum.Pending == 0 || len(out) != sum.Mined {
+	if !errors.Is(err, llm.ErrTokenCap) || !sum.StoppedAtCap || sum.Pending == 0 || len(out) != sum.Mined {
 		t.Fatalf("capped run: %v %+v", err, sum)
 	}
 	first := srv.Requests()

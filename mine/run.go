@@ -77,7 +77,7 @@ type budget struct {
 
 func (b *budget) check() error {
 	if b != nil && b.max > 0 && b.used.Load() >= b.max {
-		return fmt.Errorf("%w (%d tokens)", ErrTokenCap, b.max)
+		return fmt.Errorf("%w (%d tokens)", llm.ErrTokenCap, b.max)
 	}
 	return nil
 }
@@ -116,7 +116,7 @@ func describe(c llm.Client) string {
 // the same passages and gold, meta.mined.group = the original's id).
 // Dropped records are left out and counted. On the token cap it returns
 // what was finished, Summary.StoppedAtCap, and an error wrapping
-// ErrTokenCap.
+// llm.ErrTokenCap.
 func Run(ctx context.Context, recs []eval.Record, ro RunOptions) ([]eval.Record, Summary, error) {
 	var err error
 	if ro.Options, err = ro.Options.withDefaults(); err != nil {
@@ -212,10 +212,10 @@ func Run(ctx context.Context, recs []eval.Record, ro RunOptions) ([]eval.Record,
 				}
 				mu.Lock()
 				if err != nil {
-					if firstErr == nil || (errors.Is(firstErr, ErrTokenCap) && !errors.Is(err, ErrTokenCap)) {
+					if firstErr == nil || (errors.Is(firstErr, llm.ErrTokenCap) && !errors.Is(err, llm.ErrTokenCap)) {
 						firstErr = fmt.Errorf("record %q: %w", recs[i].ID, err)
 					}
-					if !errors.Is(err, ErrTokenCap) {
+					if !errors.Is(err, llm.ErrTokenCap) {
 						cancel()
 					}
 				} else {
@@ -273,7 +273,7 @@ feed:
 		sum.MeanGold, sum.MeanCandidates = gold/float64(sum.Mined), cands/float64(sum.Mined)
 	}
 	if firstErr != nil {
-		sum.StoppedAtCap = errors.Is(firstErr, ErrTokenCap)
+		sum.StoppedAtCap = errors.Is(firstErr, llm.ErrTokenCap)
 		return out, sum, fmt.Errorf("mine: %w", firstErr)
 	}
 	if sum.Pending > 0 && bud.check() != nil {

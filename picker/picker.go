@@ -47,6 +47,10 @@ func (p *Picker) Name() string { return "picker" }
 // Config is the picker's configuration.
 func (p *Picker) Config() Config { return p.cfg }
 
+// String is the picker's spec, every setting written out: how reports name
+// it (two pickers with different settings are two rows).
+func (p *Picker) String() string { return p.cfg.String() }
+
 // Result is one pick with what it cost and whether the model's answer was
 // used.
 type Result struct {

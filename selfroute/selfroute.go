@@ -19,9 +19,13 @@
 //
 // Self-Route is not a pure strategy: which context it ends with depends on
 // the reader's answer, so it cannot cut a similarity curve without an LLM. It
-// is an answering route: callers precompute the two candidate selections
-// (pure: Spec.First, then the full pool) and hand Spec.Route a function
-// that asks the reader.
+// is an answering route: the package registers it (ctxsel.RegisterRoute), so
+// ctxsel.Resolve("selfroute:…") gives a ctxsel.Route whose Plan is the two
+// candidate selections (pure: Spec.First, then the full pool), which callers
+// cut to the window and run with ctxsel.RunRoute, asking the reader with
+// each step's prompt (ctxsel.RouteStep.Prompt: the variant's first-step
+// prompt, then the caller's long-context prompt). Spec.Route does the same
+// for two selections a caller already holds.
 package selfroute
 
 import (
@@ -129,8 +133,70 @@ func (s Spec) String() string {
 	return Name + ":" + strings.Join(parts, ",")
 }
 
-// Is reports whether a strategy spec names Self-Route.
-func Is(sp ctxsel.Spec) bool { return sp.Name == Name }
+func init() {
+	ctxsel.RegisterRoute(ctxsel.RouteDef{
+		Name: Name,
+		Doc: "Self-Route: the reader sees a first context with a prompt that lets it answer \"unanswerable\", and, when it does, the long context cut to its window with the normal prompt. " +
+			"LDAR's variant (the default, ldar.txt App. C.4): the top k passages and Table 5's prompt; Adaptive-k's (prompt=adaptivek): the passages below 5,000 tokens and the official code's prompt",
+		Params: []ctxsel.ParamDef{
+			{Name: "k", Default: DefaultK, Min: 1, Max: 10000, Integer: true,
+				Doc: "passages of the first step (the default unless tokens is given or prompt=adaptivek)"},
+			{Name: "tokens", Default: DefaultTokens, Min: 1, Max: maxTokens, Integer: true,
+				Doc: "the first step keeps passages in rank order while their tokens stay below this (the default with prompt=adaptivek); not with k"},
+		},
+		Words: []ctxsel.ParamDoc{{Name: "prompt", Default: PromptLDAR,
+			Doc: "the first step's prompt: ldar (ldar.txt Table 5, routes on \"unanswerable\" in any case) or adaptivek (the official Adaptive-k code's, routes on \"unanswerable\" as written)"}},
+		New: func(sp ctxsel.Spec) (ctxsel.Route, error) {
+			s, err := ParseSpec(sp)
+			if err != nil {
+				return nil, err
+			}
+			return route{s}, nil
+		},
+	})
+}
+
+// route is a Spec as a ctxsel.Route, what ctxsel.Resolve gives for
+// "selfroute…". (Spec itself cannot be one: its Prompt field names the
+// variant.)
+type route struct{ s Spec }
+
+var _ ctxsel.Route = route{}
+
+// Name implements ctxsel.Route.
+func (route) Name() string { return Name }
+
+// String implements ctxsel.Route: the canonical spec.
+func (r route) String() string { return r.s.String() }
+
+// Plan implements ctxsel.Route: the first step (First) in the given order,
+// then every candidate in rank order, the long context the caller cuts to
+// the reader's window.
+func (r route) Plan(c *ctxsel.Curve, order ctxsel.Order) ([]ctxsel.RouteStep, error) {
+	first, err := ctxsel.Select(c, r.s.First(), ctxsel.Caps{}, order)
+	if err != nil {
+		return nil, err
+	}
+	full, err := ctxsel.Select(c, cutoff.TopK(c.Len()), ctxsel.Caps{}, ctxsel.RankOrder)
+	if err != nil {
+		return nil, err
+	}
+	return r.s.steps(first, full), nil
+}
+
+// Prompt implements ctxsel.Route: the first step's prompt (Prompts).
+func (r route) Prompt(datatype string) string { return string(r.s.Prompts(datatype, "").First) }
+
+// Declines implements ctxsel.Route (Spec.Declines).
+func (r route) Declines(reply string) bool { return r.s.Declines(reply) }
+
+// steps are the route's two steps over first and full.
+func (s Spec) steps(first, full ctxsel.Selection) []ctxsel.RouteStep {
+	return []ctxsel.RouteStep{
+		{Name: fmt.Sprintf("top-%d", first.K), Selection: first},
+		{Name: "long-context", Selection: full, Long: true},
+	}
+}
 
 // maxTokens bounds tokens= (a budget no reader window reaches).
 const maxTokens = 1 << 31
@@ -265,22 +331,22 @@ func (r Result) Routed() bool { return len(r.Steps) > 1 }
 func (r Result) Final() Step { return r.Steps[len(r.Steps)-1] }
 
 // Route asks with first and p.First; when the reply declines (Declines), it
-// asks again with full and p.Long. On an error the steps completed so far
-// are returned with it.
+// asks again with full and p.Long. It is ctxsel.RunRoute over the two
+// selections, for a caller that holds them already. On an error the steps
+// completed so far are returned with it.
 func (s Spec) Route(ctx context.Context, first, full ctxsel.Selection, p Prompts, read Reader) (Result, error) {
 	var res Result
-	r, err := read(ctx, first, p.First)
-	if err != nil {
-		return res, fmt.Errorf("self-route, first step (%d passages): %w", first.K, err)
-	}
-	res.Steps = append(res.Steps, Step{first, r})
-	if !s.Declines(r.Content) {
-		return res, nil
-	}
-	r, err = read(ctx, full, p.Long)
-	if err != nil {
-		return res, fmt.Errorf("self-route, long-context step: %w", err)
-	}
-	res.Steps = append(res.Steps, Step{full, r})
-	return res, nil
+	_, err := ctxsel.RunRoute(ctx, route{s}, s.steps(first, full), func(ctx context.Context, st ctxsel.RouteStep) (string, error) {
+		prompt := p.First
+		if st.Long {
+			prompt = p.Long
+		}
+		r, err := read(ctx, st.Selection, prompt)
+		if err != nil {
+			return "", err
+		}
+		res.Steps = append(res.Steps, Step{st.Selection, r})
+		return r.Content, nil
+	})
+	return res, err
 }

@@ -204,7 +204,7 @@ func FuzzParseSpec(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		_ = Default.Declines(s)
 		sp, err := ctxsel.ParseSpec(s)
-		if err != nil || !Is(sp) {
+		if err != nil || sp.Name != Name {
 			return
 		}
 		got, err := ParseSpec(sp)
@@ -225,4 +225,75 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("%q does not round-trip: %v %v", got, again, err)
 		}
 	})
+}
+
+// Self-Route registers itself: Resolve gives the route, whose plan is the
+// top k in the order asked and then the whole curve in rank order, marked
+// long; its prompt is Table 5's and it declines on "unanswerable".
+func TestResolvedRoute(t *testing.T) {
+	res, err := ctxsel.Resolve("selfroute:k=2")
+	if err != nil || res.Kind != ctxsel.RouteKind || res.Spec != "selfroute:k=2" || res.Route.String() != "selfroute:k=2" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if _, err := ctxsel.Resolve("selfroute:k=0"); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("k=0: %v", err)
+	}
+	if _, err := (ctxsel.Resolver{Kinds: ctxsel.StrategyKind}).Resolve("selfroute"); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("route where only strategies go: %v", err)
+	}
+	c, err := ctxsel.NewCurve([]ctxsel.Candidate{{ID: "a", Score: 0.1, Tokens: 1}, {ID: "b", Score: 0.9, Tokens: 1}, {ID: "c", Score: 0.5, Tokens: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := res.Route.Plan(c, ctxsel.DocumentOrder)
+	if err != nil || len(steps) != 2 || !slices.Equal(steps[0].Selection.IDs, []string{"b", "c"}) || steps[0].Long ||
+		!steps[1].Long || !slices.Equal(steps[1].Selection.IDs, []string{"b", "c", "a"}) {
+		t.Fatalf("plan %+v %v", steps, err)
+	}
+	if res.Route.Prompt("novels") != string(Prompt("novels")) || !res.Route.Declines("Unanswerable.") || res.Route.Declines("Paris") {
+		t.Fatal("prompt or declines")
+	}
+}
+
+// The Adaptive-k variant keeps its prompt, its token-budgeted first step
+// and its case-sensitive routing through Resolve: the spec's word
+// (prompt=adaptivek) is carried to the route, and a Long step is asked
+// with the caller's long-context prompt.
+func TestResolvedAdaptiveKRoute(t *testing.T) {
+	for _, spec := range []string{"selfroute:tokens=5000,prompt=adaptivek", "selfroute:prompt=AdaptiveK"} {
+		res, err := ctxsel.Resolve(spec)
+		if err != nil || res.Kind != ctxsel.RouteKind || res.Route.String() != "selfroute:prompt=adaptivek,tokens=5000" {
+			t.Fatalf("%s: %+v %v", spec, res, err)
+		}
+		again, err := ctxsel.Resolve(res.Spec)
+		if err != nil || again.Spec != res.Spec || again.Route.String() != res.Route.String() {
+			t.Fatalf("%s: canonical %q resolves to %+v %v", spec, res.Spec, again, err)
+		}
+		if sp, ok := res.AsSpec(); !ok || sp.Words["prompt"] != PromptAdaptiveK {
+			t.Fatalf("%s: AsSpec %+v %v", spec, sp, ok)
+		}
+		if res.Route.Prompt("") != string(TemplateAdaptiveK) || res.Route.Prompt("novels") != string(TemplateAdaptiveK) {
+			t.Fatalf("%s: first prompt %q", spec, res.Route.Prompt(""))
+		}
+		if !res.Route.Declines("- **Answer:** unanswerable") || res.Route.Declines("Unanswerable.") {
+			t.Fatalf("%s: routing rule", spec)
+		}
+		c, err := ctxsel.NewCurve([]ctxsel.Candidate{{ID: "a", Score: 0.9, Tokens: 3000}, {ID: "b", Score: 0.8, Tokens: 1500}, {ID: "c", Score: 0.7, Tokens: 500}, {ID: "d", Score: 0.1, Tokens: 10}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err := res.Route.Plan(c, ctxsel.RankOrder)
+		if err != nil || len(steps) != 2 || !slices.Equal(steps[0].Selection.IDs, []string{"a", "b"}) || steps[1].Selection.K != 4 {
+			t.Fatalf("%s: plan %+v %v", spec, steps, err)
+		}
+		if steps[0].Prompt(res.Route, "", string(llm.HoloBench)) != string(TemplateAdaptiveK) || steps[1].Prompt(res.Route, "", string(llm.HoloBench)) != string(llm.HoloBench) {
+			t.Fatalf("%s: step prompts", spec)
+		}
+	}
+	if _, err := ctxsel.Resolve("selfroute:prompt=holobench"); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("unknown prompt: %v", err)
+	}
+	if _, err := ctxsel.Resolve("topk:k=5,prompt=adaptivek"); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("a strategy took a word: %v", err)
+	}
 }

@@ -43,7 +43,8 @@ type AskRequest struct {
 	// validates it (an unknown one wraps ctxsel.ErrInvalidInput).
 	Retriever string
 	// Selector, when set (a request for "strategy": "picker" on a server
-	// started with one), selects instead of Strategy.
+	// started with one, or a composition such as "topk:k=30+picker"),
+	// selects instead of Strategy; Spec names it.
 	Selector ctxsel.TextSelector
 }
 
@@ -86,19 +87,9 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	var (
-		st       ctxsel.Strategy
-		caps     ctxsel.Caps
-		order    ctxsel.Order
-		spec     string
-		selector ctxsel.TextSelector
-	)
-	if s.picker != nil && isPickerRequest(req.strategy) {
-		order, err = s.checkPickerRequest(&req.commonRequest)
-		selector = s.picker
-	} else {
-		st, caps, order, spec, err = resolveAskStrategy(&req.commonRequest)
-	}
+	// /v1/ask answers as `ctxsel ask` does: DefaultStrategy when none is
+	// named, and answering routes too.
+	how, err := s.resolveRequest(&req.commonRequest, ctxsel.DefaultStrategy, 0)
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return
@@ -113,8 +104,8 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	}
 	// A copy of the query: it is a slice of the request body, which an
 	// Asker that caches queries would otherwise pin.
-	areq := AskRequest{Query: strings.Clone(req.query), Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: req.topN,
-		Retriever: strings.Clone(req.retriever), Selector: selector}
+	areq := AskRequest{Query: strings.Clone(req.query), Strategy: how.st, Caps: how.caps, Spec: how.spec, Order: how.order, TopN: req.topN,
+		Retriever: strings.Clone(req.retriever), Selector: how.selector}
 	resp, err := within(r.Context(), func() (AskResponse, error) { return s.asker.Ask(r.Context(), areq) })
 	if err != nil {
 		// The index, the embedder or the LLM behind it failed: logged,

@@ -53,7 +53,7 @@ type MCPSelectInput struct {
 	Query       string             `json:"query,omitempty" jsonschema:"the question (needed when candidates are given as text)"`
 	QueryVector []float64          `json:"query_vector,omitempty" jsonschema:"query embedding, for candidates given as vectors"`
 	Candidates  []MCPCandidate     `json:"candidates" jsonschema:"the retrieved candidates to select from"`
-	Strategy    string             `json:"strategy,omitempty" jsonschema:"strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000 (default adaptivek; see the strategies tool)"`
+	Strategy    string             `json:"strategy,omitempty" jsonschema:"strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000 (see the strategies tool)"`
 	Params      map[string]float64 `json:"params,omitempty" jsonschema:"strategy parameters and caps (min_k, max_k, max_tokens)"`
 	Order       string             `json:"order,omitempty" jsonschema:"order of the selected ids: rank, document or edges"`
 }
@@ -67,32 +67,29 @@ type MCPSearchInput struct {
 // MCPAskInput is ask's input.
 type MCPAskInput struct {
 	Query    string             `json:"query" jsonschema:"the question"`
-	Strategy string             `json:"strategy,omitempty" jsonschema:"strategy spec (default adaptivek)"`
+	Strategy string             `json:"strategy,omitempty" jsonschema:"strategy spec (see the strategies tool)"`
 	Params   map[string]float64 `json:"params,omitempty" jsonschema:"strategy parameters and caps (min_k, max_k, max_tokens)"`
 	Order    string             `json:"order,omitempty" jsonschema:"order of the selected passages: rank, document or edges"`
 	TopN     int                `json:"top_n,omitempty" jsonschema:"candidates to retrieve before selecting"`
 }
 
-// The tools' published input schemas, inferred from their input types;
-// TestMCPTools checks they are the full ones. The tools take their
-// arguments raw, so the schemas are for clients only.
+// The tools' published input schemas, inferred from their input types, the
+// strategy's description naming the default from the constant (a struct
+// tag cannot); TestMCPTools checks they are the full ones. The tools take
+// their arguments raw, so the schemas are for clients only.
 var (
-	selectSchema = schemaFor[MCPSelectInput]()
-	searchSchema = schemaFor[MCPSearchInput]()
-	askSchema    = func() *jsonschema.Schema {
-		sc := schemaFor[MCPAskInput]()
-		// The default is the one /v1/ask and ctxsel ask use.
-		if p := sc.Properties["strategy"]; p != nil {
-			p.Description = "strategy spec (default " + ctxsel.DefaultStrategy + "; see the strategies tool)"
-		}
-		return sc
-	}()
+	selectSchema = schemaFor[MCPSelectInput]("strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000 (default " + ctxsel.DefaultSelectStrategy + "; see the strategies tool)")
+	searchSchema = schemaFor[MCPSearchInput]("")
+	askSchema    = schemaFor[MCPAskInput]("strategy spec, or selfroute (selfroute:k=N, selfroute:prompt=adaptivek) to route through the reader (default " + ctxsel.DefaultStrategy + "; see the strategies tool)")
 )
 
-func schemaFor[T any]() *jsonschema.Schema {
+func schemaFor[T any](strategyDoc string) *jsonschema.Schema {
 	sc, err := jsonschema.For[T](nil)
 	if err != nil {
 		return &jsonschema.Schema{Type: "object"}
+	}
+	if p := sc.Properties["strategy"]; p != nil {
+		p.Description = strategyDoc
 	}
 	return sc
 }
@@ -413,11 +410,11 @@ func (s *Server) search(ctx context.Context, query string, n int) ([]Passage, er
 	if sr, ok := s.asker.(Searcher); ok {
 		return sr.Search(ctx, query, n)
 	}
-	st, caps, order, spec, err := resolveStrategy(&commonRequest{strategy: "full"})
+	full, err := ctxsel.Resolve("full")
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.asker.Ask(ctx, AskRequest{Query: query, Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: n})
+	resp, err := s.asker.Ask(ctx, AskRequest{Query: query, Strategy: full.Strategy, Caps: full.Caps, Spec: full.Spec, TopN: n})
 	return resp.Passages, err
 }
 

@@ -9,8 +9,7 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/fusion"
-	"github.com/ctxsel/ctxsel/lexical"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 // /v1/rerank (and /v2/rerank) speak the rerank wire format that Cohere's v1
@@ -42,9 +41,6 @@ const (
 // falls from 0.969 to 0.948 (paired −0.021 ± 0.007, k 8.75 → 7.24). A
 // caller who wants the better ranking asks for "scoring": "hybrid".
 const defaultRerankScoring = scoringDense
-
-// hybridAlpha weights the dense list in hybrid scoring (fusion.Fuse).
-const hybridAlpha = 0.5
 
 type rerankRequest struct {
 	commonRequest
@@ -255,7 +251,8 @@ func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Strategy, ctxsel.Caps, 
 	if o := strings.TrimSpace(r.order); o != "" && o != "rank" {
 		return nil, ctxsel.Caps{}, "", "", badField("order", "rerank results are always in rank order")
 	}
-	st, caps, _, spec, err := resolveStrategy(&r.commonRequest)
+	how, err := s.resolveRequest(&r.commonRequest, ctxsel.DefaultSelectStrategy, ctxsel.StrategyKind)
+	st, caps, spec := how.st, how.caps, how.spec
 	if err != nil {
 		if fe, ok := err.(*fieldError); ok && fromModel && fe.Field == "strategy" {
 			fe.Field = "model"
@@ -286,41 +283,50 @@ func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Strategy, ctxsel.Caps, 
 	return st, caps, spec, scoring, nil
 }
 
-// rerankScores scores texts against query by the scoring mode.
+// rerankScores scores texts against query by the scoring mode: the
+// embedder's cosine (dense), BM25 over the documents, or the module's one
+// hybrid of the two (score.Hybrid, the default fusion).
 func (s *Server) rerankScores(ctx context.Context, query string, texts []string, scoring string) ([]float64, error) {
-	var dense, bm25 []float64
-	if scoring != scoringBM25 {
-		sreq := getSelectRequest()
-		defer putSelectRequest(sreq)
-		sreq.query = query
-		for i, t := range texts {
-			sreq.cands = append(sreq.cands, ctxsel.Candidate{ID: strconv.Itoa(i)})
-			sreq.texts = append(sreq.texts, t)
-		}
-		if err := s.textScores(ctx, sreq); err != nil {
-			return nil, err
-		}
-		dense = make([]float64, len(texts))
-		for i := range dense {
-			dense[i] = sreq.cands[i].Score
-		}
-		if scoring == scoringDense {
-			return dense, nil
-		}
+	var sc score.Scorer
+	switch scoring {
+	case scoringDense:
+		sc = denseScorer{s}
+	case scoringBM25:
+		sc = &score.BM25{}
+	default:
+		sc = &score.Hybrid{Dense: denseScorer{s}, Lexical: &score.BM25{}, Method: score.DefaultMethod, Alpha: score.DefaultAlpha}
 	}
-	docs := make([][]string, len(texts))
-	for i, t := range texts {
-		docs[i] = lexical.Terms(t)
-	}
-	bm25 = lexical.Default.Score(lexical.QueryTerms(query), docs)
-	if scoring == scoringBM25 {
-		return bm25, nil
-	}
-	fused, err := fusion.Fuse(fusion.ZScore, hybridAlpha, dense, bm25)
+	scores, err := sc.Score(ctx, query, texts)
 	if err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
-	return fused, nil
+	return scores, nil
+}
+
+// denseScorer is the server's embedder as a score.Scorer: the cosine
+// similarity /v1/select gives candidates sent as text (textScores), with
+// its errors (a 400 for a query that embeds to zero, a 502 for the
+// embedder's own failure).
+type denseScorer struct{ s *Server }
+
+func (d denseScorer) Name() string { return scoringDense }
+
+func (d denseScorer) Score(ctx context.Context, query string, texts []string) ([]float64, error) {
+	sreq := getSelectRequest()
+	defer putSelectRequest(sreq)
+	sreq.query = query
+	for i, t := range texts {
+		sreq.cands = append(sreq.cands, ctxsel.Candidate{ID: strconv.Itoa(i)})
+		sreq.texts = append(sreq.texts, t)
+	}
+	if err := d.s.textScores(ctx, sreq); err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(texts))
+	for i := range out {
+		out[i] = sreq.cands[i].Score
+	}
+	return out, nil
 }
 
 func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {

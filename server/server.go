@@ -36,6 +36,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	_ "github.com/ctxsel/ctxsel/cutoff" // the score-only strategies
 	"github.com/ctxsel/ctxsel/embed"
+	_ "github.com/ctxsel/ctxsel/selfroute" // the answering route of /v1/ask
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -62,7 +63,9 @@ type Server struct {
 	log      *slog.Logger
 	embedder embed.Embedder
 	asker    Asker
-	picker   ctxsel.TextSelector
+	// selectors are the text selectors requests may name: the picker, when
+	// Options.Picker set one.
+	selectors []ctxsel.TextSelector
 	// The token counter's vocabulary is large: it is loaded on the first
 	// candidate that needs counting, not at start.
 	counterOnce sync.Once
@@ -122,9 +125,12 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker, picker: opts.Picker}
+	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker}
 	if s.embedder != nil {
 		s.embedder = boundedEmbedder{s.embedder}
+	}
+	if opts.Picker != nil {
+		s.selectors = []ctxsel.TextSelector{opts.Picker}
 	}
 	s.bodies.limit = cfg.MaxInflightBodyBytes
 	if s.log == nil {
@@ -524,15 +530,17 @@ func strategiesJSON() ([]byte, error) {
 		Doc    string            `json:"doc"`
 		Params []ctxsel.ParamDef `json:"params"`
 	}
-	// default is the shipped default, /v1/ask's and ctxsel ask's;
-	// select_default is what /v1/select uses when a request names none.
+	// default is the shipped default, ctxsel.DefaultStrategy: /v1/ask's,
+	// ctxsel ask's and the spec name "default"'s; select_default,
+	// ctxsel.DefaultSelectStrategy, is what /v1/select, /v1/rerank and the
+	// web page cut with when a request names none.
 	doc := struct {
 		Default       string            `json:"default"`
 		SelectDefault string            `json:"select_default"`
 		Strategies    []strategy        `json:"strategies"`
 		Caps          []ctxsel.ParamDef `json:"caps"`
 		Orders        []string          `json:"orders"`
-	}{Default: ctxsel.DefaultStrategy, SelectDefault: defaultStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
+	}{Default: ctxsel.DefaultStrategy, SelectDefault: ctxsel.DefaultSelectStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
 	for _, d := range ctxsel.Defs() {
 		params := d.Params
 		if params == nil {

@@ -15,7 +15,8 @@ import (
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/internal/progress"
 	"github.com/ctxsel/ctxsel/ldar/ldareval"
-	"github.com/ctxsel/ctxsel/selfroute"
+	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -63,38 +64,25 @@ listed apart from the reader's.
 	if *pool < 0 || *limit < 0 || *workers < 0 {
 		return usageError{fmt.Errorf("eval: --pool, --limit and --workers must not be negative")}
 	}
-	specs, pickerSpecs, err := splitStrategies(*strategies)
+	// Every spec is resolved before any slow work, so a bad one fails
+	// first; a picker opens its LLM (the run's shared opener) here.
+	list, err := specResolver(*pickerLLM, func() (func(string) (llm.Client, error), error) { return af.opener(stderr) }, "").ResolveList(*strategies)
 	if err != nil {
 		return fmt.Errorf("eval --strategies: %w", err)
 	}
-	for _, sp := range specs { // fail on a bad spec before any slow work
-		if selfroute.Is(sp) {
-			if _, err := selfroute.ParseSpec(sp); err != nil {
-				return fmt.Errorf("eval --strategies: %w", err)
-			}
-			if *af.reader == "" {
-				return usageError{fmt.Errorf("eval --strategies: %s is an answering route: it needs --reader", sp)}
-			}
+	defer af.close()
+	var specs []ctxsel.Spec
+	var textSels []ctxsel.TextSelector
+	for _, res := range list {
+		if res.Kind == ctxsel.SelectorKind {
+			textSels = append(textSels, res.Selector)
 			continue
 		}
-		if _, _, err := ctxsel.New(sp); err != nil {
-			return fmt.Errorf("eval --strategies: %w", err)
+		if res.Kind == ctxsel.RouteKind && *af.reader == "" {
+			return usageError{fmt.Errorf("eval --strategies: %s is an answering route: it needs --reader", res.Spec)}
 		}
-	}
-	var textSels []ctxsel.TextSelector
-	if len(pickerSpecs) > 0 {
-		open, err := af.opener(stderr)
-		if err != nil {
-			return err
-		}
-		defer af.close()
-		for _, cfg := range pickerSpecs {
-			p, err := newPicker(open, *pickerLLM, cfg)
-			if err != nil {
-				return err
-			}
-			textSels = append(textSels, meteredPicker{p})
-		}
+		sp, _ := res.AsSpec()
+		specs = append(specs, sp)
 	}
 	counter, err := token.New(*encoding)
 	if err != nil {
@@ -109,7 +97,7 @@ listed apart from the reader's.
 	if err != nil {
 		return err
 	}
-	var base []eval.Scorer
+	var base []score.Scorer
 	if *baselines == "auto" {
 		if base, err = scorers.baselines(scorer); err != nil {
 			return err
@@ -193,7 +181,7 @@ listed apart from the reader's.
 		names = append(names, sp.String())
 	}
 	for _, ts := range textSels {
-		names = append(names, ts.Name())
+		names = append(names, eval.SelectorName(ts))
 	}
 	if err := af.finish(rep, names); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/internal/testenv"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 // officialAdaptiveK restates the official Adaptive-k cut with the paper's
@@ -65,7 +66,7 @@ func TestEvalAdaptiveKIsOfficial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	curves, _, err := eval.Curves(context.Background(), pooled, eval.NewBM25(), nil, 1)
+	curves, _, err := eval.Curves(context.Background(), pooled, score.NewBM25(), nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/mine"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -155,7 +156,7 @@ interrupted or capped run resumes where it stopped.
 	fmt.Fprintf(stdout, "%d questions: %d mined (%d resumed from the checkpoint), %d dropped (full set judged wrong), %d pending; %d calls, %d LLM tokens this run; mean gold %.2f of %.1f candidates; %d rewrites (%d rejected) → %s\n",
 		sum.Questions, sum.Mined, sum.Resumed, sum.Dropped, sum.Pending, sum.Calls, sum.Tokens, sum.MeanGold, sum.MeanCandidates, sum.Rewrites, sum.RewritesRejected, *out)
 	if runErr != nil {
-		if errors.Is(runErr, mine.ErrTokenCap) {
+		if errors.Is(runErr, llm.ErrTokenCap) {
 			return fmt.Errorf("%w; run the same command again to resume", runErr)
 		}
 		return runErr

@@ -16,6 +16,7 @@ import (
 	"github.com/ctxsel/ctxsel/internal/progress"
 	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/ldar/ldareval"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -162,7 +163,7 @@ gold passages (LaRA).
 	if err != nil {
 		return err
 	}
-	if cs, ok := scorer.(eval.ChannelScorer); *channels > 0 && (!ok || len(cs.Channels()) < *channels) {
+	if cs, ok := scorer.(score.ChannelScorer); *channels > 0 && (!ok || len(cs.Channels()) < *channels) {
 		return usageError{fmt.Errorf("train band: --channels %d needs a scorer with that many channels (hybrid has 2)", *channels)}
 	}
 	base, err := scorers.baselines(scorer)
