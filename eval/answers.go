@@ -162,6 +162,11 @@ type ReaderPrompt struct {
 	Template llm.Template
 	System   string
 	Context  func([]llm.Passage) string
+	// Verbatim renders Template exactly as written (llm.RenderVerbatim): no
+	// fence around the passages, so a reproduction sends the paper's code's
+	// prompt byte for byte. Only for a benchmark's trusted passages (LaRA);
+	// otherwise Render fences them.
+	Verbatim bool
 }
 
 // promptFor is rec's reader prompt: PromptFor's, else Template.
@@ -222,7 +227,11 @@ func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record,
 	if format == nil {
 		format = llm.FormatContext
 	}
-	prompt, err := p.Template.Render(rec.Question, format(ps))
+	render := p.Template.Render
+	if p.Verbatim {
+		render = p.Template.RenderVerbatim
+	}
+	prompt, err := render(rec.Question, format(ps))
 	if err != nil {
 		return llm.Response{}, fmt.Errorf("%w: %v", ctxsel.ErrInvalidInput, err)
 	}

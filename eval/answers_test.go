@@ -303,7 +303,7 @@ func TestLaRAPrompt(t *testing.T) {
 		}
 	}
 	p := eval.LaRAPrompt(eval.Record{ID: "32k/financial/location/3"})
-	if p.System != "You are a helpful assistant" || p.Template == "" ||
+	if p.System != "You are a helpful assistant" || p.Template == "" || !p.Verbatim ||
 		p.Context([]llm.Passage{{Text: "a"}, {Text: "b"}}) != "chunk 0: a.\n\nchunk 1: b.\n\n" {
 		t.Fatalf("LaRA prompt %+v", p)
 	}

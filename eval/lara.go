@@ -75,7 +75,8 @@ func LaRAContext(ps []llm.Passage) string {
 
 // LaRAPrompt is a LaRA record's reader prompt as LDAR sends it: the RAG
 // template of the record's document kind (from its LoadLaRA id,
-// LENGTH/KIND/LEVEL/N), LaRASystem and LaRAContext. For another record it
+// LENGTH/KIND/LEVEL/N), LaRASystem and LaRAContext, rendered verbatim (the
+// benchmark's own documents, no fence added). For another record it
 // returns the zero ReaderPrompt, which Answering.PromptFor reads as "use
 // Template".
 func LaRAPrompt(rec Record) ReaderPrompt {
@@ -87,7 +88,7 @@ func LaRAPrompt(rec Record) ReaderPrompt {
 	if !ok {
 		return ReaderPrompt{}
 	}
-	return ReaderPrompt{Template: t, System: LaRASystem, Context: LaRAContext}
+	return ReaderPrompt{Template: t, System: LaRASystem, Context: LaRAContext, Verbatim: true}
 }
 
 // laraQuery is one line of a LaRA query file.

@@ -44,6 +44,19 @@ func (t Template) Check() error {
 	return nil
 }
 
+// RenderVerbatim fills in the question and the context exactly as the
+// template is written, placeholders replaced in one pass, with no fence
+// added or lengthened: a paper's code's prompt byte for byte (LaRA's reader
+// prompts, as LDAR sends them). A passage may then close a block or write
+// a question of its own, so it is only for texts the caller trusts, a
+// benchmark's documents; Render is for everything else.
+func (t Template) RenderVerbatim(question, context string) (string, error) {
+	if err := t.Check(); err != nil {
+		return "", err
+	}
+	return strings.NewReplacer("{question}", question, "{context}", context).Replace(string(t)), nil
+}
+
 // Render fills in the question and the context. Placeholders are replaced
 // in one pass, so braces inside the question or the passages are kept as
 // they are.

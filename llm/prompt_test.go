@@ -147,3 +147,20 @@ func TestPassageBudget(t *testing.T) {
 		t.Fatalf("unrenderable template: budget %d, want 97", got)
 	}
 }
+
+// RenderVerbatim fills the placeholders in one pass and adds no fence: the
+// template as a paper's code sends it.
+func TestRenderVerbatim(t *testing.T) {
+	bare := Template("Read these chunks.\n\n{context}\n\nQuestion: {question}\n\nBe concise.")
+	ctx := "chunk 0: a ``` b {question}.\n\n"
+	p, err := bare.RenderVerbatim("Q {context}?", ctx)
+	if err != nil || p != "Read these chunks.\n\n"+ctx+"\n\nQuestion: Q {context}?\n\nBe concise." {
+		t.Fatalf("%q %v", p, err)
+	}
+	if fenced, _ := bare.Render("Q?", ctx); fenced == p || !strings.Contains(fenced, "````") {
+		t.Fatalf("Render no longer fences a bare context: %q", fenced)
+	}
+	if _, err := Template("no placeholders").RenderVerbatim("q", "c"); err == nil {
+		t.Fatal("a template without placeholders rendered")
+	}
+}
