@@ -30,5 +30,13 @@ func resolveDefault(sp Spec) (Spec, error) {
 		def.Params = map[string]float64{}
 	}
 	maps.Copy(def.Params, sp.Params)
+	def.Words = sp.Words // New rejects them, naming the parameter
 	return def, nil
 }
+
+// DefaultSelectStrategy is the strategy of a selection over scores the
+// caller supplies when none is named: /v1/select, `ctxsel select` and
+// /v1/rerank (and the MCP select_context tool). Those curves come from any
+// retriever, so it stays the papers' Adaptive-k rather than DefaultStrategy,
+// which was chosen on ctxsel's own hybrid scores.
+const DefaultSelectStrategy = "adaptivek"

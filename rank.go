@@ -132,3 +132,19 @@ func topIndicesHeap(scores []float64, m int) []int {
 	slices.SortFunc(h, compareRank(scores))
 	return h
 }
+
+// Ranking returns the indices of scores best first: higher score first,
+// equal scores in input order — the order of a Curve's ranks. It is the
+// one ranking rule of the module (fusion's reciprocal ranks, the band
+// policy's features, BM25 candidate lists all use it), so a tie ranks the
+// same everywhere.
+func Ranking(scores []float64) []int { return topIndices(scores, len(scores)) }
+
+// Descending returns a copy of scores sorted highest first (a curve's
+// values by rank, without the indices).
+func Descending(scores []float64) []float64 {
+	s := slices.Clone(scores)
+	slices.Sort(s)
+	slices.Reverse(s)
+	return s
+}

@@ -139,11 +139,16 @@ type Evidence struct {
 	// Header is the passage's context line (a title, a Markdown heading)
 	// when one is sent, as byte offsets [start, end) into the passage.
 	Header *[2]int `json:"header,omitempty"`
+	// Title is the header sent when the passage's text has none of its
+	// own and its source gave one (TextQuery.Headers: an index's document
+	// title and section); it is the only text sent that is not the
+	// passage's.
+	Title string `json:"title,omitempty"`
 	// Spans are the kept sentences, byte offsets [start, end) into the
 	// passage, in document order, disjoint.
 	Spans [][2]int `json:"spans"`
-	// Text is what is sent: the header, a line break, then the kept
-	// sentences in document order, a gap between them marked by " … ".
+	// Text is what is sent: the header (or Title), a line break, then the
+	// kept sentences in document order, a gap between them marked by " … ".
 	Text string `json:"text"`
 	// Tokens is the exact token count of Text; PassageTokens that of the
 	// whole passage.

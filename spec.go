@@ -16,16 +16,36 @@ import (
 type Spec struct {
 	Name   string
 	Params map[string]float64
+	// Words are the parameters whose value is a word, not a number
+	// ("selfroute:prompt=adaptivek"): a lower-case letter, then letters,
+	// digits and _. No registered strategy takes one (New rejects them);
+	// answering routes and text selectors that parse their own specs do.
+	Words map[string]string
 }
 
 func (s Spec) String() string {
-	if len(s.Params) == 0 {
+	if len(s.Params)+len(s.Words) == 0 {
 		return s.Name
 	}
-	keys := slices.Sorted(maps.Keys(s.Params))
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range s.Params {
+			if !yield(k) {
+				return
+			}
+		}
+		for k := range s.Words {
+			if _, dup := s.Params[k]; !dup && !yield(k) {
+				return
+			}
+		}
+	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + "=" + strconv.FormatFloat(s.Params[k], 'g', -1, 64)
+		if v, ok := s.Params[k]; ok {
+			parts[i] = k + "=" + strconv.FormatFloat(v, 'g', -1, 64)
+		} else {
+			parts[i] = k + "=" + s.Words[k]
+		}
 	}
 	return s.Name + ":" + strings.Join(parts, ",")
 }
@@ -44,58 +64,29 @@ func ParseSpec(text string) (Spec, error) {
 
 // ParseSpecList parses a comma-separated list of specs, where a bare
 // key=value continues the strategy before it:
-// "topk:k=10,adaptivek,adaptivek:head=0.05,tail=0.2,knee".
+// "topk:k=10,adaptivek,adaptivek:head=0.05,tail=0.2,knee". Every value
+// is a finite number or a word (Spec.Words); a composition
+// (topk:k=30+picker) is not a strategy (Resolve takes those).
 func ParseSpecList(text string) ([]Spec, error) {
-	var specs []Spec
-	for _, tok := range strings.Split(text, ",") {
-		tok = strings.TrimSpace(tok)
-		if tok == "" {
-			continue
-		}
-		name, kv, hasColon := strings.Cut(tok, ":")
-		if !hasColon && strings.Contains(tok, "=") {
-			if len(specs) == 0 {
-				return nil, invalidf("parameter %q comes before any strategy name", tok)
-			}
-			if err := addParam(&specs[len(specs)-1], tok); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		name = strings.ToLower(strings.TrimSpace(name))
-		if !isIdent(name) {
-			return nil, invalidf("strategy spec %q: the name must be letters, digits and _", tok)
-		}
-		sp := Spec{Name: name, Params: map[string]float64{}}
-		if hasColon && strings.TrimSpace(kv) != "" {
-			if err := addParam(&sp, kv); err != nil {
-				return nil, err
-			}
-		}
-		specs = append(specs, sp)
+	parts, err := parseList(text)
+	if err != nil {
+		return nil, err
 	}
-	if len(specs) == 0 {
-		return nil, invalidf("no strategy given")
+	specs := make([]Spec, len(parts))
+	for i := range parts {
+		if i+1 < len(parts) && parts[i+1].joined {
+			return nil, invalidf("%q composes parts with \"+\": a strategy spec names one (Resolve takes compositions)", parts[i].String()+"+"+parts[i+1].String())
+		}
+		if specs[i], err = parts[i].spec(); err != nil {
+			return nil, err
+		}
 	}
 	return specs, nil
 }
 
-func addParam(sp *Spec, kv string) error {
-	k, v, ok := strings.Cut(kv, "=")
-	k = strings.ToLower(strings.TrimSpace(k))
-	if !ok || !isIdent(k) {
-		return invalidf("strategy %s: parameter %q is not key=value (keys are letters, digits and _)", sp.Name, kv)
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return invalidf("strategy %s: parameter %s=%q is not a finite number", sp.Name, k, v)
-	}
-	if _, dup := sp.Params[k]; dup {
-		return invalidf("strategy %s: parameter %s given twice", sp.Name, k)
-	}
-	sp.Params[k] = f
-	return nil
-}
+// isWord reports a word-valued parameter: a letter, then letters, digits
+// and _.
+func isWord(s string) bool { return s != "" && s[0] >= 'a' && s[0] <= 'z' && isIdent(s) }
 
 // ParamDef documents and bounds one strategy parameter.
 type ParamDef struct {
@@ -161,10 +152,26 @@ var CapParams = []ParamDef{
 	{Name: "max_tokens", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "stop before the passage that would push the total past this many tokens (0 = no limit)"},
 }
 
-var registry = struct {
+// registry holds every name a spec may use: strategies, answering routes
+// and text selector kinds share one namespace, so a name means one thing.
+var registry = &names{defs: map[string]Def{}, routes: map[string]RouteDef{}, selectors: map[string]SelectorDef{}}
+
+type names struct {
 	sync.RWMutex
-	defs map[string]Def
-}{defs: map[string]Def{}}
+	defs      map[string]Def
+	routes    map[string]RouteDef
+	selectors map[string]SelectorDef
+}
+
+// checkFree panics when name is taken (the lock is held).
+func (r *names) checkFree(name string) {
+	_, a := r.defs[name]
+	_, b := r.routes[name]
+	_, c := r.selectors[name]
+	if a || b || c || name == DefaultName {
+		panic("ctxsel: " + name + " registered twice")
+	}
+}
 
 // Register makes a strategy available to New by name. It panics on a
 // duplicate or malformed definition: that is a programming error at init.
@@ -174,9 +181,7 @@ func Register(d Def) {
 	if d.Name == "" || d.New == nil {
 		panic("ctxsel: Register of a strategy without name or constructor")
 	}
-	if _, dup := registry.defs[d.Name]; dup {
-		panic("ctxsel: strategy " + d.Name + " registered twice")
-	}
+	registry.checkFree(d.Name)
 	// Listed ranges are the enforced ones.
 	params := make([]ParamDef, len(d.Params))
 	for i, p := range d.Params {
@@ -212,6 +217,10 @@ func New(sp Spec) (Strategy, Caps, error) {
 	if err != nil {
 		return nil, Caps{}, err
 	}
+	if len(sp.Words) > 0 {
+		k := slices.Min(slices.Collect(maps.Keys(sp.Words)))
+		return nil, Caps{}, invalidf("strategy %s: parameter %s=%s must be a number", sp.Name, k, sp.Words[k])
+	}
 	def, ok := Lookup(sp.Name)
 	if !ok {
 		names := make([]string, 0)
@@ -228,7 +237,15 @@ func New(sp Spec) (Strategy, Caps, error) {
 	if _, given := sp.Params["min_k"]; !given && !def.AllowEmpty {
 		caps.MinK = 1 // the minimum-k fallback: no empty context unless asked for
 	}
-	for k, v := range sp.Params {
+	// In key order, so that of several bad parameters the same one is named.
+	var buf [8]string
+	keys := buf[:0]
+	for k := range sp.Params {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := sp.Params[k]
 		// A strategy's own parameter would win over a cap of the same name;
 		// TestNoParamShadowsACap keeps the registered ones apart.
 		own := slices.IndexFunc(def.Params, func(p ParamDef) bool { return p.Name == k })

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
@@ -80,6 +81,36 @@ func TestNoParamShadowsACap(t *testing.T) {
 					t.Errorf("strategy %s: parameter %s has the name of a cap", d.Name, p.Name)
 				}
 			}
+		}
+	}
+}
+
+// TestWordParams: a parameter may be a word (selfroute:prompt=adaptivek);
+// it round-trips through String, and New refuses it for a strategy, whose
+// parameters are all numbers.
+func TestWordParams(t *testing.T) {
+	sp, err := ctxsel.ParseSpec("selfroute:tokens=5000,prompt=AdaptiveK")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Params["tokens"] != 5000 || sp.Words["prompt"] != "adaptivek" {
+		t.Fatalf("parsed %+v", sp)
+	}
+	if got := sp.String(); got != "selfroute:prompt=adaptivek,tokens=5000" {
+		t.Fatalf("String: %q", got)
+	}
+	back, err := ctxsel.ParseSpec(sp.String())
+	if err != nil || back.String() != sp.String() {
+		t.Fatalf("round trip %q: %v", back.String(), err)
+	}
+	for _, text := range []string{"selfroute:prompt=a,prompt=b", "selfroute:prompt=a,prompt=1", "selfroute:k=1,k=x", "topk:k=_x", "topk:k=1x2-", "topk:k=nan"} {
+		if _, err := ctxsel.ParseSpec(text); !errors.Is(err, ctxsel.ErrInvalidInput) {
+			t.Errorf("%s accepted (%v)", text, err)
+		}
+	}
+	for _, text := range []string{"adaptivek:buffer=five", "default:k=ten"} {
+		if _, _, err := ctxsel.Parse(text); !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), "must be a number") {
+			t.Errorf("%s: %v, want a strategy to refuse a word", text, err)
 		}
 	}
 }

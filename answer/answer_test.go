@@ -155,35 +155,76 @@ func FuzzParseBinary(f *testing.F) {
 	})
 }
 
+// TestLLMJudgesThroughServer runs every LLM judge against a scripted server
+// speaking the real wire formats.
 func TestLLMJudgesThroughServer(t *testing.T) {
-	var reply string
-	srv := llmtest.New(func(c llmtest.Call) llmtest.Reply { return llmtest.Reply{Content: reply} })
+	var extract, reply string
+	var finish string
+	srv := llmtest.New(func(c llmtest.Call) llmtest.Reply {
+		if strings.HasPrefix(c.Prompt(), "You will be given a response that contains both the reasoning") {
+			return llmtest.Reply{Content: extract, FinishReason: finish}
+		}
+		return llmtest.Reply{Content: reply}
+	})
 	defer srv.Close()
 	open := func(spec string) (llm.Client, error) { c, _, err := llm.OpenSpec(spec, llm.Options{}); return c, err }
+	ctx := context.Background()
 
+	// The official A.1.3 judge: extraction, then one label per entry, and
+	// the mean over the entries whatever AllRequired says.
 	j, err := ParseJudge("llm:"+srv.OpenAISpec("judge"), open)
 	if err != nil {
 		t.Fatal(err)
 	}
-	it := Item{Question: "Which cities?", Prediction: "Paris", Gold: []string{"Paris", "Los Angeles"}, AllRequired: true}
+	it := Item{Question: "Which cities?", Prediction: "Reasoning: the text names Paris.\n- **Answer:** Paris", Gold: []string{"Paris", "Los Angeles"}}
+	extract = "```json\n{\"reasoning\": \"the text names Paris\", \"final_answer\": \"Paris\"}\n```"
 	reply = `[{"id": 1, "label": "Exact Match"}, {"id": 2, "label": "No Match"}]`
-	v, err := j.Judge(context.Background(), it)
-	if err != nil || v.Invalid || v.Score != 0.5 || v.Raw != reply {
+	v, err := j.Judge(ctx, it)
+	if err != nil || v.Invalid || v.Score != 0.5 || v.Raw != reply || v.Extracted != "Paris" || len(srv.Calls()) != 2 || v.Calls != 2 || v.CachedCalls != 0 {
 		t.Fatalf("verdict %+v, %v", v, err)
 	}
-	prompt := srv.Calls()[0].Prompt()
-	for _, s := range []string{"Which cities?", `"answer":"Los Angeles"`, "===== Your task starts here =====", `{"id": 2, "label"`} {
-		if !strings.Contains(prompt, s) {
-			t.Fatalf("prompt lacks %q", s)
+	ex, judge := srv.Calls()[0], srv.Calls()[1]
+	if !ex.JSON || !strings.Contains(ex.Prompt(), "```\nReasoning: the text names Paris.\n- **Answer:** Paris\n```") {
+		t.Fatalf("extraction call %+v", ex)
+	}
+	for _, s := range []string{"**Question:**\n```\nWhich cities?\n```", "**Assistant’s Response:**\n```\nParis\n```",
+		"[{'id': 1, 'answer': 'Paris'}, {'id': 2, 'answer': 'Los Angeles'}]", "[{'id': 1, 'label': '...'}, {'id': 2, 'label': '...'}]",
+		"**Example 8: Assistant Provides No Answer but Ground Truth Has Instances**", "====== Your task starts here ======"} {
+		if !strings.Contains(judge.Prompt(), s) {
+			t.Fatalf("judge prompt lacks %q", s)
 		}
 	}
-	it.AllRequired = false // alternatives: the best entry counts
-	if v, _ := j.Judge(context.Background(), it); v.Score != 1 {
-		t.Fatalf("alternatives score %v", v.Score)
+	// An unreadable extraction is invalid (no second call); one cut at the
+	// length limit scores 0, the official code's placeholder "No Match".
+	n := len(srv.Calls())
+	extract = "I cannot format this."
+	if v, err := j.Judge(ctx, it); err != nil || !v.Invalid || len(srv.Calls()) != n+1 {
+		t.Fatalf("unreadable extraction: %+v %v", v, err)
 	}
+	extract, finish = `{"reasoning": "…`, "length"
+	if v, err := j.Judge(ctx, it); err != nil || v.Invalid || v.Score != 0 || len(v.Labels) != 1 || v.Labels[0] != "no match" {
+		t.Fatalf("extraction at the length limit: %+v %v", v, err)
+	}
+	extract, finish = `{"reasoning": "", "final_answer": "p"}`, ""
 	reply = "Hmm, hard to say: Exact Match or No Match."
-	if v, err := j.Judge(context.Background(), Item{Question: "q", Prediction: "p", Gold: []string{"g"}}); err != nil || !v.Invalid || v.Score != 0 || v.Raw != reply {
+	if v, err := j.Judge(ctx, Item{Question: "q", Prediction: "p", Gold: []string{"g"}}); err != nil || !v.Invalid || v.Score != 0 || v.Raw != reply {
 		t.Fatalf("ambiguous verdict %+v, %v", v, err)
+	}
+
+	// llm-any: the paper's printed prompt, one call, the best entry (or the
+	// mean with AllRequired).
+	a, err := ParseJudge("llm-any:"+srv.OpenAISpec("judge"), open)
+	if err != nil || a.Name() != "llm-any:"+srv.OpenAISpec("judge") {
+		t.Fatal(a, err)
+	}
+	reply = `[{"id": 1, "label": "Exact Match"}, {"id": 2, "label": "No Match"}]`
+	n = len(srv.Calls())
+	if v, _ := a.Judge(ctx, it); v.Score != 1 || len(srv.Calls()) != n+1 || !strings.Contains(srv.Calls()[n].Prompt(), `"answer":"Los Angeles"`) {
+		t.Fatalf("llm-any alternatives: %+v", v)
+	}
+	it.AllRequired = true
+	if v, _ := a.Judge(ctx, it); v.Score != 0.5 {
+		t.Fatalf("llm-any all required: %v", v.Score)
 	}
 
 	b, err := ParseJudge("llm-binary:"+srv.OllamaSpec("judge"), open)
@@ -191,11 +232,36 @@ func TestLLMJudgesThroughServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	reply = "Verdict: correct"
-	if v, err := b.Judge(context.Background(), Item{Question: "q", Prediction: "p", Gold: []string{"g"}}); err != nil || v.Score != 1 || v.Invalid {
+	if v, err := b.Judge(ctx, Item{Question: "q", Prediction: "p", Gold: []string{"g"}}); err != nil || v.Score != 1 || v.Invalid {
 		t.Fatalf("binary %+v, %v", v, err)
 	}
+
+	// LDAR's judge: its system message and prompt; 'true' in the reply.
+	l, err := ParseJudge("llm-ldar:"+srv.OpenAISpec("judge"), open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, want := range map[string]float64{"True": 1, "False.": 0, "true — it matches": 1, "FALSE": 0} {
+		reply = r
+		if v, err := l.Judge(ctx, Item{Question: "q", Prediction: "p", Gold: []string{"g"}}); err != nil || v.Invalid || v.Score != want {
+			t.Fatalf("ldar %q: %+v %v", r, v, err)
+		}
+	}
+	c := srv.Calls()[len(srv.Calls())-1]
+	if len(c.Messages) != 2 || c.Messages[0].Role != "system" || c.Messages[0].Content != JudgeSystemLDAR ||
+		c.Messages[1].Content != strings.NewReplacer("{query}", "q", "{label}", "g", "{pred}", "p").Replace(JudgePromptLDAR) {
+		t.Fatalf("ldar call %+v", c.Messages)
+	}
+	reply = "I am not sure."
+	if v, _ := l.Judge(ctx, Item{Question: "q", Prediction: "p", Gold: []string{"g"}, Task: "hallu"}); !v.Invalid {
+		t.Fatalf("ldar without a verdict: %+v", v)
+	}
+	if p := srv.Calls()[len(srv.Calls())-1].Messages[1].Content; !strings.HasPrefix(p, "You need to help me determine whether an AI model is hallucinating.") {
+		t.Fatalf("hallu prompt %q", p)
+	}
+
 	srv.Script(llmtest.Fault{Status: 401})
-	if _, err := b.Judge(context.Background(), Item{Question: "q"}); err == nil {
+	if _, err := b.Judge(ctx, Item{Question: "q"}); err == nil {
 		t.Fatal("a failed call must be an error, not a verdict")
 	}
 }
@@ -207,7 +273,7 @@ func TestParseJudge(t *testing.T) {
 			t.Fatalf("%s: %v %v", spec, j, err)
 		}
 	}
-	for _, bad := range []string{"", "bleu", "llm:", "llm:foo:bar", "llm-ternary:openai:m"} {
+	for _, bad := range []string{"", "bleu", "llm:", "llm:foo:bar", "llm-ternary:openai:m", "ldar:openai:m"} {
 		if _, err := ParseJudge(bad, nil); !errors.Is(err, ctxsel.ErrInvalidInput) {
 			t.Errorf("ParseJudge(%q) = %v, want ErrInvalidInput", bad, err)
 		}

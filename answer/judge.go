@@ -3,6 +3,7 @@ package answer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
@@ -15,9 +16,14 @@ type Item struct {
 	Prediction string
 	// Gold are the gold answers: alternatives (any one suffices), unless
 	// AllRequired, when each is an entry the answer must cover (HoloBench
-	// rows); the lexical metrics always take the best alternative.
+	// rows); the lexical metrics and llm-any take the best alternative. The
+	// A.1.3 judge (llm:) always takes the mean over the entries, as the
+	// official code does.
 	Gold        []string
 	AllRequired bool
+	// Task is the record's task; LDAR's judge reads LaRA's query type
+	// ("hallu" has its own prompt).
+	Task string
 }
 
 // Verdict is a judge's score for one Item.
@@ -31,12 +37,19 @@ type Verdict struct {
 	// judges).
 	Raw string `json:"raw,omitempty"`
 	// Labels are the per-entry labels an LLM judge gave (A.1.3 judge), or
-	// its single verdict (binary judge).
+	// its single verdict (binary judges).
 	Labels []string `json:"labels,omitempty"`
-	// Usage of the judge call (zero for lexical judges).
+	// Extracted is the final answer the A.1.3 judge's extraction step took
+	// from the prediction, the text it judged.
+	Extracted string `json:"extracted,omitempty"`
+	// Usage of the judge's calls (zero for lexical judges): Calls made (the
+	// A.1.3 judge makes two), CachedCalls of them answered from the cache,
+	// Cached when all were.
 	PromptTokens     int  `json:"prompt_tokens,omitempty"`
 	CompletionTokens int  `json:"completion_tokens,omitempty"`
 	Cached           bool `json:"cached,omitempty"`
+	Calls            int  `json:"calls,omitempty"`
+	CachedCalls      int  `json:"cached_calls,omitempty"`
 }
 
 // Judge scores answers. Implementations are safe for concurrent use.
@@ -82,11 +95,20 @@ func (m Metric) Judge(_ context.Context, it Item) (Verdict, error) {
 // llm.OpenSpec with the run's shared options, limiter and cache applied.
 type OpenFunc func(spec string) (llm.Client, error)
 
+// Kinds of LLM judge, as a --judge spec's prefix.
+var llmJudgeKinds = []string{"llm", "llm-any", "llm-binary", "llm-ldar"}
+
 // ParseJudge resolves a --judge value:
 //
 //	em | subem | f1         lexical metrics (SQuAD normalisation)
-//	llm:SPEC                the Adaptive-k A.1.3 judge (Exact/Partial/No → 1/0.5/0)
-//	llm-binary:SPEC         a binary correct/incorrect judge
+//	llm:SPEC                the Adaptive-k A.1.3 judge as its official code runs it: the final
+//	                        answer extracted first, 8 worked examples, Exact/Partial/No Match →
+//	                        1/0.5/0, the mean over the gold entries
+//	llm-any:SPEC            ctxsel's A.1.3 variant: the paper's printed prompt with two examples
+//	                        of ours, no extraction, the best gold entry (alternatives such as
+//	                        aliases), the mean with Item.AllRequired
+//	llm-binary:SPEC         ctxsel's correct/incorrect judge
+//	llm-ldar:SPEC           LDAR's True/False judge (its code's prompts, "hallu" tasks apart)
 //
 // where SPEC is an llm endpoint spec opened with open. Errors wrap
 // ctxsel.ErrInvalidInput when the spec is malformed.
@@ -100,8 +122,8 @@ func ParseJudge(spec string, open OpenFunc) (Judge, error) {
 		return F1Judge, nil
 	}
 	kind, endpoint, ok := strings.Cut(spec, ":")
-	if !ok || (kind != "llm" && kind != "llm-binary") {
-		return nil, fmt.Errorf("answer: judge %q: want em, subem, f1, llm:SPEC or llm-binary:SPEC: %w", spec, ctxsel.ErrInvalidInput)
+	if !ok || !slices.Contains(llmJudgeKinds, kind) {
+		return nil, fmt.Errorf("answer: judge %q: want em, subem, f1, llm:SPEC, llm-any:SPEC, llm-binary:SPEC or llm-ldar:SPEC: %w", spec, ctxsel.ErrInvalidInput)
 	}
 	sp, err := llm.ParseSpec(endpoint)
 	if err != nil {
@@ -115,8 +137,19 @@ func ParseJudge(spec string, open OpenFunc) (Judge, error) {
 		return nil, fmt.Errorf("answer: judge: %w", err)
 	}
 	name := kind + ":" + sp.String()
-	if kind == "llm" {
+	switch kind {
+	case "llm":
 		return &LLMJudge{Client: c, name: name}, nil
+	case "llm-any":
+		return &AnyJudge{Client: c, name: name}, nil
+	case "llm-ldar":
+		return &LDARJudge{Client: c, name: name}, nil
 	}
 	return &BinaryJudge{Client: c, name: name}, nil
+}
+
+// IsLLM reports whether a --judge spec names an LLM judge.
+func IsLLM(spec string) bool {
+	kind, _, ok := strings.Cut(strings.TrimSpace(spec), ":")
+	return ok && slices.Contains(llmJudgeKinds, kind)
 }

@@ -15,11 +15,13 @@ import (
 // Adaptive-k" (EMNLP 2025), Appendix A.1.3, verbatim as the paper's text
 // gives it (its doubled bold markers included) except for trailing spaces
 // and the escaped underscore in {output_format}. Placeholders:
-// {in_context_examples}, {question}, {pred}, {gold}, {output_format}.
+// {in_context_examples}, {question}, {pred}, {gold}, {output_format}. It is
+// llm-any's prompt; the official judge (llm:) sends JudgeTemplateA13.
 const JudgePromptA13 = judgePromptA13
 
-// JudgeExamplesA13 fills {in_context_examples}. The paper does not print
-// its examples; these are ctxsel's, written to show the output format.
+// JudgeExamplesA13 fills {in_context_examples} for llm-any: two examples of
+// ctxsel's, written to show the output format (the official 8 are in
+// JudgeTemplateA13).
 const JudgeExamplesA13 = `Question: Who wrote Hamlet?
 Assistant's Response: Hamlet was written by William Shakespeare.
 Ground Truth: [{"id": 1, "answer": "William Shakespeare"}]
@@ -33,9 +35,10 @@ Output: [{"id": 1, "label": "Exact Match"}, {"id": 2, "label": "No Match"}]`
 // Labels of the A.1.3 judge and their scores.
 var labelScore = map[string]float64{"exact match": 1, "partial match": 0.5, "no match": 0}
 
-// LLMJudge is the Adaptive-k A.1.3 judge: one label per gold entry, Exact /
-// Partial / No Match → 1 / 0.5 / 0. The item's score is the best entry's
-// (alternative gold answers) or, with Item.AllRequired, the mean.
+// LLMJudge is the Adaptive-k A.1.3 judge as the official code runs it: the
+// judge model extracts the final answer from the prediction, then labels
+// each gold entry Exact / Partial / No Match (→ 1 / 0.5 / 0), and the score
+// is the mean over the entries (judgeA13). Two calls per answer.
 type LLMJudge struct {
 	Client llm.Client
 	name   string
@@ -47,13 +50,36 @@ func NewLLMJudge(c llm.Client) *LLMJudge { return &LLMJudge{Client: c, name: "ll
 // Name implements Judge.
 func (j *LLMJudge) Name() string { return j.name }
 
+// Judge implements Judge.
+func (j *LLMJudge) Judge(ctx context.Context, it Item) (Verdict, error) {
+	return judgeA13(ctx, j.Client, it)
+}
+
+// AnyJudge is ctxsel's variant of the A.1.3 judge (llm-any:): the paper's
+// printed prompt with two examples of ours, no extraction step, and the best
+// gold entry's label as the score — gold entries as alternatives (MuSiQue's
+// aliases) — or, with Item.AllRequired, the mean. One call per answer.
+type AnyJudge struct {
+	Client llm.Client
+	name   string
+}
+
+// NewAnyJudge returns llm-any calling c.
+func NewAnyJudge(c llm.Client) *AnyJudge {
+	return &AnyJudge{Client: c, name: "llm-any:" + c.Describe()}
+}
+
+// Name implements Judge.
+func (j *AnyJudge) Name() string { return j.name }
+
 type goldEntry struct {
 	ID     int    `json:"id"`
 	Answer string `json:"answer"`
 }
 
-// PromptA13 renders the A.1.3 prompt for it. With no gold answer the
-// ground truth is [] (the paper's "None" case).
+// PromptA13 renders llm-any's prompt (JudgePromptA13 with
+// JudgeExamplesA13) for it. With no gold answer the ground truth is [] (the
+// paper's "None" case).
 func PromptA13(it Item) string {
 	entries := make([]goldEntry, len(it.Gold))
 	for i, g := range it.Gold {
@@ -75,12 +101,12 @@ func PromptA13(it Item) string {
 }
 
 // Judge implements Judge.
-func (j *LLMJudge) Judge(ctx context.Context, it Item) (Verdict, error) {
+func (j *AnyJudge) Judge(ctx context.Context, it Item) (Verdict, error) {
 	r, err := llm.Ask(ctx, j.Client, PromptA13(it))
 	if err != nil {
-		return Verdict{}, fmt.Errorf("answer: A.1.3 judge: %w", err)
+		return Verdict{}, fmt.Errorf("answer: A.1.3 judge (llm-any): %w", err)
 	}
-	v := Verdict{Raw: r.Content, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Cached: r.Cached}
+	v := Verdict{Raw: r.Content, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Cached: r.Cached, Calls: 1, CachedCalls: cachedCalls(r)}
 	labels, ok := ParseA13(r.Content, max(len(it.Gold), 1))
 	if !ok {
 		v.Invalid = true
@@ -208,7 +234,7 @@ func (j *BinaryJudge) Judge(ctx context.Context, it Item) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, fmt.Errorf("answer: binary judge: %w", err)
 	}
-	v := Verdict{Raw: r.Content, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Cached: r.Cached}
+	v := Verdict{Raw: r.Content, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Cached: r.Cached, Calls: 1, CachedCalls: cachedCalls(r)}
 	correct, ok := ParseBinary(r.Content)
 	switch {
 	case !ok:

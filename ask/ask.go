@@ -21,7 +21,7 @@ import (
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
-	"github.com/ctxsel/ctxsel/selfroute"
+	_ "github.com/ctxsel/ctxsel/selfroute" // registers the answering route
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -34,21 +34,26 @@ const (
 	DefaultCandidates = 1000
 )
 
-// Options configure Ask. The zero value asks with Adaptive-k over the best
-// 1000 chunks by hybrid retrieval, rank order, the factoid QA prompt and no
-// LLM.
+// Options configure Ask. The zero value asks with DefaultStrategy over the
+// best 1000 chunks by hybrid retrieval, rank order, the factoid QA prompt
+// and no LLM.
 type Options struct {
-	// Strategy is a strategy spec, e.g. "adaptivek", "topk:k=5",
-	// "budget:tokens=2000", "knee:max_tokens=4000".
+	// Strategy is a spec that ctxsel.Resolve turns into a strategy
+	// ("adaptivek", "topk:k=5", "budget:tokens=2000",
+	// "knee:max_tokens=4000") or a registered answering route
+	// ("selfroute:k=5", which needs LLM); "" is DefaultStrategy.
 	Strategy string
-	// Selector, when set, selects instead of Strategy: a selector that
-	// reads the passages' texts (the LLM picker).
+	// Selector, when set, selects instead of Strategy: a text selector
+	// the caller resolved or built (the LLM picker, a composition such as
+	// topk:k=30+picker).
 	Selector ctxsel.TextSelector
 	// Order arranges the selected passages in the prompt.
 	Order ctxsel.Order
 	// Candidates is how many best chunks the store returns (default 1000).
 	Candidates int
-	// Template is the prompt (default llm.FactoidQA).
+	// Template is the prompt (default llm.FactoidQA). An answering route
+	// asks its own first step with its own prompt (Self-Route's lets the
+	// reader decline) and its long-context step with Template.
 	Template llm.Template
 	// LLM answers when set; otherwise Answer.Reply is nil.
 	LLM llm.Client
@@ -107,6 +112,10 @@ type Answer struct {
 	Encoding     string `json:"encoding"`
 	// Reply is the LLM's answer, when one was asked.
 	Reply *llm.Response `json:"reply,omitempty"`
+	// ReplyDefect flags a degenerate reply ("empty", or "truncated": cut
+	// off at the token limit or over the size bound; llm.Response.Defect):
+	// it is shown as it is, but it is not a whole answer.
+	ReplyDefect string `json:"reply_defect,omitempty"`
 	// Route is what Self-Route did (strategy selfroute:k=N); Passages,
 	// Selection, Prompt and Reply are then its final step's.
 	Route *Route `json:"route,omitempty"`
@@ -149,24 +158,15 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	if store == nil || e == nil && retriever != index.BM25 {
 		return a, invalidf("ask needs an index and an embedder")
 	}
-	spec := opts.Strategy
-	if spec == "" {
-		spec = DefaultStrategy
-	}
-	var route *selfroute.Spec
-	var strategy ctxsel.Strategy
-	var caps ctxsel.Caps
-	if sp, err := ctxsel.ParseSpec(spec); err == nil && selfroute.Is(sp) {
-		r, err := selfroute.ParseSpec(sp)
-		if err != nil {
+	var how ctxsel.Resolved
+	if opts.Selector == nil {
+		r := ctxsel.Resolver{Default: DefaultStrategy, Kinds: ctxsel.StrategyKind | ctxsel.RouteKind}
+		if how, err = r.Resolve(opts.Strategy); err != nil {
 			return a, err
 		}
-		if opts.LLM == nil {
-			return a, invalidf("%s is an answering route: it needs an LLM", spec)
+		if how.Kind == ctxsel.RouteKind && opts.LLM == nil {
+			return a, invalidf("%s is an answering route: it needs an LLM", how.Spec)
 		}
-		route = &r
-	} else if strategy, caps, err = ctxsel.Parse(spec); err != nil {
-		return a, err
 	}
 	tmpl := opts.Template
 	if tmpl == "" {
@@ -256,11 +256,11 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 		} else {
 			sel, err = opts.Selector.SelectTexts(ctx, tq)
 		}
-	case route != nil:
+	case how.Kind == ctxsel.RouteKind:
 		a.Timings.Select = time.Since(t)
-		return a, askRoute(ctx, &a, curve, hits, *route, tmplOr(opts.Template, selfroute.Prompt("")), counter, opts)
+		return a, askRoute(ctx, &a, curve, hits, how.Route, tmpl, counter, opts)
 	default:
-		sel, err = ctxsel.Select(curve, strategy, caps, opts.Order)
+		sel, err = ctxsel.Select(curve, how.Strategy, how.Caps, opts.Order)
 	}
 	if err != nil {
 		return a, err
@@ -278,7 +278,7 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 		if err != nil {
 			return a, fmt.Errorf("ask the LLM: %w", err)
 		}
-		a.Reply = &r
+		a.Reply, a.ReplyDefect = &r, r.Defect()
 		a.Timings.LLM = time.Since(t)
 	}
 	return a, nil

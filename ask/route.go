@@ -6,10 +6,8 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/cutoff"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
-	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -33,13 +31,6 @@ type RouteStep struct {
 	Reply        llm.Response `json:"reply"`
 }
 
-func tmplOr(t, def llm.Template) llm.Template {
-	if t == "" {
-		return def
-	}
-	return t
-}
-
 // show makes sel the answer's selection: its passages and the prompt.
 func (a *Answer) show(sel ctxsel.Selection, hits []index.Hit, tmpl llm.Template, counter token.Counter) error {
 	a.Selection = sel
@@ -57,11 +48,13 @@ func (a *Answer) show(sel ctxsel.Selection, hits []index.Hit, tmpl llm.Template,
 	return nil
 }
 
-// askRoute runs Self-Route: the top-k first, then, when the reader declines,
-// every candidate cut to the window in document order. The answer shows the
-// step it ended with (or, on a failed call, the step that failed).
-func askRoute(ctx context.Context, a *Answer, curve *ctxsel.Curve, hits []index.Hit, r selfroute.Spec, tmpl llm.Template, counter token.Counter, opts Options) error {
-	top, err := ctxsel.Select(curve, cutoff.TopK(r.K), ctxsel.Caps{}, opts.Order)
+// askRoute runs an answering route (Self-Route): its steps in turn, each
+// with its prompt (the route's own for its first step, tmpl, the normal
+// long-context prompt, for the long-context step), the long-context step
+// cut to the window in document order. The answer shows the step it ended
+// with (or, on a failed call, the step that failed).
+func askRoute(ctx context.Context, a *Answer, curve *ctxsel.Curve, hits []index.Hit, r ctxsel.Route, tmpl llm.Template, counter token.Counter, opts Options) error {
+	steps, err := r.Plan(curve, opts.Order)
 	if err != nil {
 		return err
 	}
@@ -69,38 +62,36 @@ func askRoute(ctx context.Context, a *Answer, curve *ctxsel.Curve, hits []index.
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	empty, err := tmpl.Render(a.Question, "")
-	if err != nil {
-		return fmt.Errorf("%w: %v", ctxsel.ErrInvalidInput, err)
-	}
-	budget := window - counter.Count(empty) - 512
-	if budget <= 0 {
-		return invalidf("window of %d tokens leaves no room for passages", window)
-	}
-	full, err := ctxsel.Select(curve, cutoff.TopK(curve.Len()), ctxsel.Caps{}, ctxsel.RankOrder)
-	if err == nil {
-		full, err = ctxsel.FitWindow(curve, full, budget, 8, ctxsel.DocumentOrder)
-	}
-	if err != nil {
-		return err
+	for i, st := range steps {
+		if !st.Long {
+			continue
+		}
+		budget := llm.PassageBudget(window, llm.DefaultAnswerReserve, tmpl, a.Question, counter)
+		if budget <= 0 {
+			return invalidf("window of %d tokens leaves no room for passages", window)
+		}
+		if steps[i].Selection, err = ctxsel.FitWindow(curve, st.Selection, budget, llm.LabelledPassageOverhead, ctxsel.DocumentOrder); err != nil {
+			return err
+		}
 	}
 	a.Route = &Route{}
 	t := time.Now()
-	_, err = selfroute.Route(ctx, top, full, func(ctx context.Context, sel ctxsel.Selection) (llm.Response, error) {
-		if err := a.show(sel, hits, tmpl, counter); err != nil {
-			return llm.Response{}, err
+	n, err := ctxsel.RunRoute(ctx, r, steps, func(ctx context.Context, st ctxsel.RouteStep) (string, error) {
+		sel := st.Selection
+		if err := a.show(sel, hits, llm.Template(st.Prompt(r, "", string(tmpl))), counter); err != nil {
+			return "", err
 		}
 		resp, err := llm.Ask(ctx, opts.LLM, a.Prompt)
 		if err != nil {
-			return resp, fmt.Errorf("ask the LLM: %w", err)
+			return "", fmt.Errorf("ask the LLM: %w", err)
 		}
 		a.Route.Steps = append(a.Route.Steps, RouteStep{K: sel.K, Tokens: sel.Tokens, PromptTokens: a.PromptTokens, Reply: resp})
 		a.Route.InputTokens += resp.PromptTokens
 		a.Route.OutputTokens += resp.CompletionTokens
-		a.Reply = &resp
-		return resp, nil
+		a.Reply, a.ReplyDefect = &resp, resp.Defect()
+		return resp.Content, nil
 	})
-	a.Route.Routed = len(a.Route.Steps) > 1 || (err != nil && len(a.Route.Steps) == 1)
+	a.Route.Routed = n > 1
 	a.Timings.LLM = time.Since(t)
 	return err
 }

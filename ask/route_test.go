@@ -42,8 +42,11 @@ func TestAskSelfRoute(t *testing.T) {
 	if a.Reply.Content != "Four craters" || a.Selection.K != len(a.Scores) || !slices.IsSorted(a.Selection.Indices) {
 		t.Fatalf("final step: reply %q, k %d of %d, indices %v", a.Reply.Content, a.Selection.K, len(a.Scores), a.Selection.Indices)
 	}
-	if !strings.Contains(a.Prompt, "write “unanswerable”") || !strings.Contains(srv.Calls()[1].Prompt(), "Etna volcano summit has four craters") {
-		t.Fatalf("prompt %q", a.Prompt)
+	// The first step has the Self-Route prompt; the long context the normal
+	// one (the answer's prompt).
+	if !strings.Contains(srv.Calls()[0].Prompt(), "write “unanswerable”") || !strings.Contains(srv.Calls()[1].Prompt(), "Etna volcano summit has four craters") ||
+		strings.Contains(a.Prompt, "unanswerable") || !strings.HasPrefix(a.Prompt, "Your task is to answer the question provided.") || a.Prompt != srv.Calls()[1].Prompt() {
+		t.Fatalf("prompts %q, then %q", srv.Calls()[0].Prompt(), a.Prompt)
 	}
 
 	// answered from the top-k: one call
@@ -51,6 +54,29 @@ func TestAskSelfRoute(t *testing.T) {
 	a, err = ask.Ask(ctx, store, indextest.HashEmbedder{}, q, ask.Options{Strategy: "selfroute:k=2", LLM: client})
 	if err != nil || a.Route.Routed || len(a.Route.Steps) != 1 || a.Selection.K != 2 {
 		t.Fatalf("one step: %+v %v", a.Route, err)
+	}
+
+	// Adaptive-k's variant: its own prompt and 5,000 tokens first, and the
+	// official rule, case included: "Unanswerable." does not route, "The
+	// question is unanswerable." does.
+	for reply, routed := range map[string]bool{"Unanswerable.": false, "The question is unanswerable.": true} {
+		calls = 0
+		srv2 := llmtest.New(func(c llmtest.Call) llmtest.Reply {
+			calls++
+			if calls == 1 {
+				return llmtest.Reply{Content: reply}
+			}
+			return llmtest.Reply{Content: "Four craters"}
+		})
+		c2, _, err := llm.OpenSpec(srv2.OpenAISpec("m"), llm.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err = ask.Ask(ctx, store, indextest.HashEmbedder{}, q, ask.Options{Strategy: "selfroute:prompt=adaptivek", LLM: c2})
+		if err != nil || a.Route.Routed != routed || !strings.Contains(srv2.Calls()[0].Prompt(), `Write "unanswerable" if the query can not be answered`) {
+			t.Fatalf("%q: routed %v (%v), first prompt %q", reply, a.Route.Routed, err, srv2.Calls()[0].Prompt())
+		}
+		srv2.Close()
 	}
 
 	// a route needs an LLM; a bad k is bad input

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/internal/vecmath"
 )
 
 // Semantic is the semantic chunker of Context-Picker (Zhu et al., 2025): it
@@ -73,7 +74,7 @@ func (s *Semantic) Chunk(ctx context.Context, doc, text string) ([]Chunk, error)
 	var counts []int
 	a := 0
 	for i := 1; i <= len(sents); i++ {
-		if i < len(sents) && Cosine(vecs[i-1], vecs[i]) >= s.threshold {
+		if i < len(sents) && vecmath.Cosine32(vecs[i-1], vecs[i]) >= s.threshold {
 			continue
 		}
 		sp, c, err := pack(ctx, s.tok, text, sents[a:i], s.maxTok)
@@ -85,23 +86,4 @@ func (s *Semantic) Chunk(ctx context.Context, doc, text string) ([]Chunk, error)
 		a = i
 	}
 	return finish(doc, text, spans, s.tok, counts), nil
-}
-
-// Cosine is the cosine similarity of a and b (0 when either is zero or
-// their lengths differ).
-func Cosine(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }

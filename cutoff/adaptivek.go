@@ -133,7 +133,7 @@ func AdaptiveK(scores []float64, p AdaptiveKParams) (AdaptiveKResult, error) {
 func gapSearch(scores []float64, lo, hi float64, h, lowRank int, clamped bool, p AdaptiveKParams) AdaptiveKResult {
 	n := len(scores)
 	if p.Float32 {
-		return adaptiveKSorted32(sortedDesc(scores), h, lowRank, clamped, p)
+		return adaptiveKSorted32(ctxsel.Descending(scores), h, lowRank, clamped, p)
 	}
 	res := AdaptiveKResult{SearchFrom: h, SearchTo: lowRank, Clamped: clamped}
 	zero := func(v float64) AdaptiveKResult { // every searched gap is zero: argmax picks the first
@@ -147,7 +147,7 @@ func gapSearch(scores []float64, lo, hi float64, h, lowRank int, clamped bool, p
 	nb := binsFor(n)
 	scale := float64(nb) / (hi - lo)
 	if math.IsInf(hi-lo, 0) || math.IsInf(scale, 0) { // extreme magnitudes: the plain path
-		return adaptiveKSorted(sortedDesc(scores), h, lowRank, clamped, p)
+		return adaptiveKSorted(ctxsel.Descending(scores), h, lowRank, clamped, p)
 	}
 	// One histogram pass (bin 0 holds the highest scores) gives each bin's
 	// count, minimum and maximum.
@@ -298,9 +298,9 @@ func AdaptiveKReference(scores []float64, p AdaptiveKParams) (AdaptiveKResult, e
 	}
 	from, to, clamped := searchWindow(n, p)
 	if p.Float32 {
-		return adaptiveKSorted32(sortedDesc(scores), from, to, clamped, p), nil
+		return adaptiveKSorted32(ctxsel.Descending(scores), from, to, clamped, p), nil
 	}
-	return adaptiveKSorted(sortedDesc(scores), from, to, clamped, p), nil
+	return adaptiveKSorted(ctxsel.Descending(scores), from, to, clamped, p), nil
 }
 
 // adaptiveKSorted is the plain scan over descending scores s (len >= 2):

@@ -11,12 +11,15 @@
 // works once this package is imported.
 //
 // The plain functions (AdaptiveK, MovingAvg, SecondDiffSpike, Knee) follow
-// their reference definitions exactly. The strategies add guards on top, each
-// reported in the selection's Explanation.Guards and reason: head_guard (a
-// largest gap or first knee right after rank 0, which would keep only the best
-// passage, moves to the next one below; with head_guard=0 the cut stays and
-// is flagged head_gap instead) and
-// window_clamped (head/tail counts that leave no gap on a short curve).
+// their reference definitions exactly, and so do the registered adaptivek,
+// moving_avg and 2diff_spike with their default parameters (the official
+// code's cut). The strategies may add guards on top, each reported in the
+// selection's Explanation.Guards and reason: head_guard (a largest gap or
+// first knee right after rank 0, which would keep only the best passage,
+// moves to the next one below; ctxsel's option, on by default only for knee,
+// which is not a paper's method: with head_guard=0 the cut stays and is
+// flagged head_gap instead) and window_clamped (head/tail counts that leave no
+// gap on a short curve).
 //
 // The gap, spike and knee rules read only the curve's shape: an affine
 // rescaling of the scores (cosines bunched in 0.65–0.71, reranker logits,

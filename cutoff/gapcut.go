@@ -48,7 +48,7 @@ func MovingAvg(scores []float64, window int, p AdaptiveKParams) (AdaptiveKResult
 	if n <= window {
 		return AdaptiveKResult{K: n, GapIndex: -1}, nil
 	}
-	s := sortedDesc(scores)
+	s := ctxsel.Descending(scores)
 	gaps := movingAvgGaps(s, window, p.Float32)
 	from, to, clamped := gapWindow(n, len(gaps), p)
 	return movingAvgCut(s, gaps, from, to, clamped, p), nil
@@ -136,7 +136,7 @@ func SecondDiffSpike(scores []float64, p AdaptiveKParams) (SpikeResult, error) {
 	if n < 2 {
 		return SpikeResult{AdaptiveKResult: AdaptiveKResult{K: n, GapIndex: -1}}, nil
 	}
-	s := sortedDesc(scores)
+	s := ctxsel.Descending(scores)
 	from, to, clamped := searchWindow(n, p)
 	a := s[from : to+1]
 	d2 := make([]float64, max(0, len(a)-2))
@@ -179,9 +179,11 @@ const headGuardRatio = 4.0
 // saturated logit) says nothing about where the rest of the relevant
 // passages end. When the largest searched gap is the one after rank 0 and a
 // non-zero gap exists lower in the window, the cut moves to the largest of
-// those (lower returns it) and the explanation says so; head_guard=0 keeps
-// the official cut. It fires only on a gap at rank 0, so head > 0 or
-// head_n > 0 (which skip that gap) never trigger it.
+// those (lower returns it) and the explanation says so. It is ctxsel's
+// option (head_guard=1), off by default: the paper's Algorithm 1 takes the
+// arg-max over every searched gap, rank 0 included. It fires only on a gap
+// at rank 0, so head > 0 or head_n > 0 (which skip that gap) never trigger
+// it.
 func headGuard(r AdaptiveKResult, lower func(from int) AdaptiveKResult) (AdaptiveKResult, string) {
 	if r.GapIndex != 0 || r.SearchTo < 2 {
 		return r, ""
@@ -194,7 +196,7 @@ func headGuard(r AdaptiveKResult, lower func(from int) AdaptiveKResult) (Adaptiv
 	if r.Gap >= headGuardRatio*r2.Gap {
 		kind = "an outlier against"
 	}
-	note := fmt.Sprintf("head guard: the largest gap %.4g follows rank 0 (%s the next largest, %.4g after rank %d); cutting there would keep only the best passage, so the cut moved to rank %d (head_guard=0 keeps the official cut)",
+	note := fmt.Sprintf("head guard (head_guard=1, ctxsel's option): the largest gap %.4g follows rank 0 (%s the next largest, %.4g after rank %d); cutting there would keep only the best passage, so the cut moved to rank %d (the default, head_guard=0, keeps the paper's cut)",
 		r.Gap, kind, r2.Gap, r2.GapIndex, r2.GapIndex)
 	return r2, note
 }
@@ -275,7 +277,7 @@ func (s gapStrategy) Cut(c *ctxsel.Curve) (ctxsel.Cut, error) {
 				guards, notes = append(guards, "head_guard"), append(notes, note)
 			} else { // detected, not acted on: still never silent
 				guards = append(guards, "head_gap")
-				notes = append(notes, fmt.Sprintf("the largest gap follows rank 0, so only the best passage is kept before the buffer; head_guard=1 would cut after rank %d", r2.GapIndex))
+				notes = append(notes, fmt.Sprintf("the largest gap follows rank 0, so the paper's cut keeps only the best passage before the buffer; ctxsel's head_guard=1 would cut after rank %d", r2.GapIndex))
 			}
 		}
 	}

@@ -81,7 +81,7 @@ func KneeReference(scores []float64, cutoff int) (KneeResult, error) {
 	if cutoff < 1 {
 		return KneeResult{}, fmt.Errorf("%w: knee cutoff=%d must be at least 1", ctxsel.ErrInvalidInput, cutoff)
 	}
-	s := sortedDesc(scores)
+	s := ctxsel.Descending(scores)
 	n := len(s)
 	if n < 3 || s[0] == s[n-1] {
 		return KneeResult{K: n}, nil

@@ -4,7 +4,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/ctxsel/ctxsel"
 )
 
 // The reference below restates the official Adaptive-k code
@@ -423,4 +426,71 @@ func FuzzOfficialOptions(f *testing.F) {
 		}
 		checkOfficial(t, s, o)
 	})
+}
+
+// TestRegisteredDefaultsAreOfficial: the strategies as a user names them,
+// with no parameter given ("adaptivek", "moving_avg", "2diff_spike", what
+// `ctxsel eval --strategies adaptivek` builds), cut where the official code
+// does with the paper's settings (run_qa.sh: --retrieval_strategy
+// largest_gap --ignore_extreme_tail 0.1 --retrieve_more 5) — on random
+// curves and on curves whose largest gap follows rank 0, the case ctxsel's
+// head_guard option changes.
+func TestRegisteredDefaultsAreOfficial(t *testing.T) {
+	r := rand.New(rand.NewPCG(20, 1))
+	headCases := map[string]int{}
+	for _, st := range []string{"largest_gap", "moving_avg", "2diff_spike"} {
+		o := official{strategy: st, window: 3, tail: 0.1, moreInt: true, more: 5}
+		spec := map[string]string{"largest_gap": "adaptivek", "moving_avg": "moving_avg", "2diff_spike": "2diff_spike"}[st]
+		strategy, caps, err := ctxsel.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3000 {
+			n := 2 + r.IntN(80)
+			s := randomScores(r, n)
+			if i%3 == 0 { // one passage far above the rest: the largest gap follows rank 0
+				s[r.IntN(n)] = slices.Max(s) + 10*(1+r.Float64())*(slices.Max(s)-slices.Min(s)+1)
+			}
+			if st == "moving_avg" && n <= o.window {
+				continue
+			}
+			arr := slices.Clone(s)
+			slices.Sort(arr)
+			slices.Reverse(arr)
+			th, tensor, ok := o.threshold(arr)
+			if st == "2diff_spike" && !ok && tensor && th < 0 { // no spike: the official fallback on the trimmed curve
+				continue
+			}
+			if !ok {
+				continue
+			}
+			want := o.chunks(n, th, tensor)
+			cands := make([]ctxsel.Candidate, n)
+			for j, x := range s {
+				cands[j] = ctxsel.Candidate{ID: strconv.Itoa(j), Score: x, Tokens: 1}
+			}
+			curve, err := ctxsel.NewCurve(cands)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel, err := ctxsel.Select(curve, strategy, caps, ctxsel.RankOrder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sel.K != want {
+				t.Fatalf("%s on %v: k=%d, the official code keeps %d (threshold %d); %s", spec, s, sel.K, want, th, sel.Explanation.Reason)
+			}
+			if slices.Contains(sel.Explanation.Guards, "head_guard") {
+				t.Fatalf("%s: the head guard fired by default: %s", spec, sel.Explanation.Reason)
+			}
+			if th == 0 && st != "2diff_spike" {
+				headCases[spec]++
+			}
+		}
+	}
+	for _, spec := range []string{"adaptivek", "moving_avg"} {
+		if headCases[spec] < 300 {
+			t.Errorf("%s: only %d curves with the official cut at rank 0", spec, headCases[spec])
+		}
+	}
 }

@@ -85,7 +85,9 @@ func gapParams() []ctxsel.ParamDef {
 		{Name: "ignore_below_median", Default: 0, Min: 0, Max: 1, Integer: true, Doc: "1 = exclude the bottom half of the gaps, replacing tail and tail_n"},
 		{Name: "factor", Default: 0, Min: 0, Max: maxFactor, Doc: "when > 0: k = int(gap index × factor) + 1 + buffer (official retrieve_more as a float; use with buffer=0)"},
 		{Name: "float32", Default: 0, Min: 0, Max: 1, Integer: true, Doc: "1 = float32 scores and gaps, reproducing the official code's cut bit for bit"},
-		{Name: "head_guard", Default: 1, Min: 0, Max: 1, Integer: true, Doc: "1 = a largest gap after rank 0 moves the cut to the largest gap below it, flagged in the explanation; 0 = the official cut"},
+		// Off by default: Algorithm 1 cuts at the arg-max gap, rank 0
+		// included; the guard is ctxsel's option (docs/methods.md).
+		{Name: "head_guard", Default: 0, Min: 0, Max: 1, Integer: true, Doc: "1 = ctxsel's guard: a largest gap after rank 0 moves the cut to the largest gap below it, flagged in the explanation; 0 (default) = the paper's cut (Algorithm 1: arg-max over every searched gap, rank 0 included)"},
 	}
 }
 

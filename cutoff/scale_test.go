@@ -121,12 +121,15 @@ func TestHeadOutlierGuard(t *testing.T) {
 		guard bool
 	}{
 		{"adaptivek:buffer=0,head_guard=0", 1, false}, // the official cut collapses to the outlier
-		{"adaptivek:buffer=0", 5, true},               // the guard cuts at the cliff (now after rank 4)
-		{"adaptivek", 10, true},
+		{"adaptivek:buffer=0", 1, false},              // and so does the default: Algorithm 1
+		{"adaptivek", 6, false},                       // 1 + buffer 5
+		{"adaptivek:buffer=0,head_guard=1", 5, true},  // ctxsel's guard cuts at the cliff (now after rank 4)
+		{"adaptivek:head_guard=1", 10, true},
 		{"adaptivek:head_n=1,buffer=0", 5, false}, // skipping the top gap by hand needs no guard
 		{"moving_avg:buffer=0,head_guard=0", 1, false},
+		{"moving_avg:buffer=0", 1, false},
 		// window 3 below the outlier: drops 3/3, 2/3, 66/3, 68/3, 5/3: j* = 4.
-		{"moving_avg:buffer=0", 5, true},
+		{"moving_avg:buffer=0,head_guard=1", 5, true},
 		// d2 = 1018 1 0 −64 62: the spike at t = 5 is unaffected by the outlier.
 		{"2diff_spike:buffer=0", 6, false},
 		{"knee:head_guard=0", 1, false},
@@ -151,20 +154,21 @@ func TestHeadOutlierGuard(t *testing.T) {
 			// With the guard off, a cut that keeps only the best passage is
 			// still flagged: never silent.
 			detected := slices.Contains(sel.Explanation.Guards, "head_gap")
-			if want := strings.Contains(tc.spec, "head_guard=0"); detected != want {
+			want := sel.K < 10 && sel.Explanation.Decision.Rank == 0 && !strings.HasPrefix(tc.spec, "topk") && !strings.HasPrefix(tc.spec, "budget")
+			if detected != want {
 				t.Errorf("%s on %s: head_gap flagged=%v, want %v; %s", tc.spec, fam, detected, want, sel.Explanation.Reason)
 			}
 		}
 	}
 	// The gap after the outlier (1020 base units) is 15.7 times the cliff (65):
 	// the reason calls it an outlier.
-	sel := selection(t, "adaptivek", scores, nil)
+	sel := selection(t, "adaptivek:head_guard=1", scores, nil)
 	if !strings.Contains(sel.Explanation.Reason, "an outlier against") {
 		t.Errorf("reason %q does not call the head gap an outlier", sel.Explanation.Reason)
 	}
 	// A second cliff comparable to the head gap is called comparable.
 	two := []float64{100, 60, 59, 58, 30, 29, 28, 27, 26, 25, 24}
-	sel = selection(t, "adaptivek:buffer=0", two, nil)
+	sel = selection(t, "adaptivek:buffer=0,head_guard=1", two, nil)
 	if sel.K != 4 || !strings.Contains(sel.Explanation.Reason, "comparable to") {
 		t.Errorf("two cliffs: k=%d reason %q, want the cut after rank 3, called comparable", sel.K, sel.Explanation.Reason)
 	}

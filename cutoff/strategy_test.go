@@ -72,11 +72,14 @@ func TestStrategies(t *testing.T) {
 		{"topp:p=0.5,temperature=0.01,keep_min=2", ctxsel.RankOrder, "p1 p3"},
 		// gaps .2 .2 .2 .2 in decimal, in binary .20000000000000007,
 		// .19999999999999996, .2, .19999999999999998: the official cut is at
-		// rank 0; the head guard moves it to the largest gap below, rank 2.
+		// rank 0 (the default); ctxsel's head guard moves it to the largest
+		// gap below, rank 2.
 		{"adaptivek:buffer=0,head_guard=0", ctxsel.RankOrder, "p1"},
 		{"adaptivek:buffer=1,head_guard=0", ctxsel.RankOrder, "p1 p3"},
-		{"adaptivek:buffer=0", ctxsel.RankOrder, "p1 p3 p2"},
-		{"adaptivek:buffer=1", ctxsel.RankOrder, "p1 p3 p2 p4"},
+		{"adaptivek:buffer=0", ctxsel.RankOrder, "p1"},
+		{"adaptivek:buffer=1", ctxsel.RankOrder, "p1 p3"},
+		{"adaptivek:buffer=0,head_guard=1", ctxsel.RankOrder, "p1 p3 p2"},
+		{"adaptivek:buffer=1,head_guard=1", ctxsel.RankOrder, "p1 p3 p2 p4"},
 	}
 	for _, tc := range cases {
 		sel := selectIDs(t, tc.spec, scores, tokens, tc.order)

@@ -137,13 +137,6 @@ func sortDesc(v []float64) {
 	slices.Reverse(v)
 }
 
-// sortedDesc returns a sorted (descending) copy of scores: the plain path.
-func sortedDesc(scores []float64) []float64 {
-	s := slices.Clone(scores)
-	sortDesc(s)
-	return s
-}
-
 // minMax returns the extremes of finite values.
 func minMax(v []float64) (lo, hi float64) {
 	lo, hi = v[0], v[0]

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Embedder maps texts to vectors, one per text, in input order.
@@ -27,6 +28,29 @@ type Embedder interface {
 // queries. Use Queries rather than asserting this interface directly.
 type QueryEmbedder interface {
 	EmbedQuery(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Named is implemented by embedders that relay a model of a remote service:
+// ModelName is the model's own name at that service (e.g.
+// "text-embedding-3-small"), without the server's address or the settings
+// ModelID adds. Use ModelName rather than asserting this interface.
+type Named interface {
+	ModelName() string
+}
+
+// ModelName is the name to show for e's model: its own (Named), or else
+// ModelID up to its first '@' or '+' ("use-lite@v1+..." gives "use-lite").
+func ModelName(e Embedder) string {
+	if n, ok := e.(Named); ok {
+		if name := n.ModelName(); name != "" {
+			return name
+		}
+	}
+	id := e.ModelID()
+	if i := strings.IndexAny(id, "@+"); i > 0 {
+		return id[:i]
+	}
+	return id
 }
 
 // Queries embeds texts as search queries: through EmbedQuery when e

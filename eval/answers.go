@@ -10,7 +10,6 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
 	"github.com/ctxsel/ctxsel/llm"
-	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -27,10 +26,14 @@ type Answering struct {
 	// always computed.
 	Judge answer.Judge
 	// Reserve is the part of Options.Window kept for the answer (default
-	// 512 tokens).
+	// llm.DefaultAnswerReserve, 512 tokens).
 	Reserve int
 	// Datatype fills Self-Route's {datatype} (default "documents").
 	Datatype string
+	// PromptFor, when set, gives each record's reader prompt instead of
+	// Template (LaRA's prompt depends on the record's document kind; see
+	// LaRAPrompt).
+	PromptFor func(Record) ReaderPrompt
 	// MaxFailures stops the run once more calls than this have failed;
 	// negative never stops. Either way Run reports the failures.
 	MaxFailures int
@@ -79,6 +82,11 @@ type AnswerResult struct {
 	JudgeTokens float64 `json:"judge_tokens,omitempty"`
 	// LLMFailures counts failed reader or judge calls.
 	LLMFailures int `json:"llm_failures"`
+	// LLMTruncated and LLMEmpty count answers whose reply was degenerate
+	// (llm.Response.Defect): cut off at the token limit or over the size
+	// bound, or empty. They are answered and scored as they are.
+	LLMTruncated int `json:"llm_truncated"`
+	LLMEmpty     int `json:"llm_empty"`
 	// Routed is Self-Route's share of questions sent to the long context.
 	Routed *float64 `json:"routed,omitempty"`
 }
@@ -91,6 +99,10 @@ type AnswerTotals struct {
 	Calls    int    `json:"calls"`
 	Cached   int    `json:"cached_calls"`
 	Failures int    `json:"failures"`
+	// Truncated and Empty count degenerate reader replies (see
+	// AnswerResult.LLMTruncated).
+	Truncated int `json:"llm_truncated"`
+	Empty     int `json:"llm_empty"`
 	// InputTokens and OutputTokens cover reader and judge calls, cached
 	// ones included (what the run would cost cold).
 	InputTokens  int `json:"input_tokens"`
@@ -123,19 +135,15 @@ type QuestionAnswer struct {
 	OutputTokens int             `json:"output_tokens"`
 	Counted      bool            `json:"tokens_counted,omitempty"`
 	// Routed marks a Self-Route answer from the long context.
-	Routed bool   `json:"routed,omitempty"`
+	Routed bool `json:"routed,omitempty"`
+	// Defect flags a degenerate reply ("truncated" or "empty", see
+	// llm.Response.Defect): Prediction is what there was of it.
+	Defect string `json:"llm_defect,omitempty"`
 	Error  string `json:"error,omitempty"`
 
 	judgeTokens int
 	failures    int
 }
-
-// defaultReserve is the share of the window kept for the answer.
-const defaultReserve = 512
-
-// perPassage is the prompt formatting around one passage ("[12]\n" and the
-// blank line after it), in tokens, with room to spare.
-const perPassage = 6
 
 // ErrTooManyFailures stops a run whose LLM calls fail beyond MaxFailures.
 var ErrTooManyFailures = errors.New("too many failed LLM calls")
@@ -147,11 +155,35 @@ func (a *Answering) template() llm.Template {
 	return a.Template
 }
 
+// ReaderPrompt is a reader prompt as a paper's code sends it: the template,
+// an optional system message, and how the passages become its {context}
+// (nil: llm.FormatContext, numbered passages).
+type ReaderPrompt struct {
+	Template llm.Template
+	System   string
+	Context  func([]llm.Passage) string
+	// Verbatim renders Template exactly as written (llm.RenderVerbatim): no
+	// fence around the passages, so a reproduction sends the paper's code's
+	// prompt byte for byte. Only for a benchmark's trusted passages (LaRA);
+	// otherwise Render fences them.
+	Verbatim bool
+}
+
+// promptFor is rec's reader prompt: PromptFor's, else Template.
+func (a *Answering) promptFor(rec Record) ReaderPrompt {
+	if a != nil && a.PromptFor != nil {
+		if p := a.PromptFor(rec); p.Template != "" {
+			return p
+		}
+	}
+	return ReaderPrompt{Template: a.template()}
+}
+
 func (a *Answering) reserve() int {
 	if a.Reserve > 0 {
 		return a.Reserve
 	}
-	return defaultReserve
+	return llm.DefaultAnswerReserve
 }
 
 // Answer asks the reader with the passages of sel, a selection over
@@ -159,16 +191,16 @@ func (a *Answering) reserve() int {
 // step), and scores the reply. A failed reader or judge call is returned
 // as an error with the record filled as far as it got.
 func (a *Answering) Answer(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection) (QuestionAnswer, error) {
-	return a.answerWith(ctx, counter, rec, sel, a.template())
+	return a.answerWith(ctx, counter, rec, sel, a.promptFor(rec))
 }
 
-func (a *Answering) answerWith(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, tmpl llm.Template) (QuestionAnswer, error) {
+func (a *Answering) answerWith(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, p ReaderPrompt) (QuestionAnswer, error) {
 	qa := a.newRecord(rec, sel)
-	r, err := a.read(ctx, counter, rec, sel, tmpl, &qa)
+	r, err := a.read(ctx, counter, rec, sel, p, &qa)
 	if err != nil {
 		return qa, err
 	}
-	qa.Prediction = r.Content
+	qa.Prediction, qa.Defect = r.Content, r.Defect()
 	return qa, a.score(ctx, rec, &qa)
 }
 
@@ -184,7 +216,7 @@ func (a *Answering) newRecord(rec Record, sel ctxsel.Selection) QuestionAnswer {
 // read renders the prompt from sel's passages (in sel's order; pruned
 // texts when sel carries Evidence) and asks the reader, adding the call to
 // qa.
-func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, tmpl llm.Template, qa *QuestionAnswer) (llm.Response, error) {
+func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, p ReaderPrompt, qa *QuestionAnswer) (llm.Response, error) {
 	ps := make([]llm.Passage, len(sel.Indices))
 	for i, idx := range sel.Indices {
 		if idx < 0 || idx >= len(rec.Passages) {
@@ -195,12 +227,26 @@ func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record,
 			ps[i].Text = sel.Evidence[i].Text
 		}
 	}
-	prompt, err := tmpl.Render(rec.Question, llm.FormatContext(ps))
+	format := p.Context
+	if format == nil {
+		format = llm.FormatContext
+	}
+	render := p.Template.Render
+	if p.Verbatim {
+		render = p.Template.RenderVerbatim
+	}
+	prompt, err := render(rec.Question, format(ps))
 	if err != nil {
 		return llm.Response{}, fmt.Errorf("%w: %v", ctxsel.ErrInvalidInput, err)
 	}
 	qa.Calls++
-	r, err := llm.Ask(ctx, a.Reader, prompt)
+	var r llm.Response
+	if p.System == "" {
+		r, err = llm.Ask(ctx, a.Reader, prompt)
+	} else {
+		zero := 0.0 // as llm.Ask: ctxsel's readers answer at temperature 0
+		r, err = a.Reader.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: "system", Content: p.System}, {Role: "user", Content: prompt}}, Temperature: &zero})
+	}
 	if err != nil {
 		qa.failures++
 		qa.Error = err.Error()
@@ -229,7 +275,7 @@ func (a *Answering) score(ctx context.Context, rec Record, qa *QuestionAnswer) e
 	if a.Judge == nil {
 		return nil
 	}
-	v, err := a.Judge.Judge(ctx, answer.Item{Question: rec.Question, Prediction: qa.Prediction, Gold: rec.Answers})
+	v, err := a.Judge.Judge(ctx, answer.Item{Question: rec.Question, Prediction: qa.Prediction, Gold: rec.Answers, Task: rec.Task})
 	if err != nil {
 		qa.failures++
 		qa.Error = err.Error()
@@ -240,26 +286,36 @@ func (a *Answering) score(ctx context.Context, rec Record, qa *QuestionAnswer) e
 	return nil
 }
 
-// route answers one question with Self-Route: top is the top-k selection,
-// full the whole pool cut to the window.
-func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record, top, full ctxsel.Selection) (QuestionAnswer, ctxsel.Selection, error) {
-	tmpl := selfroute.Prompt(a.Datatype)
+// route answers one question with an answering route (Self-Route) over
+// its planned steps, each already cut to the window: the route's own steps
+// with its prompt (Datatype filling LDAR's {datatype}), the long-context
+// step with the record's reader prompt (the reader's own template).
+func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record, r ctxsel.Route, steps []ctxsel.RouteStep) (QuestionAnswer, ctxsel.Selection, error) {
+	top := steps[0].Selection
 	qa := a.newRecord(rec, top)
-	res, err := selfroute.Route(ctx, top, full, func(ctx context.Context, sel ctxsel.Selection) (llm.Response, error) {
-		return a.read(ctx, counter, rec, sel, tmpl, &qa)
+	long := a.promptFor(rec)
+	var final llm.Response
+	n, err := ctxsel.RunRoute(ctx, r, steps, func(ctx context.Context, st ctxsel.RouteStep) (string, error) {
+		p := long // with its system message and context format
+		if !st.Long {
+			p = ReaderPrompt{Template: llm.Template(r.Prompt(a.Datatype))}
+		}
+		resp, err := a.read(ctx, counter, rec, st.Selection, p, &qa)
+		final = resp
+		return resp.Content, err
 	})
 	if err != nil {
 		return qa, top, err
 	}
-	final := res.Final()
-	if res.Routed() {
+	last := steps[n-1].Selection
+	if n > 1 {
 		calls, cached, in, out, counted := qa.Calls, qa.Cached, qa.InputTokens, qa.OutputTokens, qa.Counted
-		qa = a.newRecord(rec, final.Selection)
+		qa = a.newRecord(rec, last)
 		qa.Calls, qa.Cached, qa.InputTokens, qa.OutputTokens, qa.Counted = calls, cached, in, out, counted
 		qa.Routed = true
 	}
-	qa.Prediction = final.Reply.Content
-	return qa, final.Selection, a.score(ctx, rec, &qa)
+	qa.Prediction, qa.Defect = final.Content, final.Defect()
+	return qa, last, a.score(ctx, rec, &qa)
 }
 
 // answerJob is one (question, strategy) pair.
@@ -304,7 +360,7 @@ func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []
 				)
 				if slots[j.s].route != nil {
 					var final ctxsel.Selection
-					qa, final, err = a.route(ctx, counter, recs[j.q], st.sel, st.alt)
+					qa, final, err = a.route(ctx, counter, recs[j.q], slots[j.s].route, st.steps)
 					st.setSelection(final, &stats[j.q])
 				} else {
 					qa, err = a.Answer(ctx, counter, recs[j.q], st.sel)
@@ -317,16 +373,19 @@ func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []
 					tot.Calls += qa.Calls - qa.Cached
 					tot.Cached += qa.Cached
 					tot.Failures += qa.failures
+					switch qa.Defect {
+					case llm.DefectTruncated:
+						tot.Truncated++
+					case llm.DefectEmpty:
+						tot.Empty++
+					}
 					tot.InputTokens += qa.InputTokens
 					tot.OutputTokens += qa.OutputTokens
-					if qa.Verdict != nil {
-						tot.InputTokens += qa.Verdict.PromptTokens
-						tot.OutputTokens += qa.Verdict.CompletionTokens
-						if qa.Verdict.Cached {
-							tot.Cached++
-						} else if qa.Verdict.PromptTokens+qa.Verdict.CompletionTokens > 0 {
-							tot.Calls++
-						}
+					if v := qa.Verdict; v != nil {
+						tot.InputTokens += v.PromptTokens
+						tot.OutputTokens += v.CompletionTokens
+						tot.Calls += v.Calls - v.CachedCalls
+						tot.Cached += v.CachedCalls
 					}
 					rec := qa
 					out[j.s][j.q] = &rec
@@ -383,6 +442,12 @@ func aggregateAnswers(qas []*QuestionAnswer, judged, route bool) *AnswerResult {
 			continue
 		}
 		r.Answered++
+		switch qa.Defect {
+		case llm.DefectTruncated:
+			r.LLMTruncated++
+		case llm.DefectEmpty:
+			r.LLMEmpty++
+		}
 		r.SubEM += qa.SubEM
 		subem = append(subem, qa.SubEM)
 		r.EM += qa.EM

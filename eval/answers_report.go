@@ -19,14 +19,18 @@ func writeAnswerTable(w io.Writer, rep *Report) error {
 	if a.Window > 0 {
 		fmt.Fprintf(w, " · window %d tokens", a.Window)
 	}
-	fmt.Fprintf(w, " · %d calls made, %d from the cache, %d failed · %d input + %d output tokens\n\n",
+	fmt.Fprintf(w, " · %d calls made, %d from the cache, %d failed · %d input + %d output tokens\n",
 		a.Calls, a.Cached, a.Failures, a.InputTokens, a.OutputTokens)
+	if a.Truncated+a.Empty > 0 {
+		fmt.Fprintf(w, "degenerate replies, scored as they are: %d truncated (token limit or size bound), %d empty\n", a.Truncated, a.Empty)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "strategy\tanswered\tsubem ± se\tem\tf1\t"
 	if judge {
 		head += "judge ± se\tinvalid\t"
 	}
-	fmt.Fprintln(tw, head+"mean k\tcalls/q\tinput tok/q\toutput tok/q\tfailures\t")
+	fmt.Fprintln(tw, head+"mean k\tcalls/q\tinput tok/q\toutput tok/q\tfailures\ttruncated\tempty\t")
 	counted := false
 	for _, r := range rep.Results {
 		if r.AnswerResult == nil {
@@ -42,7 +46,8 @@ func writeAnswerTable(w io.Writer, rep *Report) error {
 			}
 			fmt.Fprintf(tw, "%s\t%d\t", j, ar.JudgeInvalid)
 		}
-		fmt.Fprintf(tw, "%.1f\t%.2f\t%.0f\t%.0f\t%d\t\n", r.MeanK, ar.LLMCalls, ar.InputTokens, ar.OutputTokens, ar.LLMFailures)
+		fmt.Fprintf(tw, "%.1f\t%.2f\t%.0f\t%.0f\t%d\t%d\t%d\t\n", r.MeanK, ar.LLMCalls, ar.InputTokens, ar.OutputTokens, ar.LLMFailures,
+			ar.LLMTruncated, ar.LLMEmpty)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)

@@ -3,6 +3,8 @@ package eval_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -73,7 +76,7 @@ func TestAnswersJudgeInvalidAndFailures(t *testing.T) {
 	judgeSrv.Script(llmtest.Fault{Status: 500})
 	counter, _ := token.New("")
 	a := &eval.Answering{Reader: openSpec(t, reader.OpenAISpec("r")), Judge: answer.NewBinaryJudge(openSpec(t, judgeSrv.OpenAISpec("j"))), MaxFailures: -1, Workers: 1}
-	rep, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
+	rep, err := eval.Run(context.Background(), recs, score.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +108,7 @@ func TestAnswersWithoutGold(t *testing.T) {
 	defer srv.Close()
 	counter, _ := token.New("")
 	a := &eval.Answering{Reader: openSpec(t, srv.OpenAISpec("r"))}
-	rep, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "full,topk:k=1"), Counter: counter, Answer: a})
+	rep, err := eval.Run(context.Background(), recs, score.NewBM25(), eval.Options{Strategies: specs(t, "full,topk:k=1"), Counter: counter, Answer: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +123,11 @@ func TestAnswersWithoutGold(t *testing.T) {
 		t.Fatalf("json:\n%s", buf.String())
 	}
 	// without a reader, gold-less records are still refused
-	if _, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "full"), Counter: counter}); err == nil {
+	if _, err := eval.Run(context.Background(), recs, score.NewBM25(), eval.Options{Strategies: specs(t, "full"), Counter: counter}); err == nil {
 		t.Fatal("gold-less records measured without answers")
 	}
 	// a route without a reader is bad input
-	if _, err := eval.Run(context.Background(), smallSet(2, true), eval.NewBM25(), eval.Options{Strategies: specs(t, "selfroute"), Counter: counter}); err == nil {
+	if _, err := eval.Run(context.Background(), smallSet(2, true), score.NewBM25(), eval.Options{Strategies: specs(t, "selfroute"), Counter: counter}); err == nil {
 		t.Fatal("selfroute without a reader accepted")
 	}
 }
@@ -139,7 +142,7 @@ func TestAnswersCancel(t *testing.T) {
 	defer srv.Close()
 	counter, _ := token.New("")
 	a := &eval.Answering{Reader: openSpec(t, srv.OpenAISpec("r")), Workers: 1}
-	rep, err := eval.Run(ctx, smallSet(20, true), eval.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
+	rep, err := eval.Run(ctx, smallSet(20, true), score.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
 	if err == nil || rep == nil || rep.Answers.Stopped == "" || rep.Results[0].Answered >= 20 {
 		t.Fatalf("err %v, report %+v", err, rep)
 	}
@@ -221,7 +224,7 @@ func TestTextSelectorRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range []*eval.Answering{nil, {Reader: openSpec(t, srv.OpenAISpec("r"))}} {
-		rep, err := eval.Run(context.Background(), recs, eval.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a,
+		rep, err := eval.Run(context.Background(), recs, score.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a,
 			TextSelectors: []ctxsel.TextSelector{ctxsel.StrategyTexts(st)}})
 		if err != nil {
 			t.Fatal(err)
@@ -236,5 +239,75 @@ func TestTextSelectorRows(t *testing.T) {
 		if a != nil && (x.SubEM != y.SubEM || y.Answered != 5 || x.InputTokens != y.InputTokens) {
 			t.Fatalf("answers differ: %+v\n%+v", x.AnswerResult, y.AnswerResult)
 		}
+	}
+}
+
+// Degenerate replies are answers flagged as such: counted per strategy and
+// in total as llm_truncated / llm_empty, shown in the table, scored as they
+// are, and not failures.
+func TestAnswersCountDegenerateReplies(t *testing.T) {
+	recs := smallSet(5, true)
+	reader := llmtest.New(func(c llmtest.Call) llmtest.Reply {
+		switch {
+		case strings.Contains(c.Prompt(), "person0 "):
+			return llmtest.Reply{Content: ""}
+		case strings.Contains(c.Prompt(), "person1 "), strings.Contains(c.Prompt(), "person2 "):
+			return llmtest.Reply{Content: "tow", FinishReason: "length"}
+		}
+		return llmtest.Reply{Content: "town"}
+	})
+	defer reader.Close()
+	counter, _ := token.New("")
+	var qas []eval.QuestionAnswer
+	a := &eval.Answering{Reader: openSpec(t, reader.OpenAISpec("r")), MaxFailures: 0, Workers: 1,
+		OnQuestion: func(q eval.QuestionAnswer) { qas = append(qas, q) }}
+	rep, err := eval.Run(context.Background(), recs, score.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0].AnswerResult
+	if r.LLMEmpty != 1 || r.LLMTruncated != 2 || r.LLMFailures != 0 || r.Answered != 5 || rep.Answers.Empty != 1 || rep.Answers.Truncated != 2 {
+		t.Fatalf("result %+v, totals %+v", r, rep.Answers)
+	}
+	flagged := 0
+	for _, q := range qas {
+		if q.Defect != "" {
+			flagged++
+		}
+	}
+	if flagged != 3 {
+		t.Fatalf("%d records flagged, want 3", flagged)
+	}
+	var buf bytes.Buffer
+	if err := eval.WriteTable(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "2 truncated") || !strings.Contains(buf.String(), "1 empty") {
+		t.Fatalf("table:\n%s", buf.String())
+	}
+}
+
+// TestLaRAPrompt pins LaRA's reader prompts to LDAR's evaluation/prompt.py
+// (rag_templates, ku-dmlab/LDAR commit 9d55489) by SHA-256, and the way a
+// LaRA record is asked: system message, "chunk i: TEXT." blocks.
+func TestLaRAPrompt(t *testing.T) {
+	for kind, want := range map[string]string{
+		"paper":     "41feaf79682772f6236d35df640d651e8bbd305120d5d8b0f2712f565a88f05b",
+		"financial": "8e90bae73a453d76886bdbf6ce5019cc42a53d0571e4b5a4dc9f9af9c049f66d",
+		"book":      "baadb129901e258d7f6cb2796a274ab2ce426ac305b0686c1bedc2b37db4d6d2",
+	} {
+		tmpl, ok := eval.LaRATemplate(kind)
+		sum := sha256.Sum256([]byte(tmpl))
+		if got := hex.EncodeToString(sum[:]); !ok || got != want {
+			t.Errorf("LaRA %s template: sha256 %s, want LDAR's %s", kind, got, want)
+		}
+	}
+	p := eval.LaRAPrompt(eval.Record{ID: "32k/financial/location/3"})
+	if p.System != "You are a helpful assistant" || p.Template == "" || !p.Verbatim ||
+		p.Context([]llm.Passage{{Text: "a"}, {Text: "b"}}) != "chunk 0: a.\n\nchunk 1: b.\n\n" {
+		t.Fatalf("LaRA prompt %+v", p)
+	}
+	if eval.LaRAPrompt(eval.Record{ID: "q1"}).Template != "" || eval.LaRAPrompt(eval.Record{ID: "32k/novel/x/1"}).Template != "" {
+		t.Fatal("a LaRA prompt for a record that is not LaRA's")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -14,7 +15,7 @@ type QuestionCurve struct {
 	Scores   []float64 `json:"scores"`
 	Tokens   []int     `json:"tokens"`
 	Gold     []bool    `json:"gold"`
-	// Channels are the component curves of a ChannelScorer (one score
+	// Channels are the component curves of a score.ChannelScorer (one score
 	// list per channel, passage order); nil for a plain scorer.
 	Channels [][]float64 `json:"channels,omitempty"`
 }
@@ -22,7 +23,7 @@ type QuestionCurve struct {
 // Curves scores every record's passages against its question and returns the
 // curves with token counts and gold labels. Records without gold passages are
 // skipped; the second result counts them. Order follows recs.
-func Curves(ctx context.Context, recs []Record, scorer Scorer, counter token.Counter, workers int) ([]QuestionCurve, int, error) {
+func Curves(ctx context.Context, recs []Record, scorer score.Scorer, counter token.Counter, workers int) ([]QuestionCurve, int, error) {
 	if counter == nil {
 		c, err := token.New(token.Default)
 		if err != nil {
@@ -36,7 +37,7 @@ func Curves(ctx context.Context, recs []Record, scorer Scorer, counter token.Cou
 			kept = append(kept, r)
 		}
 	}
-	out, err := score(ctx, kept, scorer, counter, workers, nil, nil)
+	out, err := scoreAll(ctx, kept, scorer, counter, workers, nil, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("curves: %w", err)
 	}
@@ -46,8 +47,8 @@ func Curves(ctx context.Context, recs []Record, scorer Scorer, counter token.Cou
 // score is the one scoring path of Curves and Run: the scorer prepares every
 // distinct passage once, then workers score the records in parallel and
 // count their tokens. The first failure stops the rest.
-func score(ctx context.Context, recs []Record, scorer Scorer, counter token.Counter, workers int, progress, prepareProgress func(done, total int)) ([]QuestionCurve, error) {
-	if p, ok := scorer.(Preparer); ok {
+func scoreAll(ctx context.Context, recs []Record, scorer score.Scorer, counter token.Counter, workers int, progress, prepareProgress func(done, total int)) ([]QuestionCurve, error) {
+	if p, ok := scorer.(score.Preparer); ok {
 		if err := p.Prepare(ctx, uniqueTexts(recs), prepareProgress); err != nil {
 			return nil, fmt.Errorf("prepare %s: %w", scorer.Name(), err)
 		}
@@ -64,7 +65,7 @@ func score(ctx context.Context, recs []Record, scorer Scorer, counter token.Coun
 	return out, nil
 }
 
-func scoreRecord(ctx context.Context, r Record, scorer Scorer, counter token.Counter) (QuestionCurve, error) {
+func scoreRecord(ctx context.Context, r Record, scorer score.Scorer, counter token.Counter) (QuestionCurve, error) {
 	texts := make([]string, len(r.Passages))
 	q := QuestionCurve{RecordID: r.ID, Tokens: make([]int, len(texts)), Gold: make([]bool, len(texts))}
 	for j, p := range r.Passages {
@@ -72,7 +73,7 @@ func scoreRecord(ctx context.Context, r Record, scorer Scorer, counter token.Cou
 	}
 	var s []float64
 	var err error
-	if cs, ok := scorer.(ChannelScorer); ok {
+	if cs, ok := scorer.(score.ChannelScorer); ok {
 		s, q.Channels, err = cs.ScoreChannels(ctx, r.Question, texts)
 	} else {
 		s, err = scorer.Score(ctx, r.Question, texts)

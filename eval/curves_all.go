@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
 // CurvesAll is Curves without skipping records that have no gold passage:
 // for data measured by answers alone (LaRA).
-func CurvesAll(ctx context.Context, recs []Record, scorer Scorer, counter token.Counter, workers int) ([]QuestionCurve, error) {
+func CurvesAll(ctx context.Context, recs []Record, scorer score.Scorer, counter token.Counter, workers int) ([]QuestionCurve, error) {
 	if counter == nil {
 		c, err := token.New(token.Default)
 		if err != nil {
@@ -17,7 +18,7 @@ func CurvesAll(ctx context.Context, recs []Record, scorer Scorer, counter token.
 		}
 		counter = c
 	}
-	out, err := score(ctx, recs, scorer, counter, workers, nil, nil)
+	out, err := scoreAll(ctx, recs, scorer, counter, workers, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("curves: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/fusion"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 // The hand records' budget frontier: q1's ranking costs 10, 20, 30, 40
@@ -79,9 +80,9 @@ func (negScorer) Score(ctx context.Context, q string, ps []string) ([]float64, e
 }
 
 func TestBaselinesAndHybridChannels(t *testing.T) {
-	h := &Hybrid{Dense: fakeScorer{}, Lexical: negScorer{}, Method: fusion.ZScore, Alpha: 0.75}
+	h := &score.Hybrid{Dense: fakeScorer{}, Lexical: negScorer{}, Method: fusion.ZScore, Alpha: 0.75}
 	specs, _ := ctxsel.ParseSpecList("topk:k=1,topk:k=2")
-	rep, err := Run(context.Background(), handRecords(), h, Options{Strategies: specs, Counter: fakeCounter{}, Baselines: []Scorer{fakeScorer{}, negScorer{}}})
+	rep, err := Run(context.Background(), handRecords(), h, Options{Strategies: specs, Counter: fakeCounter{}, Baselines: []score.Scorer{fakeScorer{}, negScorer{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +128,11 @@ func TestBM25Deterministic(t *testing.T) {
 	specs, _ := ctxsel.ParseSpecList("topk:k=1,adaptivek,knee")
 	first := map[string]*Report{}
 	for range 3 {
-		h, err := NewHybrid(NewBM25(), fusion.RRF, 0.5)
+		h, err := score.NewHybrid(score.NewBM25(), fusion.RRF, 0.5)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range []Scorer{NewBM25(), h} {
+		for _, s := range []score.Scorer{score.NewBM25(), h} {
 			rep, err := Run(context.Background(), recs, s, Options{Strategies: specs, Workers: 2})
 			if err != nil {
 				t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	_ "github.com/ctxsel/ctxsel/cutoff"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 // fakeScorer and fakeCounter read "score tokens" from each passage text, so
@@ -124,7 +125,7 @@ func TestRunErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, handRecords(), NewBM25(), Options{Strategies: specs}); err == nil {
+	if _, err := Run(ctx, handRecords(), score.NewBM25(), Options{Strategies: specs}); err == nil {
 		t.Fatal("no error on a cancelled context")
 	}
 }
@@ -211,18 +212,6 @@ func TestPool(t *testing.T) {
 	}
 	if len(recs[0].Passages) != 5 {
 		t.Fatal("Pool modified its input")
-	}
-}
-
-func TestBM25(t *testing.T) {
-	s := NewBM25()
-	scores, err := s.Score(context.Background(), "Who founded the Acme rocket company?",
-		[]string{"Acme rocket company was founded by Wile E. Coyote.", "A recipe for bread.", "Rocket science is hard.", ""})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !(scores[0] > scores[2] && scores[2] > scores[1] && scores[1] == 0 && scores[3] == 0) {
-		t.Fatalf("scores %v", scores)
 	}
 }
 

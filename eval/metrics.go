@@ -95,11 +95,13 @@ type questionStats struct {
 	ansPrefix  []int
 }
 
-// selStats is one strategy's selection on one question; alt is a route's
-// second context (Self-Route's full pool).
+// selStats is one strategy's selection on one question; steps are an
+// answering route's contexts (Self-Route's top-k, then the full pool), cut
+// to the window, and sel the first until the reader has answered.
 type selStats struct {
 	k, gold, tokens int
-	sel, alt        ctxsel.Selection
+	sel             ctxsel.Selection
+	steps           []ctxsel.RouteStep
 	call            *callStats // a ctxsel.MeteredSelector's own usage
 	// spansKept counts the gold spans sent, present whether an answer is
 	// in the sent text, pruned whether the selection sent pruned texts.

@@ -4,42 +4,43 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
-// Rescored is a ChannelScorer whose curve is a function of another's fused
+// Rescored is a score.ChannelScorer whose curve is a function of another's fused
 // curve, channels and token counts: a learned re-ranking (relevance.Model's
 // Rescore) measured as a scorer of its own, so its top-k and budget
 // frontiers can be compared with the base scorer's. The channels pass
 // through unchanged.
 type Rescored struct {
-	Base    ChannelScorer
+	Base    score.ChannelScorer
 	Label   string // the scorer's name in reports
 	Counter token.Counter
 	Rescore func(fused []float64, tokens []int, channels [][]float64) []float64
 }
 
-// Name implements Scorer.
+// Name implements score.Scorer.
 func (r *Rescored) Name() string { return r.Label }
 
-// Channels implements ChannelScorer.
+// Channels implements score.ChannelScorer.
 func (r *Rescored) Channels() []string { return r.Base.Channels() }
 
 // Prepare forwards to the base scorer when it prepares.
 func (r *Rescored) Prepare(ctx context.Context, passages []string, progress func(done, total int)) error {
-	if p, ok := r.Base.(Preparer); ok {
+	if p, ok := r.Base.(score.Preparer); ok {
 		return p.Prepare(ctx, passages, progress)
 	}
 	return nil
 }
 
-// Score implements Scorer.
+// Score implements score.Scorer.
 func (r *Rescored) Score(ctx context.Context, query string, passages []string) ([]float64, error) {
 	s, _, err := r.ScoreChannels(ctx, query, passages)
 	return s, err
 }
 
-// ScoreChannels implements ChannelScorer.
+// ScoreChannels implements score.ChannelScorer.
 func (r *Rescored) ScoreChannels(ctx context.Context, query string, passages []string) ([]float64, [][]float64, error) {
 	f, ch, err := r.Base.ScoreChannels(ctx, query, passages)
 	if err != nil {

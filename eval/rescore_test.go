@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel/fusion"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
 func TestRescoredReordersAndKeepsChannels(t *testing.T) {
-	h, err := NewHybrid(NewBM25(), fusion.ZScore, 0.5)
+	h, err := score.NewHybrid(score.NewBM25(), fusion.ZScore, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}

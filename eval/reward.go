@@ -2,13 +2,13 @@ package eval
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/ldar"
+	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -28,9 +28,6 @@ type LLMReward struct {
 	tokens, calls, cached, invalid atomic.Int64
 }
 
-// ErrTokenCap stops training at the --max-llm-tokens cap.
-var ErrTokenCap = errors.New("LLM token cap reached")
-
 // LLMRewardStats are the calls and tokens a reward has spent.
 type LLMRewardStats struct {
 	Calls, Cached, Tokens, JudgeInvalid int64
@@ -44,7 +41,7 @@ func (r *LLMReward) Stats() LLMRewardStats {
 // Reward implements ldar.Reward.
 func (r *LLMReward) Reward(ctx context.Context, q ldar.Question, b ldar.Band) (float64, error) {
 	if r.MaxTokens > 0 && r.tokens.Load() >= r.MaxTokens {
-		return 0, fmt.Errorf("%w: %d tokens spent (--max-llm-tokens=%d)", ErrTokenCap, r.tokens.Load(), r.MaxTokens)
+		return 0, fmt.Errorf("%w: %d tokens spent (--max-llm-tokens=%d)", llm.ErrTokenCap, r.tokens.Load(), r.MaxTokens)
 	}
 	if q.Question == "" || len(q.Texts) != len(q.Scores) {
 		return 0, fmt.Errorf("%w: question %q: an LLM reward needs the question and every passage's text", ctxsel.ErrInvalidInput, q.ID)
@@ -61,12 +58,9 @@ func (r *LLMReward) Reward(ctx context.Context, q ldar.Question, b ldar.Band) (f
 	sel := ctxsel.Selection{Indices: b.Indices, K: len(b.Indices), Tokens: b.Tokens}
 	qa, err := r.Answering.Answer(ctx, r.Counter, rec, sel)
 	judgeCalls := 0
-	if qa.Verdict != nil {
-		judgeCalls = 1
-		if qa.Verdict.Cached {
-			judgeCalls = 0
-			r.cached.Add(1)
-		}
+	if v := qa.Verdict; v != nil {
+		judgeCalls = v.Calls - v.CachedCalls
+		r.cached.Add(int64(v.CachedCalls))
 	}
 	r.calls.Add(int64(qa.Calls - qa.Cached + judgeCalls))
 	r.cached.Add(int64(qa.Cached))

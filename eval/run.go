@@ -8,9 +8,9 @@ import (
 	"slices"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/cutoff"
 	"github.com/ctxsel/ctxsel/llm"
-	"github.com/ctxsel/ctxsel/selfroute"
+	"github.com/ctxsel/ctxsel/score"
+	_ "github.com/ctxsel/ctxsel/selfroute" // registers the answering route
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -36,16 +36,16 @@ type Options struct {
 	// recall figures are left out.
 	Answer *Answering
 	// TextSelectors are measured after Strategies, one report row each
-	// (named by Name()): selectors that read the question and the passages'
+	// (named by SelectorName): selectors that read the question and the passages'
 	// texts and may call a model (an LLM picker). Their selections are cut
 	// to Window and answered like any other; a ctxsel.MeteredSelector's row also
 	// reports its own calls (Result.Selector).
 	TextSelectors []ctxsel.TextSelector
 	// Baselines are single scorers (dense, BM25) whose top-k/budget
 	// envelopes every result is also compared with (GainVsBestSingle). A
-	// baseline named like a channel of a ChannelScorer reuses that
+	// baseline named like a channel of a score.ChannelScorer reuses that
 	// channel's scores instead of scoring again.
-	Baselines []Scorer
+	Baselines []score.Scorer
 	// Bootstrap is the number of paired bootstrap resamples behind the
 	// standard errors (0 means 200; negative disables them).
 	Bootstrap int
@@ -96,7 +96,7 @@ type Baseline struct {
 // Run scores every record's passages against its question, applies each
 // strategy, and aggregates the figures. Records without gold passages are
 // skipped and counted.
-func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Report, error) {
+func Run(ctx context.Context, recs []Record, scorer score.Scorer, opt Options) (*Report, error) {
 	if scorer == nil {
 		return nil, fmt.Errorf("eval: no scorer")
 	}
@@ -132,7 +132,7 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	if len(kept) == 0 {
 		return nil, fmt.Errorf("eval: none of %d records has a gold passage", len(recs))
 	}
-	curves, err := score(ctx, kept, scorer, counter, opt.Workers, opt.Progress, opt.PrepareProgress)
+	curves, err := scoreAll(ctx, kept, scorer, counter, opt.Workers, opt.Progress, opt.PrepareProgress)
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
@@ -216,14 +216,14 @@ func Run(ctx context.Context, recs []Record, scorer Scorer, opt Options) (*Repor
 	return rep, nil
 }
 
-// strategySlot is one row of the report: a pure strategy, or an answering
-// route (Self-Route) when route is set.
+// strategySlot is one row of the report: a pure strategy, an answering
+// route (Self-Route) when route is set, or a text selector when text is.
 type strategySlot struct {
 	name  string
 	s     ctxsel.Strategy
 	caps  ctxsel.Caps
 	full  bool
-	route *selfroute.Spec
+	route ctxsel.Route
 	text  ctxsel.TextSelector // selects in selectTexts, after measure
 }
 
@@ -238,9 +238,9 @@ func bestSingle(bs []Baseline, tokens float64) float64 {
 // baselineStats scores the kept records with every baseline scorer (or
 // takes the matching channel of the main scorer) and returns their ranking
 // prefixes per question.
-func baselineStats(ctx context.Context, kept []Record, curves []QuestionCurve, scorer Scorer, counter token.Counter, opt Options) ([][]questionStats, error) {
+func baselineStats(ctx context.Context, kept []Record, curves []QuestionCurve, scorer score.Scorer, counter token.Counter, opt Options) ([][]questionStats, error) {
 	var channels []string
-	if cs, ok := scorer.(ChannelScorer); ok {
+	if cs, ok := scorer.(score.ChannelScorer); ok {
 		channels = cs.Channels()
 	}
 	out := make([][]questionStats, len(opt.Baselines))
@@ -253,7 +253,7 @@ func baselineStats(ctx context.Context, kept []Record, curves []QuestionCurve, s
 			}
 		} else {
 			var err error
-			if bc, err = score(ctx, kept, b, counter, opt.Workers, nil, nil); err != nil {
+			if bc, err = scoreAll(ctx, kept, b, counter, opt.Workers, nil, nil); err != nil {
 				return nil, fmt.Errorf("baseline %s: %w", b.Name(), err)
 			}
 		}
@@ -329,30 +329,36 @@ func newSlots(opt Options) ([]strategySlot, error) {
 	slots := make([]strategySlot, len(opt.Strategies))
 	for i, sp := range opt.Strategies {
 		slots[i].name = sp.String()
-		if selfroute.Is(sp) {
-			r, err := selfroute.ParseSpec(sp)
-			if err != nil {
-				return nil, err
-			}
-			if opt.Answer == nil {
-				return nil, fmt.Errorf("%w: %s is an answering route: it needs a reader (--reader)", ctxsel.ErrInvalidInput, sp)
-			}
-			slots[i].route = &r
-			continue
-		}
-		s, caps, err := ctxsel.New(sp)
+		res, err := ctxsel.Resolver{Kinds: ctxsel.StrategyKind | ctxsel.RouteKind}.Resolve(sp.String())
 		if err != nil {
 			return nil, err
 		}
-		slots[i].s, slots[i].caps, slots[i].full = s, caps, sp.Name == "full"
+		if res.Kind == ctxsel.RouteKind {
+			if opt.Answer == nil {
+				return nil, fmt.Errorf("%w: %s is an answering route: it needs a reader (--reader)", ctxsel.ErrInvalidInput, sp)
+			}
+			slots[i].route = res.Route
+			continue
+		}
+		slots[i].s, slots[i].caps, slots[i].full = res.Strategy, res.Caps, sp.Name == "full"
 	}
 	for _, ts := range opt.TextSelectors {
 		if ts == nil {
 			return nil, fmt.Errorf("%w: nil text selector", ctxsel.ErrInvalidInput)
 		}
-		slots = append(slots, strategySlot{name: ts.Name(), text: ts})
+		slots = append(slots, strategySlot{name: SelectorName(ts), text: ts})
 	}
 	return slots, nil
+}
+
+// SelectorName is how a report names a text selector's row: its spec
+// (fmt.Stringer: the picker's settings in full, so two pickers are two
+// rows) where it has one, else its Name.
+func SelectorName(ts ctxsel.TextSelector) string {
+	if s, ok := ts.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return ts.Name()
 }
 
 // windowBudget returns the passage budget of one question under
@@ -362,16 +368,15 @@ func windowBudget(opt Options, counter token.Counter) func(Record) int {
 	if opt.Window <= 0 {
 		return nil
 	}
-	tmpl, reserve := llm.FactoidQA, defaultReserve
+	reserve := llm.DefaultAnswerReserve
 	if opt.Answer != nil {
-		tmpl, reserve = opt.Answer.template(), opt.Answer.reserve()
+		reserve = opt.Answer.reserve()
 	}
 	return func(r Record) int {
-		t, err := tmpl.Render(r.Question, "")
-		if err != nil {
-			t = string(tmpl)
-		}
-		return max(1, opt.Window-reserve-counter.Count(t))
+		// The reader prompt of this record (LaRA's on lara: data), its system
+		// message counted as part of it.
+		p := opt.Answer.promptFor(r)
+		return max(1, llm.PassageBudget(opt.Window, reserve, llm.Template(p.System)+p.Template, r.Question, counter))
 	}
 }
 
@@ -411,27 +416,30 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 		if budget == nil {
 			return sel, nil
 		}
-		return ctxsel.FitWindow(curve, sel, budget(r), perPassage, order)
+		return ctxsel.FitWindow(curve, sel, budget(r), llm.PassageOverhead, order)
 	}
 	st.perStrategy = make([]selStats, len(slots))
 	for i, sc := range slots {
-		var sel, alt ctxsel.Selection
+		var sel ctxsel.Selection
+		var steps []ctxsel.RouteStep
 		if sc.text != nil {
 			continue
 		} else if sc.route != nil {
-			// Self-Route's two contexts: the top-k, and the full pool.
-			if sel, err = ctxsel.Select(curve, cutoff.TopK(sc.route.K), ctxsel.Caps{}, ctxsel.RankOrder); err == nil {
-				sel, err = fit(sel, ctxsel.RankOrder)
-			}
-			if err == nil {
-				alt, err = ctxsel.Select(curve, cutoff.TopK(n), ctxsel.Caps{}, ctxsel.RankOrder)
-			}
-			if err == nil {
-				alt, err = fit(alt, ctxsel.DocumentOrder)
-			}
-			if err != nil {
+			// The route's contexts, each cut like a strategy's selection;
+			// the long one is the full pool in document order.
+			if steps, err = sc.route.Plan(curve, ctxsel.RankOrder); err != nil {
 				return questionStats{}, fmt.Errorf("%s: %w", sc.name, err)
 			}
+			for j, step := range steps {
+				order := ctxsel.RankOrder
+				if step.Long {
+					order = ctxsel.DocumentOrder
+				}
+				if steps[j].Selection, err = fit(step.Selection, order); err != nil {
+					return questionStats{}, fmt.Errorf("%s: %w", sc.name, err)
+				}
+			}
+			sel = steps[0].Selection
 		} else {
 			order := ctxsel.RankOrder
 			if sc.full {
@@ -444,7 +452,7 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 				return questionStats{}, fmt.Errorf("select %s: %w", sc.s.Name(), err)
 			}
 		}
-		st.perStrategy[i].alt = alt
+		st.perStrategy[i].steps = steps
 		st.perStrategy[i].setSelection(sel, &st)
 	}
 	return st, nil

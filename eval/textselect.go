@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/llm"
 )
 
 // SelectorCalls is the model usage of a ctxsel.MeteredSelector (an LLM
@@ -67,7 +68,7 @@ func selectTextsOne(ctx context.Context, r Record, q QuestionCurve, st *question
 			return fmt.Errorf("%s: %w", slots[i].name, err)
 		}
 		if budget != nil {
-			if sel, err = ctxsel.FitWindow(curve, sel, budget(r), perPassage, ctxsel.RankOrder); err != nil {
+			if sel, err = ctxsel.FitWindow(curve, sel, budget(r), llm.PassageOverhead, ctxsel.RankOrder); err != nil {
 				return fmt.Errorf("%s: %w", slots[i].name, err)
 			}
 		}

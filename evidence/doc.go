@@ -16,8 +16,11 @@
 // measured.
 //
 // Selector is a ctxsel.TextSelector (it reads texts and calls an
-// embedder, so it takes a context and may fail): evidence:budget=500.
-// After composes it behind any passage strategy: the passages that
-// strategy keeps are the candidates (topk:k=30+evidence:budget=500).
-// Units, the splitter, is pure.
+// embedder, so it takes a context and may fail): evidence:budget=500. The
+// package registers the "evidence" kind with ctxsel.RegisterSelector, so
+// ctxsel.Resolver resolves its specs when the caller supplies an embedder
+// (ctxsel.DepEmbedder), alone or composed behind any passage strategy by
+// ctxsel.Compose: the passages that strategy keeps are the candidates
+// (topk:k=30+evidence:budget=500), their features read from the whole
+// curve as in training. Units, the splitter, is pure.
 package evidence

@@ -322,7 +322,7 @@ func TestAfterPrunesTheStrategysPassages(t *testing.T) {
 			t.Fatalf("passage %d is outside the top 2: %v", idx, sel.Indices)
 		}
 	}
-	if !strings.Contains(sel.Explanation.Reason, "the 2 passages topk kept") {
+	if !strings.Contains(sel.Explanation.Reason, "topk kept 2 of 4") || !strings.Contains(sel.Explanation.Reason, "the 2 passages the strategy kept") {
 		t.Fatalf("reason %q", sel.Explanation.Reason)
 	}
 }

@@ -17,6 +17,9 @@ type passage struct {
 	text   string
 	units  Units
 	header string // "" when none is sent
+	// title is its header's text, sent or not ("" when it has none): a
+	// title line of its own, else the one the query's Headers give.
+	title string
 	// headerTokens are the tokens of the header and the line break after it.
 	headerTokens int
 	first, n     int // its sentences are sents[first : first+n]
@@ -38,8 +41,11 @@ type sentence struct {
 // candidates splits the candidate passages (input indices, best first) into
 // units and returns them with their sentences in order.
 func (s *Selector) candidates(q ctxsel.TextQuery, set []int, header bool) ([]passage, []sentence, error) {
-	rank := make(map[int]int, len(set))
-	for r, idx := range q.Curve.Top(q.Curve.Len()) {
+	// A passage's rank is read from the whole curve (the pool when the
+	// query is a composition's), as the model was fitted.
+	whole, at := shape(q)
+	rank := make(map[int]int, whole.Len())
+	for r, idx := range whole.Top(whole.Len()) {
 		rank[idx] = r
 	}
 	var ps []passage
@@ -53,9 +59,14 @@ func (s *Selector) candidates(q ctxsel.TextQuery, set []int, header bool) ([]pas
 		if len(u.Sentences) == 0 {
 			continue // empty: nothing to send
 		}
-		p := passage{input: idx, rank: rank[idx], score: q.Curve.Candidate(idx).Score, text: text, units: u, first: len(ss), n: len(u.Sentences)}
-		if u.Header != nil && header {
-			p.header = text[u.Header[0]:u.Header[1]]
+		p := passage{input: idx, rank: rank[at(idx)], score: q.Curve.Candidate(idx).Score, text: text, units: u, first: len(ss), n: len(u.Sentences)}
+		if u.Header != nil {
+			p.title = text[u.Header[0]:u.Header[1]]
+		} else if q.Headers != nil {
+			p.title = headerText(q.Headers[idx])
+		}
+		if p.title != "" && header {
+			p.header = p.title
 			p.headerTokens = s.counter.Count(p.header) + 1
 		}
 		for j, sp := range u.Sentences {
@@ -91,9 +102,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 	}
 	headers := make([]string, len(ps))
 	for i, p := range ps {
-		if p.units.Header != nil {
-			headers[i] = p.text[p.units.Header[0]:p.units.Header[1]]
-		}
+		headers[i] = p.title
 	}
 	hb, err := s.lexical.Score(ctx, q.Question, headers)
 	if err != nil {
@@ -107,13 +116,16 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		best = max(best, v)
 	}
 	pscores := make([]float64, len(ps))
-	top := math.Inf(-1)
 	for i, p := range ps {
 		pscores[i] = p.score
-		top = max(top, p.score)
 	}
 	passZ := zscores(pscores)
-	_, curveSD := meanSD(q.Curve.Scores())
+	// The gap to the best and the spread are the whole curve's (the pool's
+	// when the query is a composition's): the model was fitted on whole
+	// curves, where the candidates hold the best passage.
+	whole, _ := shape(q)
+	top := whole.Candidate(whole.Top(1)[0]).Score
+	_, curveSD := meanSD(whole.Scores())
 	for i := range ss {
 		x := &ss[i]
 		p := ps[x.passage]
@@ -140,7 +152,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 			nb = 0
 		}
 		hz := 0.0
-		if p.units.Header != nil {
+		if p.title != "" {
 			hz = headerZ[x.passage]
 		}
 		x.x = []float64{
@@ -162,10 +174,10 @@ func bridges(ps []passage, ss []sentence, bmZ, denseZ []float64) (bridge, bridge
 	bridge, bridged = make([]float64, len(ps)), make([]float64, len(ps))
 	var lower []string
 	for pi, p := range ps {
-		if p.units.Header == nil {
+		if p.title == "" {
 			continue
 		}
-		key := titleKey(p.text[p.units.Header[0]:p.units.Header[1]])
+		key := titleKey(p.title)
 		if len([]rune(key)) < 3 {
 			continue
 		}

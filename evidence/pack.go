@@ -141,13 +141,21 @@ func (pk *packing) build(ps []passage, ss []sentence, counter token.Counter) {
 // passageText is what is sent of a passage: its header (when sent) and the
 // kept sentences (indices among its sentences, ascending), joined by the
 // passage's own white space where they are adjacent and by Gap where
-// sentences were left out between them. Every other byte is the passage's.
+// sentences were left out between them. Every other byte is the passage's,
+// but for a header the source gave (a line of its own, "… " opening the
+// next when the passage's first sentences were left out).
 func passageText(p passage, kept []int) string {
 	var b strings.Builder
 	prevEnd, prevIndex := -1, -2 // the last piece written: its end and its sentence index (-1: the header)
-	if p.header != "" {
+	if p.header != "" && p.units.Header != nil {
 		b.WriteString(p.header)
 		prevEnd, prevIndex = p.units.Header[1], -1
+	} else if p.header != "" { // a title the source gave: a line of its own
+		b.WriteString(p.header)
+		b.WriteByte('\n')
+		if len(kept) > 0 && kept[0] > 0 {
+			b.WriteString(strings.TrimLeft(Gap, " "))
+		}
 	}
 	for _, j := range kept {
 		sp := p.units.Sentences[j]

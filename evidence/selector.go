@@ -3,7 +3,6 @@ package evidence
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -43,9 +43,10 @@ type Options struct {
 	Counter token.Counter
 	// Model scores sentences; nil means DefaultModel().
 	Model *Model
-	// Lexical and Dense override the sentence scorers (tests, or another
-	// scorer package); nil means BM25{} and Dense{Embedder}.
-	Lexical, Dense TextScorer
+	// Lexical and Dense override the sentence scorers; nil means
+	// score.BM25 over the candidate sentences and score.Embedding with
+	// Embedder (what the weights were fitted with).
+	Lexical, Dense score.Scorer
 }
 
 // Selector is the evidence TextSelector: it keeps sentences, not whole
@@ -54,8 +55,8 @@ type Selector struct {
 	opt     Options
 	model   *Model
 	counter token.Counter
-	lexical TextScorer
-	dense   TextScorer
+	lexical score.Scorer
+	dense   score.Scorer
 	passes  int
 	nbrs    int
 }
@@ -90,13 +91,13 @@ func New(opt Options) (*Selector, error) {
 		s.counter = c
 	}
 	if s.lexical == nil {
-		s.lexical = BM25{}
+		s.lexical = &score.BM25{}
 	}
 	if s.dense == nil {
 		if opt.Embedder == nil {
 			return nil, fmt.Errorf("%w: evidence: no embedder for the sentences' similarity (the weights were fitted with use-lite)", ctxsel.ErrInvalidInput)
 		}
-		s.dense = Dense{Embedder: opt.Embedder}
+		s.dense = score.NewEmbedding("sentences", opt.Embedder, score.EmbeddingOptions{})
 	}
 	s.passes = opt.Passages
 	if s.passes == 0 {
@@ -128,6 +129,9 @@ func (s *Selector) Name() string {
 	return "evidence:" + strings.Join(parts, ",")
 }
 
+// String is Name: the canonical spec ctxsel.Resolve reports.
+func (s *Selector) String() string { return s.Name() }
+
 // Params are the settings in use, defaults included.
 func (s *Selector) Params() map[string]float64 {
 	h := 1.0
@@ -139,13 +143,34 @@ func (s *Selector) Params() map[string]float64 {
 }
 
 // SelectTexts implements ctxsel.TextSelector: the best Passages passages
-// of the curve are the candidates.
+// of the curve are the candidates; after a strategy (q.Pool set, as
+// ctxsel.Compose sets it) every passage the strategy kept is.
 func (s *Selector) SelectTexts(ctx context.Context, q ctxsel.TextQuery) (ctxsel.Selection, error) {
 	if err := s.check(ctx, q); err != nil {
 		return ctxsel.Selection{}, err
 	}
+	set, from := s.candidateSet(q)
+	return s.selectFrom(ctx, q, set, s.Name(), from)
+}
+
+// candidateSet is the candidate passages (input indices, best first) and
+// how the explanation calls them.
+func (s *Selector) candidateSet(q ctxsel.TextQuery) ([]int, string) {
+	if q.Pool != nil {
+		return q.Curve.Top(q.Curve.Len()), fmt.Sprintf("the %d passages the strategy kept", q.Curve.Len())
+	}
 	set := q.Curve.Top(min(s.passes, q.Curve.Len()))
-	return s.selectFrom(ctx, q, set, s.Name(), fmt.Sprintf("the best %d passages of %d", len(set), q.Curve.Len()))
+	return set, fmt.Sprintf("the best %d passages of %d", len(set), q.Curve.Len())
+}
+
+// shape is the curve a passage's rank and the spread of the scores are
+// read from: the whole pool when q is a composition's (the model was
+// fitted on whole curves), else q's own.
+func shape(q ctxsel.TextQuery) (c *ctxsel.Curve, index func(i int) int) {
+	if q.Pool != nil {
+		return q.Pool, func(i int) int { return q.PoolIndex[i] }
+	}
+	return q.Curve, func(i int) int { return i }
 }
 
 func (s *Selector) check(ctx context.Context, q ctxsel.TextQuery) error {
@@ -221,8 +246,12 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, set []int
 		p := ps[pi]
 		ev := ctxsel.Evidence{Spans: pk.spans[pi], Text: pk.texts[pi], Tokens: pk.tokens[pi], PassageTokens: q.Curve.TokensOf(p.input), KeptScore: 1}
 		if p.header != "" {
-			h := *p.units.Header
-			ev.Header = &h
+			if p.units.Header != nil {
+				h := *p.units.Header
+				ev.Header = &h
+			} else {
+				ev.Title = p.header
+			}
 		}
 		for j := range p.n {
 			x := ss[p.first+j]
@@ -313,54 +342,6 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 		Decision: d, Reason: reason, CapsApplied: applied, Guards: guards, TotalTokens: q.Curve.TotalTokens()}
 }
 
-// After composes a passage strategy with the selector: the passages the
-// strategy keeps (under caps) are the candidates, so
-// topk:k=30+evidence:budget=500 prunes the top 30.
-func After(first ctxsel.Strategy, caps ctxsel.Caps, s *Selector) (ctxsel.TextSelector, error) {
-	if first == nil || s == nil {
-		return nil, fmt.Errorf("%w: evidence: After needs a strategy and a selector", ctxsel.ErrInvalidInput)
-	}
-	if err := caps.Validate(); err != nil {
-		return nil, err
-	}
-	return composed{first: first, caps: caps, s: s}, nil
-}
-
-type composed struct {
-	first ctxsel.Strategy
-	caps  ctxsel.Caps
-	s     *Selector
-}
-
-func (c composed) Name() string {
-	sp := ctxsel.Spec{Name: c.first.Name(), Params: maps.Clone(c.first.Params())}
-	for k, v := range map[string]int{"min_k": c.caps.MinK, "max_k": c.caps.MaxK, "max_tokens": c.caps.MaxTokens} {
-		if v > 0 && !(k == "min_k" && v == 1) { // min_k=1 is every strategy's default
-			sp.Params[k] = float64(v)
-		}
-	}
-	return sp.String() + "+" + c.s.Name()
-}
-
-func (c composed) SelectTexts(ctx context.Context, q ctxsel.TextQuery) (ctxsel.Selection, error) {
-	if err := c.s.check(ctx, q); err != nil {
-		return ctxsel.Selection{}, err
-	}
-	first, err := ctxsel.Select(q.Curve, c.first, c.caps, ctxsel.RankOrder)
-	if err != nil {
-		return ctxsel.Selection{}, fmt.Errorf("evidence: %s: %w", c.first.Name(), err)
-	}
-	if first.K == 0 {
-		return first, nil // the strategy kept nothing: nothing to prune
-	}
-	sel, err := c.s.selectFrom(ctx, q, first.Indices, c.Name(), fmt.Sprintf("the %d passages %s kept: %s", first.K, c.first.Name(), first.Explanation.Reason))
-	if err != nil {
-		return ctxsel.Selection{}, err
-	}
-	sel.Explanation.Guards = append(slices.Clone(first.Explanation.Guards), sel.Explanation.Guards...)
-	return sel, nil
-}
-
 // SentenceFeatures is one candidate sentence as the model sees it: where it
 // is and its features (FeatureNames order). For fitting a Model.
 type SentenceFeatures struct {
@@ -381,7 +362,7 @@ func (s *Selector) Features(ctx context.Context, q ctxsel.TextQuery) ([]Sentence
 	if err := s.check(ctx, q); err != nil {
 		return nil, err
 	}
-	set := q.Curve.Top(min(s.passes, q.Curve.Len()))
+	set, _ := s.candidateSet(q)
 	ps, ss, err := s.candidates(q, set, !s.opt.NoHeader)
 	if err != nil {
 		return nil, err

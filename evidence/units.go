@@ -62,3 +62,10 @@ func headerLine(text string) *[2]int {
 	}
 	return h
 }
+
+// headerText is a header the caller gives for a passage (an index's
+// document title and section) as one line: its white space runs made
+// single spaces.
+func headerText(h string) string {
+	return strings.Join(strings.Fields(h), " ")
+}

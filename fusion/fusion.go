@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/ctxsel/ctxsel"
 )
 
 // Method names a fusion rule as it appears in specs (fusion=zscore).
@@ -110,29 +112,10 @@ func Rescale(s []float64) []float64 {
 	return out
 }
 
-// Ranking returns the indices of s best first: higher score first, ties by
-// the lower index, so the result never depends on sort stability.
-func Ranking(s []float64) []int {
-	idx := make([]int, len(s))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(x, y int) int {
-		switch {
-		case s[x] > s[y]:
-			return -1
-		case s[x] < s[y]:
-			return 1
-		}
-		return x - y
-	})
-	return idx
-}
-
 // Reciprocal gives each item 1/(k + rank), rank 1 for the best score, ties
-// broken by the lower index (see Ranking).
+// broken by the lower index (ctxsel.Ranking).
 func Reciprocal(s []float64, k float64) []float64 {
-	idx := Ranking(s)
+	idx := ctxsel.Ranking(s)
 	out := make([]float64, len(s))
 	for r, i := range idx {
 		out[i] = 1 / (k + float64(r+1))

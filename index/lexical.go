@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/lexical"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 // lexView is a snapshot's lexical side: one lexSeg per segment (same order,
@@ -302,7 +303,7 @@ func (s *snapshot) hits(cs []lcand) []Hit {
 
 // hybrid fuses two lists, as Weaviate's hybrid query does: the limit best
 // rows by cosine and the limit best by BM25. Each list is normalised over
-// its own members (see fusion.Lists); a row missing from one list takes that
+// its own members (score.FuseLists); a row missing from one list takes that
 // list's floor; the alpha-weighted sum (alpha on the dense side) ranks the
 // union, of which the limit best are returned.
 func (s *snapshot) hybrid(ctx context.Context, q []float32, text string, limit, workers int, m fusion.Method, alpha float64) ([]Hit, error) {
@@ -326,7 +327,7 @@ func (s *snapshot) hybrid(ctx context.Context, q []float32, text string, limit, 
 	for i, c := range lex {
 		ls[i], lk[i] = c.score, bases[c.seg]+int(c.row)
 	}
-	keys, fused, err := fusion.Lists(m, alpha, dk, ds, lk, ls)
+	keys, fused, err := score.FuseLists(m, alpha, dk, ds, lk, ls)
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/lexical"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 // Retriever names how a query scores chunks.
@@ -29,8 +30,10 @@ const (
 // Defaults of a Query.
 const (
 	DefaultRetriever = Hybrid
-	DefaultAlpha     = 0.5
-	DefaultFusion    = fusion.ZScore
+	// DefaultAlpha and DefaultFusion are the module's hybrid default
+	// (score.DefaultAlpha, score.DefaultMethod).
+	DefaultAlpha  = score.DefaultAlpha
+	DefaultFusion = score.DefaultMethod
 )
 
 // ParseRetriever accepts dense, bm25 and hybrid ("" is DefaultRetriever).

@@ -63,6 +63,7 @@ type listedFile struct {
 	Size    int64
 	CRC     uint32
 	Segment string
+	Rows    int // the segment's chunks, which a lexical file must hold
 }
 
 // listedFiles is every segment file the manifest lists, whatever its kind.
@@ -75,7 +76,7 @@ func listedFiles(m *manifest) []listedFile {
 	for _, s := range m.Segments {
 		out = append(out, listedFile{Name: s.Name, Size: s.Size, CRC: s.CRC, Segment: s.Name})
 		if s.LexSize != 0 { // the segment's BM25 postings, committed with it
-			out = append(out, listedFile{Name: lexName(s.Name), Size: s.LexSize, CRC: s.LexCRC, Segment: s.Name})
+			out = append(out, listedFile{Name: lexName(s.Name), Size: s.LexSize, CRC: s.LexCRC, Segment: s.Name, Rows: s.Chunks})
 		}
 	}
 	return out
@@ -161,8 +162,14 @@ func (d *Dir) checkFile(s listedFile, full bool) error {
 		return corruptf(path, "checksum trailer %08x, the manifest recorded %08x: the file is damaged", got, s.CRC)
 	}
 	if !full {
-		if strings.HasSuffix(s.Name, segSuffix) {
+		// Every kind of segment file has its header checked, as stats and
+		// ls promise: a trailer matching the manifest says nothing of the
+		// bytes before it.
+		switch {
+		case strings.HasSuffix(s.Name, segSuffix):
 			return checkSegmentHeader(f, path, s.Size)
+		case strings.HasSuffix(s.Name, lexSuffix):
+			return checkLexHeader(f, path, s.Size, s.Rows)
 		}
 		return nil
 	}
@@ -248,6 +255,26 @@ func (d *Dir) Repair(ctx context.Context) (RepairReport, error) {
 
 // checkSegmentHeader is the cheap check of a vector segment's header: magic,
 // version, format and block offsets that end where the file does.
+// checkLexHeader checks a lexical file's header: magic, version, and a row
+// count that is its segment's and, with the term count, fits the file.
+func checkLexHeader(f *os.File, path string, size int64, rows int) error {
+	if size < lexHeaderSize+4 {
+		return corruptf(path, "too short (%d bytes)", size)
+	}
+	var h [lexHeaderSize]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return fmt.Errorf("check %s: %w", path, err)
+	}
+	le := binary.LittleEndian
+	if string(h[:8]) != lexMagic || le.Uint32(h[8:]) != lexVersion {
+		return corruptf(path, "bad header (magic or version)")
+	}
+	if n, terms := int64(le.Uint32(h[12:])), int64(le.Uint32(h[16:])); n != int64(rows) || n > size || terms > size {
+		return corruptf(path, "bad header (%d rows for a segment of %d, %d terms in %d bytes)", n, rows, terms, size)
+	}
+	return nil
+}
+
 func checkSegmentHeader(f *os.File, path string, size int64) error {
 	if size < segHeaderSize+4 {
 		return corruptf(path, "too short (%d bytes)", size)

@@ -2,7 +2,8 @@ package ldar
 
 import (
 	"math"
-	"slices"
+
+	"github.com/ctxsel/ctxsel"
 )
 
 // Per-token input features. Each of the top W ranks of the curve is one
@@ -94,21 +95,6 @@ func features(top []float64, tokens []int, m, nf int, mean, std float64, x []flo
 	}
 }
 
-// sortedDesc returns a copy of scores sorted best first.
-func sortedDesc(scores []float64) []float64 {
-	s := slices.Clone(scores)
-	slices.SortFunc(s, func(a, b float64) int {
-		switch {
-		case a > b:
-			return -1
-		case a < b:
-			return 1
-		}
-		return 0
-	})
-	return s
-}
-
 // channelFeatures fills the component-curve columns of x for the m best
 // ranks of the fused curve, whose input indices are order[:m]. For each
 // channel j (all N scores of the question, input order) and each rank r:
@@ -128,7 +114,7 @@ func channelFeatures(x []float64, nf, m int, order []int, chans [][]float64) {
 	}
 	for j, ch := range chans {
 		mean, std := curveStats(ch)
-		rank := rankOrder(ch) // channel j's ranking: input indices
+		rank := ctxsel.Ranking(ch) // channel j's ranking: input indices
 		rankOf := make(map[int]int, m)
 		for r := range min(m, len(rank)) {
 			rankOf[rank[r]] = r

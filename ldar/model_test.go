@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ctxsel/ctxsel"
 )
 
 var tinyConfig = Config{Window: 6, Freqs: 2, FreqSigma: 0.3, Dim: 4, Heads: 2, Layers: 2, FFN: 5, Hidden: 3, Head: "softplus", Pool: "attention"}
@@ -27,7 +29,7 @@ func tinyPass(t *testing.T, m *Model, n int) *pass {
 		scores[i] = rng.NormFloat64()
 	}
 	scores[2] += 3
-	top := sortedDesc(scores)
+	top := ctxsel.Descending(scores)
 	mean, std := curveStats(scores)
 	ps := &pass{}
 	w := m.Cfg.window(n)

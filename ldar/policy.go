@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 )
 
@@ -255,7 +255,7 @@ func (p *Policy) Predict(scores []float64, tokens []int) Prediction {
 // mean and std, and the input indices by rank.
 func (p *Policy) ranked(scores []float64, tokens []int) (top []float64, tt []int, mean, std float64, order []int) {
 	mean, std = curveStats(scores)
-	order = rankOrder(scores)
+	order = ctxsel.Ranking(scores)
 	m := min(len(scores), p.model.Cfg.window(len(scores))+1)
 	top = make([]float64, m)
 	if tokens != nil {
@@ -268,25 +268,6 @@ func (p *Policy) ranked(scores []float64, tokens []int) (top []float64, tt []int
 		}
 	}
 	return top, tt, mean, std, order
-}
-
-// rankOrder returns input indices by descending score, ties in input order
-// (the order of ctxsel.Curve).
-func rankOrder(scores []float64) []int {
-	idx := make([]int, len(scores))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch sa, sb := scores[a], scores[b]; {
-		case sa > sb:
-			return -1
-		case sa < sb:
-			return 1
-		}
-		return 0
-	})
-	return idx
 }
 
 //go:embed default.safetensors

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 )
 
@@ -150,7 +151,7 @@ func prepare(qs []Question, cfg Config) ([]item, error) {
 		}
 		n := len(q.Scores)
 		m := cfg.window(n)
-		idx := rankOrder(q.Scores)
+		idx := ctxsel.Ranking(q.Scores)
 		top := make([]float64, min(n, m+1))
 		tokens := make([]int, len(top))
 		for r := range top {

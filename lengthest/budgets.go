@@ -13,8 +13,10 @@ import (
 // Samples summarizer calls per example.
 const MaxBudgets = 1000
 
-// DefaultBudgets is the paper's grid: 8K to 80K tokens in 8K steps.
-const DefaultBudgets = "8000:80000:8000"
+// DefaultBudgets is the official grid (adithya7/hybrid-rag,
+// configs/retriever.py: Flat_8K … Flat_80K, max_retrieved_tokens = 8 * 1024
+// … 80 * 1024): the paper's "8K to 80K tokens in 8K intervals", K = 1,024.
+const DefaultBudgets = "8192:81920:8192"
 
 // ParseBudgets reads a budget grid: FROM:TO:STEP (TO included when the steps
 // reach it) or a comma-separated list of token counts. The result is sorted

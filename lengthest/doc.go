@@ -11,11 +11,13 @@
 //  3. Minimum Bayes Risk: a candidate's utility is its mean similarity to
 //     all other candidates of the example; the Keep best are the silver
 //     references, each with the panel model that wrote it.
-//  4. For each budget, the retriever ranks the documents; they are taken by
-//     descending score until the first that does not fit, each truncated to
-//     its first 1,024 tokens at a sentence boundary (App. A.2.2), and shown
-//     in their original order. The summarizer writes Samples summaries; each
-//     scores the maximum similarity to the silver references.
+//  4. Each document is truncated to its first 1,024 tokens at a sentence
+//     boundary (App. A.2.2); for each budget (the official grid, 8 × 1,024
+//     … 80 × 1,024 tokens), the retriever ranks the truncated documents, as
+//     the official code does; they are taken by descending score until the
+//     first that does not fit, and shown in their original order. The
+//     summarizer writes Samples summaries; each scores the maximum
+//     similarity to the silver references.
 //  5. The estimate is the smallest budget whose mean lies within one
 //     standard deviation of the best mean (OneStd), budgets compared as
 //     numbers.
@@ -36,7 +38,10 @@
 // documents are joined with blank lines into the prompt's {document}; a
 // budget is counted in document tokens (the prompt's own words come on top);
 // budgets admitting the same documents share one set of summaries; and a
-// budget beyond the summarizer's window is cut to it as in full context.
+// budget beyond the summarizer's window is cut to it as in full context. A
+// document whose first sentence alone is longer than 1,024 tokens is cut at
+// the token limit (the official code leaves it empty; see
+// TruncateSentences).
 //
 // Pure parts (ParseBudgets, Sample, OneStd, MBR, the document packing)
 // do no I/O; Run calls the LLMs through package llm, so a warm call cache

@@ -19,7 +19,11 @@ type Tokenizer = chunk.Tokenizer
 // TruncateSentences returns the longest prefix of text that ends at a
 // sentence boundary (chunk.SplitSentences) and has at most maxTokens
 // tokens. When even the first sentence is longer, the text is cut at the
-// token limit instead, so that no document is dropped for a long opening.
+// token limit instead, so that no document is dropped for a long opening —
+// a deliberate difference from the official code (retriever_utils.
+// segment_docs), which leaves such a document empty. The official code also
+// splits sentences with NLTK and rejoins them with single spaces; here the
+// prefix is the document's own text.
 func TruncateSentences(tok Tokenizer, text string, maxTokens int) (string, error) {
 	if maxTokens <= 0 {
 		return "", nil

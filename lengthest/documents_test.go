@@ -8,9 +8,10 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/eval"
-	"github.com/ctxsel/ctxsel/fusion"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -109,11 +110,11 @@ func TestPackSummHay(t *testing.T) {
 		}
 		docs[i], tokens[i] = d, tok.Count(d)
 	}
-	scores, err := eval.NewBM25().Score(context.Background(), rec.Question, docs)
+	scores, err := score.NewBM25().Score(context.Background(), rec.Question, docs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byScore := fusion.Ranking(scores)
+	byScore := ctxsel.Ranking(scores)
 	for _, budget := range []int{8000, 16000, 40000} {
 		chosen, total := Pack(scores, tokens, budget)
 		if !slices.IsSorted(chosen) || total > budget {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 // Example is one summarisation input: a query over a set of documents.
@@ -28,20 +29,15 @@ type Model struct {
 	Window int
 }
 
-// Retriever scores documents against the query, higher more relevant.
-// eval.Scorer implementations (bm25, embedding scorers) satisfy it.
-type Retriever interface {
-	Name() string
-	Score(ctx context.Context, query string, docs []string) ([]float64, error)
-}
-
 // Config is one estimation run.
 type Config struct {
 	Panel      []Model
 	Summarizer Model
-	Retriever  Retriever
-	Tokenizer  Tokenizer
-	Utility    Utility
+	// Retriever scores the documents against the query (score.BM25, an
+	// embedding scorer, a hybrid).
+	Retriever score.Scorer
+	Tokenizer Tokenizer
+	Utility   Utility
 	// Budgets are the retrieval lengths searched, in tokens.
 	Budgets []int
 	// Samples is how many summaries each model writes per input (3);
@@ -186,11 +182,16 @@ func (c *Config) answerReserve() int {
 	return int(math.Ceil(float64(c.Words) * estimatedTokensPerWd))
 }
 
+// fenceSlack is what the documents' fence may cost beyond the empty
+// prompt's count: a token may merge across each of its two boundaries with
+// the text, and a document holding a run of backticks lengthens it.
+const fenceSlack = 4
+
 // docLimit is how many document tokens fit a model's window with the
 // prompt's own text and the answer.
 func (c *Config) docLimit(m Model, ex Example) int {
 	overhead := c.Tokenizer.Count(RenderPrompt(make([]string, len(ex.Docs)), ex.Question, c.Words))
-	return c.window(m) - overhead - c.answerReserve()
+	return c.window(m) - overhead - fenceSlack - c.answerReserve()
 }
 
 // fullPrompt is a model's full-context prompt, cut to its window.
@@ -287,7 +288,10 @@ func (r *runner) prepare(ctx context.Context, ex Example) (prepared, error) {
 		}
 		p.docs[i], p.tokens[i] = t, r.cfg.Tokenizer.Count(t)
 	}
-	s, err := r.cfg.Retriever.Score(ctx, ex.Question, ex.Docs)
+	// The documents are scored as they will be shown, cut to DocTokens: the
+	// official code truncates first (retriever_utils.preprocess_rag), then
+	// retrieves over the truncated documents.
+	s, err := r.cfg.Retriever.Score(ctx, ex.Question, p.docs)
 	if err != nil {
 		return p, fmt.Errorf("example %s: retriever %s: %w", ex.ID, r.cfg.Retriever.Name(), err)
 	}

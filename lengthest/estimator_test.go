@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ctxsel/ctxsel/llm"
@@ -256,5 +257,43 @@ func TestRunErrors(t *testing.T) {
 	cfg.Budgets = nil
 	if _, err := Run(context.Background(), cfg, s.exs); err == nil {
 		t.Fatal("no budgets accepted")
+	}
+}
+
+// recordingRetriever keeps the documents it was asked to score.
+type recordingRetriever struct {
+	fixedRetriever
+	mu   sync.Mutex
+	seen [][]string
+}
+
+func (r *recordingRetriever) Score(ctx context.Context, q string, docs []string) ([]float64, error) {
+	r.mu.Lock()
+	r.seen = append(r.seen, slices.Clone(docs))
+	r.mu.Unlock()
+	return r.fixedRetriever.Score(ctx, q, docs)
+}
+
+// TestRetrieverScoresTruncatedDocs: documents are cut to DocTokens first and
+// the retriever ranks the cut texts, as the official code retrieves over the
+// truncated documents.
+func TestRetrieverScoresTruncatedDocs(t *testing.T) {
+	s := newScripted(t, nil, 0)
+	rec := &recordingRetriever{fixedRetriever: s.cfg.Retriever.(fixedRetriever)}
+	s.cfg.Retriever, s.cfg.DocTokens = rec, 40
+	if _, err := Run(context.Background(), s.cfg, s.exs); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.seen) != len(s.exs) {
+		t.Fatalf("%d scoring calls for %d examples", len(rec.seen), len(s.exs))
+	}
+	docs, _ := scriptedDocs()
+	for _, seen := range rec.seen {
+		for i, d := range seen {
+			want, err := TruncateSentences(s.cfg.Tokenizer, docs[i], 40)
+			if err != nil || d != want || d == docs[i] {
+				t.Fatalf("document %d scored as %q, want its first 40 tokens %q (%v)", i, d, want, err)
+			}
+		}
 	}
 }

@@ -3,6 +3,8 @@ package lengthest
 import (
 	"strconv"
 	"strings"
+
+	"github.com/ctxsel/ctxsel/llm"
 )
 
 // SummaryPrompt is the summarisation prompt of App. A.2.1 of the paper,
@@ -23,8 +25,11 @@ const DefaultWords = 250
 const docSeparator = "\n\n"
 
 // RenderPrompt fills in the template in one pass, so braces inside the
-// documents or the question are kept as they are.
+// documents or the question are kept as they are. The documents are put in
+// a code fence longer than any run of backticks in them (llm.Fence): the
+// template leaves {document} bare, and a document must not be able to end
+// it and write a question or instructions of its own.
 func RenderPrompt(docs []string, question string, words int) string {
-	return strings.NewReplacer("{document}", strings.Join(docs, docSeparator), "{question}", question,
+	return strings.NewReplacer("{document}", llm.Fence(strings.Join(docs, docSeparator)), "{question}", question,
 		"{num_words}", strconv.Itoa(words)).Replace(SummaryPrompt)
 }

@@ -33,7 +33,7 @@ func TestSummaryPromptMatchesPaper(t *testing.T) {
 
 func TestRenderPrompt(t *testing.T) {
 	p := RenderPrompt([]string{"doc {question} one", "doc two"}, "What {num_words}?", 150)
-	want := "doc {question} one\n\ndoc two\nQuestion: What {num_words}?\nAnswer the question based on the provided document.\n" +
+	want := "```\ndoc {question} one\n\ndoc two\n```\nQuestion: What {num_words}?\nAnswer the question based on the provided document.\n" +
 		"Be concise and directly address only the specific question asked.\nLimit your response to a maximum of 150 words."
 	if p != want {
 		t.Fatalf("RenderPrompt:\n%s\nwant:\n%s", p, want)

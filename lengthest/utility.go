@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/internal/vecmath"
 )
 
 // Utility measures how similar two summaries are, for MBR and for scoring a
@@ -118,7 +118,7 @@ func (e Embedding) Matrix(ctx context.Context, a, b []string) ([][]float64, erro
 	for i := range a {
 		out[i] = make([]float64, len(b))
 		for j := range b {
-			out[i][j] = chunk.Cosine(vecs[i], vecs[len(a)+j])
+			out[i][j] = vecmath.Cosine32(vecs[i], vecs[len(a)+j])
 		}
 	}
 	return out, nil

@@ -132,8 +132,8 @@ func (c *Cache) get(k recordlog.Key) (Response, bool) {
 		return Response{}, false
 	}
 	var r Response
-	if json.Unmarshal(b, &r) != nil {
-		return Response{}, false
+	if json.Unmarshal(b, &r) != nil || r.Defect() != "" {
+		return Response{}, false // a degenerate reply stored by an older version is asked again
 	}
 	return r, true
 }
@@ -154,7 +154,9 @@ func (c *Cache) put(k recordlog.Key, r Response) error {
 }
 
 // Cached returns client with its replies looked up in, and stored to, c.
-// A nil c returns client unchanged. Failed calls are not stored.
+// A nil c returns client unchanged. Failed calls are not stored, nor are
+// degenerate replies (Response.Defect): a re-run asks again rather than
+// replaying an empty or cut-off answer as a good one.
 func Cached(client Client, c *Cache) Client {
 	if c == nil {
 		return client
@@ -180,7 +182,7 @@ func (c *cachedClient) Chat(ctx context.Context, req Request) (Response, error) 
 	}
 	c.cache.misses.Add(1)
 	r, err := c.inner.Chat(ctx, req)
-	if err != nil {
+	if err != nil || r.Defect() != "" {
 		return r, err
 	}
 	if err := c.cache.put(k, r); err != nil {

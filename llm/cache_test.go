@@ -129,3 +129,49 @@ func TestCacheEnv(t *testing.T) {
 		t.Fatalf("default dir %q", d)
 	}
 }
+
+// A call cache overwritten with garbage, or with its last record damaged,
+// is moved aside or cut with one note and a copy, never emptied silently.
+func TestCacheGarbageAndDamagedTailNoted(t *testing.T) {
+	dir := t.TempDir()
+	srv := llmtest.New(nil)
+	defer srv.Close()
+	fill := func() {
+		cache, err := OpenCache(dir, CacheOptions{Note: func(string) {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := Open(Spec{Provider: "openai", Model: "m", BaseURL: srv.URL + "/v1"}, Options{})
+		c = Cached(c, cache)
+		for _, p := range []string{"alpha", "beta"} {
+			if _, err := Ask(context.Background(), c, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cache.Close()
+	}
+	open := func() (CacheStats, []string) {
+		var notes []string
+		cache, err := OpenCache(dir, CacheOptions{Note: func(m string) { notes = append(notes, m) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cache.Close()
+		return cache.Stats(), notes
+	}
+	path := filepath.Join(dir, cacheFile)
+	fill()
+	b, _ := os.ReadFile(path)
+	b[len(b)-10] ^= 0xFF // inside the last record
+	os.WriteFile(path, b, 0o644)
+	if st, notes := open(); st.Entries != 1 || len(notes) != 1 || len(st.Quarantined) != 1 {
+		t.Fatalf("damaged last record: %+v %q", st, notes)
+	}
+	if _, notes := open(); len(notes) != 0 {
+		t.Fatalf("noted twice: %q", notes)
+	}
+	os.WriteFile(path, []byte(strings.Repeat("garbage!", 100)), 0o644)
+	if st, notes := open(); st.Entries != 0 || len(notes) != 1 || len(st.Quarantined) != 1 {
+		t.Fatalf("garbage: %+v %q", st, notes)
+	}
+}

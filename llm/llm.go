@@ -55,7 +55,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel/internal/httpretry"
 )
@@ -97,6 +99,56 @@ type Response struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// Cached is set when the reply came from a Cache, not the server.
 	Cached bool `json:"cached,omitempty"`
+	// Oversize is set when the reply's content was over
+	// Options.MaxReplyBytes and was cut to it.
+	Oversize bool `json:"oversize,omitempty"`
+}
+
+// Degenerate replies (Response.Defect): the call worked, but what came back
+// is not a whole answer. They are answers flagged as such, never errors,
+// and a Cache does not keep them.
+const (
+	// DefectEmpty is a reply with no content (or only white space).
+	DefectEmpty = "empty"
+	// DefectTruncated is a reply cut off at the token limit (finish reason
+	// "length") or over Options.MaxReplyBytes.
+	DefectTruncated = "truncated"
+)
+
+// Defect says what is wrong with a reply that is not a whole answer
+// (DefectEmpty, DefectTruncated), or "" for a sound one.
+func (r Response) Defect() string {
+	switch {
+	case strings.TrimSpace(r.Content) == "":
+		return DefectEmpty
+	case r.FinishReason == "length" || r.Oversize:
+		return DefectTruncated
+	}
+	return ""
+}
+
+// DefaultMaxReplyBytes bounds a reply's content when Options.MaxReplyBytes
+// is 0: no reader, picker or judge answer comes near it, and a runaway
+// generation must not be carried through reports and caches whole.
+const DefaultMaxReplyBytes = 1 << 20
+
+// maxReplyBody bounds a reply's HTTP body: a body over it fails the call
+// (one within it but with content over MaxReplyBytes is cut and flagged).
+const maxReplyBody = 64 << 20
+
+// bound cuts r's content to max bytes (at a UTF-8 boundary), flagging it.
+func (r *Response) bound(max int) {
+	if max <= 0 {
+		max = DefaultMaxReplyBytes
+	}
+	if len(r.Content) <= max {
+		return
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(r.Content[cut]) {
+		cut--
+	}
+	r.Content, r.Oversize = r.Content[:cut], true
 }
 
 // Client sends chat requests. Implementations are safe for concurrent use.
@@ -123,6 +175,10 @@ type Options struct {
 	MaxRetries     int
 	// MaxTokens is the default answer cap for requests that set none.
 	MaxTokens int
+	// MaxReplyBytes bounds a reply's content (DefaultMaxReplyBytes when
+	// 0): a longer one is cut and flagged (Response.Oversize, Defect
+	// "truncated").
+	MaxReplyBytes int
 	// Temperature and Seed are the defaults for requests that set none.
 	Temperature *float64
 	Seed        *int
@@ -137,6 +193,11 @@ type Options struct {
 
 // ErrNoModel is returned when a client is configured without a model.
 var ErrNoModel = errors.New("llm: no model configured (set CTXSEL_LLM_MODEL)")
+
+// ErrTokenCap is wrapped by the error of work that stopped because it
+// reached its cap on LLM tokens (mining's and LDAR training's
+// --max-llm-tokens), so callers tell a deliberate stop from a failure.
+var ErrTokenCap = errors.New("LLM token cap reached")
 
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
@@ -228,3 +289,33 @@ func checkRequest(req Request, model string) (string, error) {
 	}
 	return model, nil
 }
+
+// Failure describes a failed call in a few words that carry nothing the
+// server sent, nor its address or key: "HTTP 401 Unauthorized", "timed
+// out", "network error", "malformed reply". It is for text shown beyond the
+// operator (a remote client, an explanation); the error itself, for the
+// operator's log, may quote the server's error body.
+func Failure(err error) string {
+	var se *httpretry.StatusError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &se):
+		if t := http.StatusText(se.StatusCode); t != "" {
+			return fmt.Sprintf("HTTP %d %s", se.StatusCode, t)
+		}
+		return fmt.Sprintf("HTTP %d", se.StatusCode)
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, errMalformed):
+		return "malformed reply"
+	case errors.Is(err, ErrNoModel):
+		return "no model configured"
+	}
+	return "network error"
+}
+
+// errMalformed marks a reply that arrived but could not be read.
+var errMalformed = errors.New("malformed reply")

@@ -136,14 +136,16 @@ func (c *Ollama) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	var r ollamaResponse
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return Response{}, fmt.Errorf("llm: ollama: decode response: %w", err)
+		return Response{}, fmt.Errorf("llm: ollama: decode response: %w: %v", errMalformed, err)
 	}
 	if !r.Done {
-		return Response{}, fmt.Errorf("llm: ollama: incomplete response (done=false)")
+		return Response{}, fmt.Errorf("llm: ollama: %w: incomplete response (done=false)", errMalformed)
 	}
-	return Response{Content: r.Message.Content, Model: r.Model, FinishReason: r.DoneReason,
+	resp := Response{Content: r.Message.Content, Model: r.Model, FinishReason: r.DoneReason,
 		PromptTokens: r.PromptEvalCount, CompletionTokens: r.EvalCount, TotalTokens: r.PromptEvalCount + r.EvalCount,
-		Elapsed: time.Since(start)}, nil
+		Elapsed: time.Since(start)}
+	resp.bound(c.opts.MaxReplyBytes)
+	return resp, nil
 }
 
 // ollamaError extracts {"error": "..."}.

@@ -33,7 +33,7 @@ func NewOpenAI(opts Options) (*OpenAI, error) {
 }
 
 func policy(o Options, msg func([]byte) string) httpretry.Policy {
-	return httpretry.Policy{MaxRetries: max(o.MaxRetries, 0), Timeout: o.AttemptTimeout, ErrorMessage: msg, Sleep: o.sleep}
+	return httpretry.Policy{MaxRetries: max(o.MaxRetries, 0), Timeout: o.AttemptTimeout, ErrorMessage: msg, Sleep: o.sleep, MaxBody: maxReplyBody}
 }
 
 // Identity is the cache identity (see the Identity function).
@@ -100,16 +100,18 @@ func (c *OpenAI) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	var r openAIResponse
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return Response{}, fmt.Errorf("llm: openai: decode response: %w", err)
+		return Response{}, fmt.Errorf("llm: openai: decode response: %w: %v", errMalformed, err)
 	}
 	if len(r.Choices) == 0 {
-		return Response{}, fmt.Errorf("llm: openai: response without choices")
+		return Response{}, fmt.Errorf("llm: openai: %w: response without choices", errMalformed)
 	}
-	return Response{
+	resp := Response{
 		Content: r.Choices[0].Message.Content, Model: r.Model, FinishReason: r.Choices[0].FinishReason,
 		PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens, TotalTokens: r.Usage.TotalTokens,
 		Elapsed: time.Since(start),
-	}, nil
+	}
+	resp.bound(c.opts.MaxReplyBytes)
+	return resp, nil
 }
 
 // openAIError extracts {"error":{"message":...}}.

@@ -7,7 +7,8 @@ import (
 )
 
 // Estimate is a dry run's cost bounds for the generator (judge calls, when
-// the judge is an LLM, come on top: one per generator call).
+// the judge is an LLM, come on top: one per generator call, two for the
+// A.1.3 judge).
 type Estimate struct {
 	Questions int `json:"questions"`
 	// MinCalls assumes one leave-one-out pass that removes nothing (or a

@@ -15,7 +15,6 @@ package mine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,19 +22,30 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
 	"github.com/ctxsel/ctxsel/eval"
-	"github.com/ctxsel/ctxsel/fusion"
-	"github.com/ctxsel/ctxsel/lexical"
 	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 // DefaultK is the number of BM25 candidates mining starts from.
 const DefaultK = 10
 
-// DefaultThreshold is the verdict score counted as a correct answer.
+// DefaultThreshold is the verdict score counted as a correct answer with a
+// lexical judge (SubEM and EM score 0 or 1; F1 at least a half).
 const DefaultThreshold = 0.5
 
-// ErrTokenCap is returned (wrapped) when Options.MaxLLMTokens is reached.
-var ErrTokenCap = errors.New("LLM token cap reached")
+// DefaultLLMThreshold is the verdict score counted as correct with an LLM
+// judge: a full match. Algorithm 1's judge decides whether the answer
+// semantically matches the gold answer, so the A.1.3 judge's Partial Match
+// (0.5) does not count, and a binary judge's "correct" (1) does.
+const DefaultLLMThreshold = 1.0
+
+// DefaultThresholdFor is the threshold Options uses for j when none is set.
+func DefaultThresholdFor(j answer.Judge) float64 {
+	if _, lexical := j.(answer.Metric); lexical {
+		return DefaultThreshold
+	}
+	return DefaultLLMThreshold
+}
 
 // Options configure mining.
 type Options struct {
@@ -45,8 +55,9 @@ type Options struct {
 	// against the record's answers. Both are required.
 	Generator llm.Client
 	Judge     answer.Judge
-	// Threshold is the verdict score counted as correct (default 0.5); an
-	// invalid verdict is never correct.
+	// Threshold is the verdict score counted as correct (default
+	// DefaultThresholdFor(Judge): 1, a full match, for an LLM judge; 0.5 for
+	// a lexical one); an invalid verdict is never correct.
 	Threshold float64
 	// Template is the generator prompt (default llm.FactoidQA).
 	Template llm.Template
@@ -62,8 +73,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.K < 1 {
 		return o, fmt.Errorf("%w: mine: k=%d must be positive", ctxsel.ErrInvalidInput, o.K)
 	}
-	if o.Threshold == 0 {
-		o.Threshold = DefaultThreshold
+	if o.Threshold == 0 && o.Judge != nil {
+		o.Threshold = DefaultThresholdFor(o.Judge)
 	}
 	if o.Template == "" {
 		o.Template = llm.FactoidQA
@@ -107,13 +118,11 @@ func (p Provenance) Tokens() int { return p.PromptTokens + p.CompletionTokens }
 // Candidates returns the input indices of the record's top-k passages by
 // BM25 over the question and its answers, best first (ties: input order).
 func Candidates(rec eval.Record, k int) []int {
-	query := lexical.QueryTerms(rec.Question + "\n" + strings.Join(rec.Answers, "\n"))
-	docs := make([][]string, len(rec.Passages))
+	texts := make([]string, len(rec.Passages))
 	for i, p := range rec.Passages {
-		docs[i] = lexical.Terms(p.Text)
+		texts[i] = p.Text
 	}
-	scores := lexical.Default.Score(query, docs)
-	idx := fusion.Ranking(scores)
+	idx := score.RankBM25(rec.Question+"\n"+strings.Join(rec.Answers, "\n"), texts)
 	return idx[:min(k, len(idx))]
 }
 
@@ -199,7 +208,7 @@ func answerable(ctx context.Context, rec eval.Record, set []int, opt Options, pr
 	if err := opt.budget.check(); err != nil {
 		return false, err
 	}
-	v, err := opt.Judge.Judge(ctx, answer.Item{Question: rec.Question, Prediction: strings.TrimSpace(resp.Content), Gold: rec.Answers})
+	v, err := opt.Judge.Judge(ctx, answer.Item{Question: rec.Question, Prediction: strings.TrimSpace(resp.Content), Gold: rec.Answers, Task: rec.Task})
 	if err != nil {
 		return false, fmt.Errorf("judge %s: %w", opt.Judge.Name(), err)
 	}

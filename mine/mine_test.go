@@ -104,7 +104,7 @@ func TestRunResumesFromCheckpoint(t *testing.T) {
 	ckpt := filepath.Join(t.TempDir(), "mine.ckpt")
 	ro := mine.RunOptions{Options: mine.Options{K: 6, Generator: client(t, srv), Judge: answer.SubEMJudge}, Workers: 1, Checkpoint: ckpt, MaxLLMTokens: 1}
 	out, sum, err := mine.Run(context.Background(), recs, ro)
-	if !errors.Is(err, mine.ErrTokenCap) || !sum.StoppedAtCap || sum.Pending == 0 || len(out) != sum.Mined {
+	if !errors.Is(err, llm.ErrTokenCap) || !sum.StoppedAtCap || sum.Pending == 0 || len(out) != sum.Mined {
 		t.Fatalf("capped run: %v %+v", err, sum)
 	}
 	first := srv.Requests()
@@ -196,5 +196,42 @@ func TestRechunk(t *testing.T) {
 	}
 	if len(out.Passages) < 3 || out.Passages[0].ID != "a#0" || !out.Passages[0].Gold || out.Passages[len(out.Passages)-1].ID != "b#0" || out.Passages[len(out.Passages)-1].Gold {
 		t.Fatalf("%+v", out.Passages)
+	}
+}
+
+// TestLLMJudgeNeedsAFullMatch: with an LLM judge the verdict must be a full
+// match by default, so the A.1.3 judge's Partial Match (0.5) is not a
+// correct answer and the record is dropped; --threshold 0.5 counts it.
+func TestLLMJudgeNeedsAFullMatch(t *testing.T) {
+	recs, table := records(1)
+	gen := llmtest.New(llmtest.Reader(table, llmtest.ReaderOptions{}))
+	defer gen.Close()
+	judge := llmtest.New(func(c llmtest.Call) llmtest.Reply {
+		if strings.HasPrefix(c.Prompt(), "You will be given a response that contains both the reasoning") {
+			return llmtest.Reply{Content: `{"reasoning": "", "final_answer": "x"}`}
+		}
+		return llmtest.Reply{Content: `[{"id": 1, "label": "Partial Match"}]`}
+	})
+	defer judge.Close()
+	j, err := answer.ParseJudge("llm:"+judge.OpenAISpec("j"), func(spec string) (llm.Client, error) {
+		c, _, err := llm.OpenSpec(spec, llm.Options{MaxRetries: -1})
+		return c, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mine.DefaultThresholdFor(j); got != 1 {
+		t.Fatalf("default threshold for an LLM judge %v", got)
+	}
+	if got := mine.DefaultThresholdFor(answer.SubEMJudge); got != 0.5 {
+		t.Fatalf("default threshold for SubEM %v", got)
+	}
+	p, err := mine.Record(context.Background(), recs[0], mine.Options{K: 6, Generator: client(t, gen), Judge: j})
+	if err != nil || !p.Dropped {
+		t.Fatalf("partial match counted as correct by default: %+v %v", p, err)
+	}
+	p, err = mine.Record(context.Background(), recs[0], mine.Options{K: 6, Generator: client(t, gen), Judge: j, Threshold: 0.5})
+	if err != nil || p.Dropped || len(p.Gold) != 1 {
+		t.Fatalf("threshold 0.5: %+v %v", p, err)
 	}
 }

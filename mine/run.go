@@ -36,6 +36,10 @@ type RunOptions struct {
 	Rewrites int
 	// Progress, when set, is told after every record.
 	Progress func(Status)
+	// Note receives a one-line notice when the checkpoint had to be cut or
+	// rebuilt (a copy of what was dropped is kept beside it); default
+	// slog.Warn.
+	Note func(msg string)
 }
 
 // Status is a run's progress.
@@ -73,7 +77,7 @@ type budget struct {
 
 func (b *budget) check() error {
 	if b != nil && b.max > 0 && b.used.Load() >= b.max {
-		return fmt.Errorf("%w (%d tokens)", ErrTokenCap, b.max)
+		return fmt.Errorf("%w (%d tokens)", llm.ErrTokenCap, b.max)
 	}
 	return nil
 }
@@ -112,7 +116,7 @@ func describe(c llm.Client) string {
 // the same passages and gold, meta.mined.group = the original's id).
 // Dropped records are left out and counted. On the token cap it returns
 // what was finished, Summary.StoppedAtCap, and an error wrapping
-// ErrTokenCap.
+// llm.ErrTokenCap.
 func Run(ctx context.Context, recs []eval.Record, ro RunOptions) ([]eval.Record, Summary, error) {
 	var err error
 	if ro.Options, err = ro.Options.withDefaults(); err != nil {
@@ -135,7 +139,7 @@ func Run(ctx context.Context, recs []eval.Record, ro RunOptions) ([]eval.Record,
 	done := map[recordlog.Key]Provenance{}
 	var log *recordlog.Log
 	if ro.Checkpoint != "" {
-		log, err = recordlog.Open(ro.Checkpoint, checkpointID, recordlog.Options{}, func(r recordlog.Record) {
+		log, err = recordlog.Open(ro.Checkpoint, checkpointID, recordlog.Options{Note: ro.Note, Valid: json.Valid}, func(r recordlog.Record) {
 			var p Provenance
 			if json.Unmarshal(r.Payload, &p) == nil {
 				done[r.Key] = p
@@ -208,10 +212,10 @@ func Run(ctx context.Context, recs []eval.Record, ro RunOptions) ([]eval.Record,
 				}
 				mu.Lock()
 				if err != nil {
-					if firstErr == nil || (errors.Is(firstErr, ErrTokenCap) && !errors.Is(err, ErrTokenCap)) {
+					if firstErr == nil || (errors.Is(firstErr, llm.ErrTokenCap) && !errors.Is(err, llm.ErrTokenCap)) {
 						firstErr = fmt.Errorf("record %q: %w", recs[i].ID, err)
 					}
-					if !errors.Is(err, ErrTokenCap) {
+					if !errors.Is(err, llm.ErrTokenCap) {
 						cancel()
 					}
 				} else {
@@ -269,7 +273,7 @@ feed:
 		sum.MeanGold, sum.MeanCandidates = gold/float64(sum.Mined), cands/float64(sum.Mined)
 	}
 	if firstErr != nil {
-		sum.StoppedAtCap = errors.Is(firstErr, ErrTokenCap)
+		sum.StoppedAtCap = errors.Is(firstErr, llm.ErrTokenCap)
 		return out, sum, fmt.Errorf("mine: %w", firstErr)
 	}
 	if sum.Pending > 0 && bud.check() != nil {

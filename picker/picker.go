@@ -47,6 +47,10 @@ func (p *Picker) Name() string { return "picker" }
 // Config is the picker's configuration.
 func (p *Picker) Config() Config { return p.cfg }
 
+// String is the picker's spec, every setting written out: how reports name
+// it (two pickers with different settings are two rows).
+func (p *Picker) String() string { return p.cfg.String() }
+
 // Result is one pick with what it cost and whether the model's answer was
 // used.
 type Result struct {
@@ -64,6 +68,12 @@ type Result struct {
 	PromptTokens, CompletionTokens int
 	// Raw is the model's answer as received.
 	Raw string
+	// CallErr is the model call's own failure (auth, network, the server),
+	// when it rather than the model's output made the fallback select:
+	// Invalid then names only its kind (llm.Failure), as the explanation
+	// may reach a remote client; CallErr, for the operator, may quote
+	// the server's error body.
+	CallErr error
 }
 
 // SelectTexts implements ctxsel.TextSelector.
@@ -76,7 +86,7 @@ func (p *Picker) SelectTexts(ctx context.Context, q ctxsel.TextQuery) (ctxsel.Se
 // picker call's own usage (no call when no candidate fits the budget).
 func (p *Picker) SelectMetered(ctx context.Context, q ctxsel.TextQuery) (ctxsel.Selection, ctxsel.SelectorUsage, error) {
 	r, err := p.Pick(ctx, q)
-	u := ctxsel.SelectorUsage{PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Invalid: r.Invalid}
+	u := ctxsel.SelectorUsage{PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Invalid: r.Invalid, CallError: r.CallErr}
 	if r.Offered > 0 {
 		u.Calls = 1
 	}
@@ -130,7 +140,8 @@ func (p *Picker) Pick(ctx context.Context, q ctxsel.TextQuery) (Result, error) {
 		if ctx.Err() != nil {
 			return Result{}, fmt.Errorf("picker: %w", err)
 		}
-		return p.fallBack(q, res, "call failed: "+err.Error())
+		res.CallErr = err
+		return p.fallBack(q, res, "call failed: "+llm.Failure(err))
 	}
 	res.PromptTokens, res.CompletionTokens, res.Raw = resp.PromptTokens, resp.CompletionTokens, resp.Content
 	if resp.FinishReason == "length" {

@@ -280,3 +280,49 @@ func FuzzParseSpec(f *testing.F) {
 		}
 	})
 }
+
+// The picker is a registered text selector kind: Resolve builds it with the
+// caller's LLM (ctxsel.DepLLM), alone or over a strategy's cut, and only
+// when the caller offers dependencies.
+func TestResolvePicker(t *testing.T) {
+	srv := llmtest.New(pickertest.Gold(map[string][]string{"which?": {"p1", "p4"}}))
+	defer srv.Close()
+	c, _, err := llm.OpenSpec(srv.OpenAISpec("picker"), llm.Options{MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := func(name string) (any, error) {
+		if name != ctxsel.DepLLM {
+			return nil, fmt.Errorf("no %s", name)
+		}
+		return c, nil
+	}
+	res, err := ctxsel.Resolver{Deps: deps}.Resolve("picker:budget=300")
+	if err != nil || res.Kind != ctxsel.SelectorKind || res.Spec != "picker:budget=300,fallback=adaptivek,order=rank" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if p, ok := res.Selector.(*picker.Picker); !ok || p.Config().Budget != 300 {
+		t.Fatalf("selector %T", res.Selector)
+	}
+	ids := []string{"p0", "p1", "p2", "p3", "p4"}
+	q := query(t, "which?", ids, []string{"a", "b", "c", "d", "e"}, 10)
+	// topk:k=3 keeps p0..p2: the picker sees those only, so p4 cannot come back.
+	comp, err := ctxsel.Resolver{Deps: deps}.Resolve("topk:k=3+picker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, u, err := comp.Selector.(ctxsel.MeteredSelector).SelectMetered(context.Background(), q)
+	if err != nil || !slices.Equal(sel.IDs, []string{"p1"}) || u.Calls != 1 {
+		t.Fatalf("composition: %v %+v %v", sel.IDs, u, err)
+	}
+	if _, err := ctxsel.Resolve("picker"); !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), "unknown strategy") {
+		t.Fatalf("without Deps: %v", err)
+	}
+	noLLM := func(string) (any, error) { return nil, fmt.Errorf("%w: start with --picker", ctxsel.ErrInvalidInput) }
+	if _, err := (ctxsel.Resolver{Deps: noLLM}).Resolve("picker"); !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), "--picker") {
+		t.Fatalf("no LLM: %v", err)
+	}
+	if _, err := (ctxsel.Resolver{Deps: deps}).Resolve("picker:budget=0"); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("bad budget: %v", err)
+	}
+}

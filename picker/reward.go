@@ -2,7 +2,6 @@ package picker
 
 import (
 	"fmt"
-	"math"
 )
 
 // RewardParams are Eq. 6's constants. The paper does not print its values;
@@ -20,13 +19,23 @@ type RewardParams struct {
 // DefaultRewardParams are γ = 0.5, red_1 = 3, red_2 = 1.
 var DefaultRewardParams = RewardParams{Gamma: 0.5, Red1: 3, Red2: 1}
 
+// The range of γ and the red margins. Within |S| ≤ L the penalty's factor
+// (|S|−|S_g|)/L lies in [−1, 1], so γ ≤ 1 keeps a valid answer's reward in
+// [−1, 2], never below an invalid answer's −1: a larger γ would rank a
+// valid pick under garbage (and 1.7e308 gave rewards of −8.5e307).
+const (
+	MinGamma = 0.0
+	MaxGamma = 1.0
+	MaxRed   = 1 << 20
+)
+
 // Validate reports parameters Eq. 6 does not allow.
 func (p RewardParams) Validate() error {
 	switch {
-	case !(p.Gamma >= 0) || math.IsInf(p.Gamma, 0):
-		return invalidf("reward: gamma=%v must be a finite non-negative number", p.Gamma)
-	case p.Red2 < 0 || p.Red1 > 1<<20:
-		return invalidf("reward: margins red1=%d red2=%d must be in 0..%d", p.Red1, p.Red2, 1<<20)
+	case !(p.Gamma >= MinGamma && p.Gamma <= MaxGamma):
+		return invalidf("reward: gamma=%v must be in [%v, %v]", p.Gamma, MinGamma, MaxGamma)
+	case p.Red2 < 0 || p.Red1 > MaxRed:
+		return invalidf("reward: margins red1=%d red2=%d must be in 0..%d", p.Red1, p.Red2, MaxRed)
 	case p.Red1 <= p.Red2:
 		return invalidf("reward: red1=%d must exceed red2=%d (stage I is the looser)", p.Red1, p.Red2)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/llm"
 )
 
 // DefaultBudget is the token budget B of the candidates shown to the picker
@@ -13,7 +14,9 @@ import (
 const DefaultBudget = 4000
 
 // DefaultFallback is the score-only strategy used when the picker's output
-// is invalid.
+// is invalid: Adaptive-k with its defaults, the paper's cut (Algorithm 1,
+// no head guard). The paper has no fallback; this one is ctxsel's, so that a
+// request always completes.
 const DefaultFallback = "adaptivek"
 
 // maxOffered caps the candidates shown however small their token counts:
@@ -40,26 +43,18 @@ func (c Config) String() string {
 // ParseSpec reads "picker" or "picker:budget=4000,fallback=adaptivek,order=rank|document".
 // Errors wrap ctxsel.ErrInvalidInput.
 func ParseSpec(text string) (Config, error) {
-	cfg := Config{Budget: DefaultBudget, Fallback: DefaultFallback, Order: ctxsel.RankOrder}
-	name, kv, _ := strings.Cut(strings.TrimSpace(text), ":")
-	if strings.ToLower(strings.TrimSpace(name)) != "picker" {
+	name, params, err := ctxsel.ParsePart(text)
+	if err != nil || name != Name {
 		return Config{}, invalidf("picker spec %q: want picker[:budget=N,fallback=STRATEGY,order=rank|document]", text)
 	}
-	seen := map[string]bool{}
-	for _, part := range strings.Split(kv, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(part, "=")
-		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
-		if !ok {
-			return Config{}, invalidf("picker spec: %q is not key=value", part)
-		}
-		if seen[k] {
-			return Config{}, invalidf("picker spec: %s given twice", k)
-		}
-		seen[k] = true
+	return configFrom(params)
+}
+
+// configFrom reads a picker spec's parameters.
+func configFrom(params []ctxsel.Param) (Config, error) {
+	cfg := Config{Budget: DefaultBudget, Fallback: DefaultFallback, Order: ctxsel.RankOrder}
+	for _, p := range params {
+		k, v := p.Key, p.Value
 		switch k {
 		case "budget":
 			n, err := strconv.Atoi(v)
@@ -82,10 +77,36 @@ func ParseSpec(text string) (Config, error) {
 	if _, _, err := ctxsel.Parse(cfg.Fallback); err != nil {
 		return Config{}, fmt.Errorf("picker spec: fallback: %w", err)
 	}
-	if cfg.Fallback == "picker" {
-		return Config{}, invalidf("picker spec: the fallback must be a score-only strategy")
-	}
 	return cfg, nil
+}
+
+// Name is the picker's spec name.
+const Name = "picker"
+
+// The picker registers itself as a text selector kind: a spec naming it
+// ("picker:budget=2000", or "topk:k=30+picker") builds a Picker calling
+// the caller's LLM (ctxsel.DepLLM, an llm.Client).
+func init() {
+	ctxsel.RegisterSelector(ctxsel.SelectorDef{
+		Name: Name,
+		Doc:  "Context-Picker: an LLM reads the best candidates within a token budget and picks a minimal sufficient evidence set; invalid output falls back to a score-only strategy",
+		Params: []ctxsel.ParamDoc{
+			{Name: "budget", Default: strconv.Itoa(DefaultBudget), Doc: "tokens of the best-scoring candidates shown to the LLM"},
+			{Name: "fallback", Default: DefaultFallback, Doc: "score-only strategy used when the output is invalid"},
+			{Name: "order", Default: "rank", Doc: "order the candidates are shown in: rank or document"},
+		},
+		New: func(params []ctxsel.Param, deps ctxsel.Deps) (ctxsel.TextSelector, error) {
+			cfg, err := configFrom(params)
+			if err != nil {
+				return nil, err
+			}
+			c, err := ctxsel.Dep[llm.Client](deps, ctxsel.DepLLM)
+			if err != nil {
+				return nil, err
+			}
+			return New(c, cfg)
+		},
+	})
 }
 
 func invalidf(format string, args ...any) error {

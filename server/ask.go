@@ -3,7 +3,6 @@ package server
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -44,7 +43,8 @@ type AskRequest struct {
 	// validates it (an unknown one wraps ctxsel.ErrInvalidInput).
 	Retriever string
 	// Selector, when set (a request for "strategy": "picker" on a server
-	// started with one), selects instead of Strategy.
+	// started with one, or a composition such as "topk:k=30+picker"),
+	// selects instead of Strategy; Spec names it.
 	Selector ctxsel.TextSelector
 }
 
@@ -52,6 +52,10 @@ type AskRequest struct {
 type AskResponse struct {
 	// Answer is the LLM's answer; empty when no LLM is configured.
 	Answer string
+	// AnswerDefect flags a degenerate reply: llm.DefectEmpty or
+	// llm.DefectTruncated (cut off at the token limit or over the size
+	// bound); "" for a whole answer or none.
+	AnswerDefect string
 	// Passages are the retrieved passages the caller should see: every
 	// candidate, or at least the selected ones, in any order.
 	Passages []Passage
@@ -83,19 +87,9 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	var (
-		st       ctxsel.Strategy
-		caps     ctxsel.Caps
-		order    ctxsel.Order
-		spec     string
-		selector ctxsel.TextSelector
-	)
-	if s.picker != nil && isPickerRequest(req.strategy) {
-		order, err = s.checkPickerRequest(&req.commonRequest)
-		selector = s.picker
-	} else {
-		st, caps, order, spec, err = resolveAskStrategy(&req.commonRequest)
-	}
+	// /v1/ask answers as `ctxsel ask` does: DefaultStrategy when none is
+	// named, and answering routes too.
+	how, err := s.resolveRequest(&req.commonRequest, ctxsel.DefaultStrategy, 0)
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return
@@ -108,19 +102,15 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotImplemented, "", "ask is not available: this server has no index configured; POST candidates to /v1/select instead")
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout.D())
-	defer cancel()
 	// A copy of the query: it is a slice of the request body, which an
 	// Asker that caches queries would otherwise pin.
-	resp, err := s.asker.Ask(ctx, AskRequest{Query: strings.Clone(req.query), Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: req.topN,
-		Retriever: strings.Clone(req.retriever), Selector: selector})
+	areq := AskRequest{Query: strings.Clone(req.query), Strategy: how.st, Caps: how.caps, Spec: how.spec, Order: how.order, TopN: req.topN,
+		Retriever: strings.Clone(req.retriever), Selector: how.selector}
+	resp, err := within(r.Context(), func() (AskResponse, error) { return s.asker.Ask(r.Context(), areq) })
 	if err != nil {
-		if !errors.Is(err, ctxsel.ErrInvalidInput) && !errors.Is(err, context.DeadlineExceeded) {
-			// The index, the embedder or the LLM behind it failed.
-			s.log.Warn("ask failed", "request_id", RequestID(r.Context()), "error", err.Error())
-			err = &fieldError{Status: http.StatusBadGateway, Msg: "ask failed: " + err.Error()}
-		}
-		s.writeFailure(w, r, err)
+		// The index, the embedder or the LLM behind it failed: logged,
+		// and named without its detail.
+		s.writeFailure(w, r, upstream("ask", err))
 		return
 	}
 	b, err := s.askResponse(resp)
@@ -172,6 +162,10 @@ func (s *Server) askResponse(resp AskResponse) ([]byte, error) {
 
 	b := []byte(`{"answer":`)
 	b = appendString(b, resp.Answer)
+	if resp.AnswerDefect != "" {
+		b = append(b, `,"answer_defect":`...)
+		b = appendString(b, resp.AnswerDefect)
+	}
 	b = appendUsage(b, resp.Usage)
 	b = append(b, ',')
 	b = s.appendSelected(b, res)

@@ -39,16 +39,20 @@ type Config struct {
 	// InsecurePublic allows a non-loopback Addr without API keys.
 	InsecurePublic bool `json:"insecure_public"`
 
-	// MaxBodyBytes bounds a request body; larger ones get 413 before they
-	// are read whole.
+	// MaxBodyBytes bounds a request body (an /mcp POST and a ctxsel mcp
+	// stdio line included); larger ones get 413 (a JSON-RPC error over MCP)
+	// before they are read whole.
 	MaxBodyBytes int64 `json:"max_body_bytes"`
 	// MaxInflightBodyBytes bounds the bytes all request bodies being read or
 	// handled hold together; a request that would cross it gets 503 at
 	// once. At least MaxBodyBytes.
 	MaxInflightBodyBytes int64 `json:"max_inflight_body_bytes"`
-	// MaxCandidates bounds the candidates of one request.
+	// MaxCandidates bounds the candidates, documents, inputs and ids of
+	// one request, and the top_n it may ask to retrieve.
 	MaxCandidates int `json:"max_candidates"`
-	// MaxTextBytes bounds one candidate's text and the query.
+	// MaxTextBytes bounds the query and each candidate's, document's or
+	// input's text, on every route and MCP tool; texts must also be valid
+	// UTF-8.
 	MaxTextBytes int `json:"max_text_bytes"`
 	// MaxVectorDim bounds the dimension of a vector.
 	MaxVectorDim int `json:"max_vector_dim"`
@@ -62,8 +66,10 @@ type Config struct {
 	ReadTimeout       Duration `json:"read_timeout"`
 	WriteTimeout      Duration `json:"write_timeout"`
 	IdleTimeout       Duration `json:"idle_timeout"`
-	// RequestTimeout bounds the work of one request (embedding, asking);
-	// keep it below WriteTimeout so the error can still be written.
+	// RequestTimeout bounds one request from when its handling starts, on
+	// every route and transport (MCP tool calls included), even where a
+	// back end does not watch it; keep it below WriteTimeout so the error
+	// can still be written.
 	RequestTimeout Duration `json:"request_timeout"`
 	// ShutdownTimeout bounds how long shutdown waits for in-flight requests.
 	ShutdownTimeout Duration `json:"shutdown_timeout"`

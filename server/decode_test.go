@@ -140,20 +140,38 @@ func TestDecodeLimits(t *testing.T) {
 	}
 }
 
-// Invalid UTF-8 in a text becomes U+FFFD, as encoding/json does; in an id it
-// is an error, since the id that came back could not be matched.
+// Invalid UTF-8 (or a lone surrogate escape) in a query or a text is
+// refused naming its field, as it is in an id: replaced by U+FFFD it would
+// be scored as a text the caller did not send. U+FFFD itself is valid.
 func TestDecodeInvalidUTF8(t *testing.T) {
+	for _, tc := range []struct {
+		decode func(string) error
+		body   string
+		field  string
+	}{
+		{func(b string) error { return decodeSelect(b, &selectRequest{}, testLimits) },
+			"{\"query\":\"q\",\"candidates\":[{\"id\":\"a\",\"text\":\"a\xffb\"}]}", "candidates[0].text"},
+		{func(b string) error { return decodeSelect(b, &selectRequest{}, testLimits) },
+			`{"query":"\ud800","candidates":[{"id":"a","score":1}]}`, "query"},
+		{func(b string) error { return decodeAsk(b, &askRequest{}, testLimits) }, "{\"query\":\"a\xc3\"}", "query"},
+		{func(b string) error { return decodeRerank(b, &rerankRequest{}, testLimits) },
+			"{\"query\":\"q\",\"documents\":[\"ok\",\"\xff\"]}", "documents[1]"},
+		{func(b string) error { return decodeRerank(b, &rerankRequest{}, testLimits) },
+			"{\"query\":\"q\",\"documents\":[{\"text\":\"\xff\"}]}", "documents[0].text"},
+		{func(b string) error { return decodeEmbeddings(b, &embeddingsRequest{}, testLimits) }, "{\"input\":\"\xff\"}", "input[0]"},
+		{func(b string) error { return decodeEmbeddings(b, &embeddingsRequest{}, testLimits) }, "{\"input\":[\"a\",\"\xff\"]}", "input[1]"},
+		{func(b string) error { return decodeSearch(b, &searchRequest{}, testLimits) }, "{\"query\":\"\xff\"}", "query"},
+	} {
+		err := tc.decode(tc.body)
+		var fe *fieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, "UTF-8") || fe.Status >= 500 {
+			t.Errorf("%q: got %v, want a 400 on %s", tc.body, err, tc.field)
+		}
+	}
 	var r selectRequest
-	if err := decodeSelect("{\"query\":\"q\",\"candidates\":[{\"id\":\"a\",\"text\":\"a\xffb\"}]}", &r, testLimits); err != nil {
-		t.Fatal(err)
-	}
-	if r.texts[0] != "a\uFFFDb" {
-		t.Fatalf("text %q", r.texts[0])
-	}
-	r = selectRequest{}
-	// U+FFFD itself is a valid id.
-	if err := decodeSelect("{\"candidates\":[{\"id\":\"a\uFFFDb\",\"score\":1}]}", &r, testLimits); err != nil || r.cands[0].ID != "a\uFFFDb" {
-		t.Fatalf("id %q, err %v", r.cands[0].ID, err)
+	if err := decodeSelect("{\"query\":\"q\uFFFD\",\"candidates\":[{\"id\":\"a\uFFFDb\",\"text\":\"\uFFFD\"}]}", &r, testLimits); err != nil ||
+		r.cands[0].ID != "a\uFFFDb" || r.texts[0] != "\uFFFD" {
+		t.Fatalf("U+FFFD itself: %+v, err %v", r.cands, err)
 	}
 }
 

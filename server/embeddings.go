@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -58,10 +57,10 @@ func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
 			switch d.peek() {
 			case '"':
 				var s string
-				s, err = d.str(p)
+				s, err = d.text(fpath{name: "input", idx: 0}, lim)
 				r.inputs = append(r.inputs, s)
 			case '[':
-				err = d.embedInputs(r, maxInputs)
+				err = d.embedInputs(r, maxInputs, lim)
 			default:
 				err = d.typeErr(p, "a string or an array of strings")
 			}
@@ -86,9 +85,6 @@ func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
 		return badField("input", "missing: give a string or an array of strings")
 	}
 	for i, s := range r.inputs {
-		if len(s) > lim.maxText {
-			return &fieldError{Status: 413, Field: fmt.Sprintf("input[%d]", i), Msg: fmt.Sprintf("%d bytes, over the limit of %d", len(s), lim.maxText)}
-		}
 		if s == "" {
 			return badField(fmt.Sprintf("input[%d]", i), "empty string")
 		}
@@ -96,7 +92,7 @@ func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
 	return nil
 }
 
-func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int) error {
+func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) error {
 	p := top("input")
 	if err := d.beginArray(p); err != nil {
 		return err
@@ -115,7 +111,7 @@ func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int) error {
 			// with its own tokenizer.
 			return d.typeErr(ep, "a string (token arrays are not accepted)")
 		}
-		s, err := d.str(ep)
+		s, err := d.text(ep, lim)
 		if err != nil {
 			return err
 		}
@@ -124,15 +120,11 @@ func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int) error {
 }
 
 // embedModelNames are the names a request may give for the server's
-// embedder: its full ModelID and its short name (up to '@' or '+', e.g.
-// "use-lite").
+// embedder: its full ModelID and its name (embed.ModelName: the relayed
+// model's own, e.g. "text-embedding-3-small", or "use-lite"), which is the
+// one responses report: a remote embedder's ModelID names its server.
 func embedModelNames(e embed.Embedder) (full, short string) {
-	full = e.ModelID()
-	short = full
-	if i := strings.IndexAny(full, "@+"); i > 0 {
-		short = full[:i]
-	}
-	return full, short
+	return e.ModelID(), embed.ModelName(e)
 }
 
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
@@ -159,9 +151,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	for i, t := range req.inputs {
 		texts[i] = strings.Clone(t) // embedders may cache what they are given
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout.D())
-	defer cancel()
-	vecs, err := s.embedder.Embed(ctx, texts)
+	vecs, err := s.embedder.Embed(r.Context(), texts)
 	dim := 0
 	if err == nil {
 		dim, err = embed.CheckVectors(vecs, len(texts))

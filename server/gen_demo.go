@@ -25,6 +25,7 @@ import (
 	"github.com/ctxsel/ctxsel/embed/uselite"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/eval/sample"
+	"github.com/ctxsel/ctxsel/internal/vecmath"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -89,7 +90,7 @@ func main() {
 				cut := strings.LastIndexByte(text[:420], ' ')
 				text = text[:max(cut, 300)] + " …"
 			}
-			cands[i] = demoCandidate{ID: p.ID, Score: math.Round(cosine(q[0], vecs[i])*1e4) / 1e4,
+			cands[i] = demoCandidate{ID: p.ID, Score: math.Round(vecmath.Cosine32(q[0], vecs[i])*1e4) / 1e4,
 				Tokens: counter.Count(p.Text), Gold: p.Gold, Text: text}
 		}
 		return cands
@@ -131,17 +132,4 @@ func main() {
 	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
 		log.Fatal(err)
 	}
-}
-
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }

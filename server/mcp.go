@@ -7,13 +7,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxsel/ctxsel"
 )
 
 // The MCP server exposes the service's operations as tools an agent can
@@ -48,7 +53,7 @@ type MCPSelectInput struct {
 	Query       string             `json:"query,omitempty" jsonschema:"the question (needed when candidates are given as text)"`
 	QueryVector []float64          `json:"query_vector,omitempty" jsonschema:"query embedding, for candidates given as vectors"`
 	Candidates  []MCPCandidate     `json:"candidates" jsonschema:"the retrieved candidates to select from"`
-	Strategy    string             `json:"strategy,omitempty" jsonschema:"strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000 (default adaptivek; see the strategies tool)"`
+	Strategy    string             `json:"strategy,omitempty" jsonschema:"strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000 (see the strategies tool)"`
 	Params      map[string]float64 `json:"params,omitempty" jsonschema:"strategy parameters and caps (min_k, max_k, max_tokens)"`
 	Order       string             `json:"order,omitempty" jsonschema:"order of the selected ids: rank, document or edges"`
 }
@@ -62,21 +67,32 @@ type MCPSearchInput struct {
 // MCPAskInput is ask's input.
 type MCPAskInput struct {
 	Query    string             `json:"query" jsonschema:"the question"`
-	Strategy string             `json:"strategy,omitempty" jsonschema:"strategy spec (default adaptivek)"`
+	Strategy string             `json:"strategy,omitempty" jsonschema:"strategy spec (see the strategies tool)"`
 	Params   map[string]float64 `json:"params,omitempty" jsonschema:"strategy parameters and caps (min_k, max_k, max_tokens)"`
 	Order    string             `json:"order,omitempty" jsonschema:"order of the selected passages: rank, document or edges"`
 	TopN     int                `json:"top_n,omitempty" jsonschema:"candidates to retrieve before selecting"`
 }
 
-// selectSchema is select_context's published input schema.
-// Inferred from MCPSelectInput; TestMCPTools checks it is the full one.
-var selectSchema = func() *jsonschema.Schema {
-	sc, err := jsonschema.For[MCPSelectInput](nil)
+// The tools' published input schemas, inferred from their input types, the
+// strategy's description naming the default from the constant (a struct
+// tag cannot); TestMCPTools checks they are the full ones. The tools take
+// their arguments raw, so the schemas are for clients only.
+var (
+	selectSchema = schemaFor[MCPSelectInput]("strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000 (default " + ctxsel.DefaultSelectStrategy + "; see the strategies tool)")
+	searchSchema = schemaFor[MCPSearchInput]("")
+	askSchema    = schemaFor[MCPAskInput]("strategy spec, or selfroute (selfroute:k=N, selfroute:prompt=adaptivek) to route through the reader (default " + ctxsel.DefaultStrategy + "; see the strategies tool)")
+)
+
+func schemaFor[T any](strategyDoc string) *jsonschema.Schema {
+	sc, err := jsonschema.For[T](nil)
 	if err != nil {
 		return &jsonschema.Schema{Type: "object"}
 	}
+	if p := sc.Properties["strategy"]; p != nil {
+		p.Description = strategyDoc
+	}
 	return sc
-}()
+}
 
 // MCPServer returns a new MCP server whose tools run on s; serve it over
 // stdio (ctxsel mcp) or streamable HTTP (Options.MCP mounts one at /mcp).
@@ -90,35 +106,36 @@ func (s *Server) MCPServer() *mcp.Server {
 			"Call select_context with retrieved candidates to get the ones worth keeping and why; " +
 			"search and ask work over the index this server was started with.",
 	})
-	// select_context takes its arguments raw: /v1/select's decoder checks
-	// them (naming the field at fault) faster than the SDK's schema
-	// validation and a typed round trip would on 1,000 candidates. The
-	// schema is still published for clients.
-	m.AddTool(&mcp.Tool{Name: "select_context", InputSchema: selectSchema,
-		Description: "Select which retrieved candidates to keep (and how many) with a strategy over their scores; returns the selected ids, k and an explanation of the cut."},
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	// The tools that take input take their arguments raw and hand them to
+	// the HTTP handler of the same operation: its decoder checks them
+	// under the request-bounds policy (sizes, UTF-8, counts), naming the
+	// field at fault, faster than the SDK's schema validation and a typed
+	// round trip would on 1,000 candidates, and a malformed value never
+	// reaches a client as a message naming Go types.
+	raw := func(path string, h http.HandlerFunc) mcp.ToolHandler {
+		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			body := req.Params.Arguments
 			if len(bytes.TrimSpace(body)) == 0 || string(bytes.TrimSpace(body)) == "null" {
 				body = json.RawMessage(`{}`)
 			}
-			code, out := s.inProcess(ctx, "/v1/select", s.handleSelect, body)
+			code, out := s.inProcess(ctx, path, h, body)
 			if code != http.StatusOK {
 				res := &mcp.CallToolResult{}
 				res.SetError(toolError(code, out))
 				return res, nil
 			}
 			return toolJSON(out), nil
-		})
-	mcp.AddTool(m, &mcp.Tool{Name: "search",
+		}
+	}
+	m.AddTool(&mcp.Tool{Name: "select_context", InputSchema: selectSchema,
+		Description: "Select which retrieved candidates to keep (and how many) with a strategy over their scores; returns the selected ids, k and an explanation of the cut."},
+		raw("/v1/select", s.handleSelect))
+	m.AddTool(&mcp.Tool{Name: "search", InputSchema: searchSchema,
 		Description: "Search the server's index: the best-matching passages with scores, no selection."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in MCPSearchInput) (*mcp.CallToolResult, any, error) {
-			return s.mcpSearch(ctx, in)
-		})
-	mcp.AddTool(m, &mcp.Tool{Name: "ask",
+		raw("search", s.handleSearch))
+	m.AddTool(&mcp.Tool{Name: "ask", InputSchema: askSchema,
 		Description: "Answer a question from the server's index: retrieve, select context with a strategy, and answer when an LLM is configured; returns the answer, the selection and why, and the passages."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in MCPAskInput) (*mcp.CallToolResult, any, error) {
-			return s.mcpCall(ctx, "/v1/ask", s.handleAsk, in)
-		})
+		raw("/v1/ask", s.handleAsk))
 	mcp.AddTool(m, &mcp.Tool{Name: "strategies",
 		Description: "List the selection strategies, their parameters and the caps every strategy accepts."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -129,31 +146,141 @@ func (s *Server) MCPServer() *mcp.Server {
 
 // mcpHandler serves m over streamable HTTP, statelessly: every request
 // carries its own call, so nothing is held between requests.
+//
+// A POST's body is read here under the bounds policy (max_body_bytes and
+// the in-flight budget, as /v1/*) and its frame checked as ctxsel mcp checks
+// a stdio line, before the SDK sees it; a malformed one is answered with a
+// JSON-RPC error object, and so is every error the SDK itself would answer
+// in plain text.
 func (s *Server) mcpHandler(m *mcp.Server) http.HandlerFunc {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m },
-		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log})
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, MaxRequestBodyBytes: s.cfg.MaxBodyBytes + 1})
 	return func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-		h.ServeHTTP(w, r)
+		if r.Method == http.MethodPost {
+			body, err := s.readBody(w, r)
+			if err != nil {
+				var fe *fieldError
+				status := http.StatusBadRequest
+				if errors.As(err, &fe) && fe.Status != 0 {
+					status = fe.Status
+				}
+				writeRPCError(w, status, nil, -32600, err.Error())
+				return
+			}
+			if id, code, msg := checkPost([]byte(body)); code != 0 {
+				s.log.Warn("mcp: malformed request answered with an error", "request_id", RequestID(r.Context()), "code", code, "reason", msg)
+				writeRPCError(w, http.StatusBadRequest, id, code, msg)
+				return
+			}
+			r.Body = io.NopCloser(strings.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
+		rw := &rpcErrorWriter{ResponseWriter: w}
+		h.ServeHTTP(rw, r)
+		rw.finish()
 	}
 }
 
-// mcpCall runs an HTTP handler in process on in (as its JSON body) and
-// turns its answer into a tool result.
-func (s *Server) mcpCall(ctx context.Context, path string, h http.HandlerFunc, in any) (*mcp.CallToolResult, any, error) {
-	body, err := json.Marshal(in)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+// checkPost checks an /mcp POST body as checkFrame checks a stdio line; a
+// batch (which the SDK still takes under protocol versions before
+// 2025-06-18) is checked message by message. code 0 means sound, and so
+// does a stray response, which the SDK acknowledges.
+func checkPost(body []byte) (json.RawMessage, int64, string) {
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' && json.Valid(body) {
+		var batch []json.RawMessage
+		if json.Unmarshal(body, &batch) != nil || len(batch) == 0 {
+			return nil, jsonrpc.CodeInvalidRequest, "invalid request: an empty or malformed batch"
+		}
+		for _, m := range batch {
+			if id, code, msg := checkPost(m); code != 0 || (len(m) > 0 && m[0] == '[') {
+				if code == 0 {
+					code, msg = jsonrpc.CodeInvalidRequest, "invalid request: a batch inside a batch"
+				}
+				return id, code, msg
+			}
+		}
+		return nil, 0, ""
 	}
-	code, out := s.inProcess(ctx, path, h, body)
-	if code != http.StatusOK {
-		return nil, nil, toolError(code, out)
+	_, id, code, msg := checkFrame(body)
+	if code == noReply {
+		return nil, 0, ""
 	}
-	return toolJSON(out), nil, nil
+	return id, code, msg
 }
 
+// writeRPCError writes a JSON-RPC error response object (id null when none
+// could be read).
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b := []byte(`{"jsonrpc":"2.0","id":`)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, code, 10)
+	b = append(b, `,"message":`...)
+	b = appendString(b, msg)
+	b = append(b, "}}\n"...)
+	writeJSON(w, status, b)
+}
+
+// rpcErrorWriter turns the plain-text errors the SDK writes (http.Error:
+// a wrong method, Accept header or protocol version) into JSON-RPC error
+// objects; everything else, event streams included, passes through.
+type rpcErrorWriter struct {
+	http.ResponseWriter
+	status int          // of a plain-text error held back, or 0
+	text   bytes.Buffer // its text
+}
+
+func (w *rpcErrorWriter) WriteHeader(code int) {
+	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.status = code
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *rpcErrorWriter) Write(b []byte) (int, error) {
+	if w.status != 0 {
+		if w.text.Len() < 1024 {
+			w.text.Write(b[:min(len(b), 1024)])
+		}
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *rpcErrorWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && w.status == 0 {
+		f.Flush()
+	}
+}
+
+func (w *rpcErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *rpcErrorWriter) finish() {
+	if w.status == 0 {
+		return
+	}
+	msg := strings.TrimSpace(w.text.String())
+	if msg == "" || strings.Contains(msg, "Go value") || strings.Contains(msg, "Go struct") {
+		msg = http.StatusText(w.status)
+	}
+	code := int64(jsonrpc.CodeInvalidRequest)
+	if w.status >= 500 {
+		code = jsonrpc.CodeInternalError
+	}
+	writeRPCError(w.ResponseWriter, w.status, nil, code, msg)
+}
+
+// inProcess runs an HTTP handler on body, under the request's deadline
+// (the tool's context may carry none: the SDK detaches handlers from the
+// transport's).
 func (s *Server) inProcess(ctx context.Context, path string, h http.HandlerFunc, body []byte) (int, []byte) {
-	ctx = context.WithValue(ctx, ctxKey{}, s.requestID(&http.Request{Header: http.Header{}}))
+	ctx, cancel := s.limits().bound(context.WithValue(ctx, ctxKey{}, s.requestID(&http.Request{Header: http.Header{}})))
+	defer cancel()
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, path, bytes.NewReader(body))
 	if err != nil {
 		return http.StatusInternalServerError, []byte(`{"error":{"message":"internal error"}}`)
@@ -191,35 +318,67 @@ func toolJSON(b []byte) *mcp.CallToolResult {
 	}
 }
 
-func (s *Server) mcpSearch(ctx context.Context, in MCPSearchInput) (*mcp.CallToolResult, any, error) {
-	if strings.TrimSpace(in.Query) == "" {
-		return nil, nil, errors.New("query: missing: search needs a query")
+// searchRequest is the search tool's decoded arguments.
+type searchRequest struct {
+	query string
+	topN  int
+	seen  uint16
+}
+
+func decodeSearch(body string, r *searchRequest, lim limits) error {
+	d := decoder{s: body}
+	return d.object(func(key string) error {
+		var bit uint16
+		switch key {
+		case "query":
+			bit = 1
+		case "top_n":
+			bit = 2
+		default:
+			return badField(key, "unknown field (known: query, top_n)")
+		}
+		read, err := d.given(&r.seen, bit, key)
+		if !read {
+			return err
+		}
+		if key == "query" {
+			r.query, err = d.text(top(key), lim)
+			return err
+		}
+		if r.topN, err = d.count(top(key)); err == nil {
+			err = lim.checkTopN(key, r.topN)
+		}
+		return err
+	})
+}
+
+// handleSearch serves the search tool (it is no HTTP route): the index's
+// best passages for a query, under the same bounds as /v1/ask.
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
 	}
-	if in.TopN < 0 || in.TopN > s.cfg.MaxCandidates {
-		return nil, nil, fmt.Errorf("top_n: must be in [0, %d]", s.cfg.MaxCandidates)
+	var req searchRequest
+	if err := decodeSearch(body, &req, s.limits()); err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	if strings.TrimSpace(req.query) == "" {
+		s.writeFailure(w, r, badField("query", "missing: search needs a query"))
+		return
 	}
 	if s.asker == nil {
-		return nil, nil, errors.New("search is not available: this server has no index configured (--index)")
+		writeError(w, http.StatusNotImplemented, "", "search is not available: this server has no index configured (--index)")
+		return
 	}
-	n := cmp.Or(in.TopN, defaultSearchN)
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout.D())
-	defer cancel()
-	var passages []Passage
-	var err error
-	if sr, ok := s.asker.(Searcher); ok {
-		passages, err = sr.Search(ctx, in.Query, n)
-	} else {
-		var resp AskResponse
-		st, caps, order, spec, rerr := resolveStrategy(&commonRequest{strategy: "full"})
-		if rerr != nil {
-			return nil, nil, rerr
-		}
-		resp, err = s.asker.Ask(ctx, AskRequest{Query: in.Query, Strategy: st, Caps: caps, Spec: spec, Order: order, TopN: n})
-		passages = resp.Passages
-	}
+	n := cmp.Or(req.topN, defaultSearchN)
+	query := strings.Clone(req.query) // not a slice of the body
+	passages, err := within(r.Context(), func() ([]Passage, error) { return s.search(r.Context(), query, n) })
 	if err != nil {
-		s.log.Warn("mcp search failed", "error", err.Error())
-		return nil, nil, fmt.Errorf("search failed: %w", err)
+		s.writeFailure(w, r, upstream("search", err))
+		return
 	}
 	slices.SortStableFunc(passages, func(a, b Passage) int { return cmp.Compare(b.Score, a.Score) })
 	if len(passages) > n {
@@ -242,7 +401,21 @@ func (s *Server) mcpSearch(ctx context.Context, in MCPSearchInput) (*mcp.CallToo
 		b = appendString(b, p.Text)
 		b = append(b, '}')
 	}
-	return toolJSON(append(b, "]}"...)), nil, nil
+	writeJSON(w, http.StatusOK, append(b, "]}\n"...))
+}
+
+// search retrieves with the Asker's Search, or else asks with the "full"
+// strategy and keeps the passages.
+func (s *Server) search(ctx context.Context, query string, n int) ([]Passage, error) {
+	if sr, ok := s.asker.(Searcher); ok {
+		return sr.Search(ctx, query, n)
+	}
+	full, err := ctxsel.Resolve("full")
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.asker.Ask(ctx, AskRequest{Query: query, Strategy: full.Strategy, Caps: full.Caps, Spec: full.Spec, TopN: n})
+	return resp.Passages, err
 }
 
 // memWriter is the ResponseWriter of an in-process call.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxsel/ctxsel"
 )
 
 // connectMemory connects a Go SDK client to s's MCP server over the
@@ -127,13 +129,14 @@ func TestMCPTools(t *testing.T) {
 	}
 
 	var cat struct {
-		Default    string `json:"default"`
-		Strategies []struct {
+		Default       string `json:"default"`
+		SelectDefault string `json:"select_default"`
+		Strategies    []struct {
 			Name string `json:"name"`
 		} `json:"strategies"`
 	}
 	callTool(t, cs, "strategies", map[string]any{}, &cat)
-	if cat.Default != defaultStrategy || len(cat.Strategies) < 5 {
+	if cat.Default != ctxsel.DefaultStrategy || cat.SelectDefault != ctxsel.DefaultSelectStrategy || len(cat.Strategies) < 5 {
 		t.Errorf("strategies: %+v", cat)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ctxsel/ctxsel"
 )
 
 // The OpenAPI document is written by hand; these tests keep it true to the
@@ -388,5 +390,17 @@ func TestOpenAPIAskUsage(t *testing.T) {
 	usage := d.resolve(media)["properties"].(map[string]any)["usage"].(map[string]any)
 	if d.validate(usage, map[string]any{"llm_calls": 1.0, "input_tokens": 1.0, "output_tokens": 1.0, "picker_tokens": 1.0}, "usage") == nil {
 		t.Error("an undocumented usage member passed the schema")
+	}
+}
+
+// The defaults the document states are the constants the code uses.
+func TestOpenAPIDefaults(t *testing.T) {
+	d := loadOpenAPI(t)
+	schemas := d.root["components"].(map[string]any)["schemas"].(map[string]any)
+	for name, want := range map[string]string{"SelectRequest": ctxsel.DefaultSelectStrategy, "AskRequest": ctxsel.DefaultStrategy} {
+		props := schemas[name].(map[string]any)["properties"].(map[string]any)
+		if got := props["strategy"].(map[string]any)["default"]; got != want {
+			t.Errorf("%s.strategy default %v, want %q", name, got, want)
+		}
 	}
 }

@@ -2,52 +2,21 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
 )
 
-// pickerStrategy is the strategy name that routes a /v1/select request to
-// the LLM picker configured at start (Options.Picker). Its parameters and
-// its endpoint are the server's: a request can neither tune nor redirect
-// it.
-const pickerStrategy = "picker"
-
-func isPickerRequest(strategy string) bool {
-	name, _, _ := strings.Cut(strings.TrimSpace(strategy), ":")
-	return strings.EqualFold(strings.TrimSpace(name), pickerStrategy)
-}
-
-// checkPickerRequest validates what a picker request may carry and returns
-// its order.
-func (s *Server) checkPickerRequest(req *commonRequest) (ctxsel.Order, error) {
-	if strings.TrimSpace(req.strategy) != pickerStrategy {
-		return 0, badField("strategy", "the picker's parameters are set when the server starts: send \"strategy\": \"picker\"")
-	}
-	if len(req.params) > 0 {
-		return 0, badField("params", "the picker takes no request parameters")
-	}
-	if strings.TrimSpace(req.query) == "" {
-		return 0, badField("query", "missing: the picker reads the question")
-	}
-	order, err := ctxsel.ParseOrder(req.order)
-	if err != nil {
-		return 0, badField("order", "%s", strings.TrimPrefix(err.Error(), ctxsel.ErrInvalidInput.Error()+": "))
-	}
-	return order, nil
-}
-
-// pickCandidates has the picker read the scored candidates' texts. An
+// selectTexts has a text selector (the LLM picker the server was started
+// with, or a composition over it) read the scored candidates' texts. An
 // invalid model answer is not an error (the picker falls back and says so
 // in the explanation); a failed call is a 502.
-func (s *Server) pickCandidates(ctx context.Context, req *selectRequest, cands []ctxsel.Candidate, order ctxsel.Order) (selected, error) {
+func (s *Server) selectTexts(ctx context.Context, req *selectRequest, cands []ctxsel.Candidate, how resolved) (selected, error) {
 	texts := make([]string, len(cands))
 	for i := range cands {
 		if req.has[i]&hasText == 0 {
-			return selected{}, badField(fpath{name: "candidates", idx: i, sub: "text"}.String(), "missing: the picker reads every candidate's text")
+			return selected{}, badField(fpath{name: "candidates", idx: i, sub: "text"}.String(), "missing: %s reads every candidate's text", how.spec)
 		}
 		texts[i] = strings.Clone(req.text(i))
 	}
@@ -55,14 +24,21 @@ func (s *Server) pickCandidates(ctx context.Context, req *selectRequest, cands [
 	if err != nil {
 		return selected{}, locate(cands, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout.D())
-	defer cancel()
-	sel, err := s.picker.SelectTexts(ctx, ctxsel.TextQuery{Question: strings.Clone(req.query), Curve: curve, Texts: texts, Order: order})
-	if err != nil {
-		if errors.Is(err, ctxsel.ErrInvalidInput) || errors.Is(err, context.DeadlineExceeded) {
-			return selected{}, err
+	tq := ctxsel.TextQuery{Question: strings.Clone(req.query), Curve: curve, Texts: texts, Order: how.order}
+	var sel ctxsel.Selection
+	if m, ok := how.selector.(ctxsel.MeteredSelector); ok {
+		var u ctxsel.SelectorUsage
+		sel, u, err = m.SelectMetered(ctx, tq)
+		if u.CallError != nil {
+			// The fallback selected; the explanation names only the kind
+			// of failure, the operator gets the rest.
+			s.log.Warn(how.selector.Name()+" call failed; the fallback selected", "request_id", RequestID(ctx), "error", u.CallError.Error())
 		}
-		return selected{}, &fieldError{Status: 502, Msg: fmt.Sprintf("picker failed: %v", err)}
+	} else {
+		sel, err = how.selector.SelectTexts(ctx, tq)
+	}
+	if err != nil {
+		return selected{}, upstream(how.selector.Name(), err)
 	}
 	sorted := append(req.sorted[:0], curve.Scores()...)
 	slices.Sort(sorted)

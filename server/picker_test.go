@@ -108,3 +108,48 @@ func TestAskDefaultStrategy(t *testing.T) {
 		t.Fatalf("%d %s, request %+v", rec.Code, rec.Body, got)
 	}
 }
+
+// A composition over the configured picker: topk:k=2 keeps the two best
+// candidates, the picker reads only those, and the response is over all
+// of them. Routes and unknown selectors are refused with the field named.
+func TestSelectComposition(t *testing.T) {
+	srv := llmtest.New(pickertest.Gold(map[string][]string{"who?": {"b", "c"}}))
+	defer srv.Close()
+	c, _, err := llm.OpenSpec(srv.OpenAISpec("p"), llm.Options{MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := picker.New(c, picker.Config{Budget: 1000, Fallback: "topk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestServer(t, nil, Options{Picker: p})
+	cands := `"candidates":[{"id":"a","score":0.9,"text":"alpha"},{"id":"b","score":0.5,"text":"beta"},{"id":"c","score":0.1,"text":"gamma"}]`
+	rec := call(t, s, "POST", "/v1/select", `{"query":"who?","strategy":"topk:k=2+picker",`+cands+`}`)
+	var out struct {
+		IDs         []string
+		Indices     []int
+		Explanation struct {
+			N      int
+			Reason string
+		}
+	}
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &out) != nil {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if strings.Join(out.IDs, ",") != "b" || out.Indices[0] != 1 || out.Explanation.N != 3 || !strings.HasPrefix(out.Explanation.Reason, "topk kept 2 of 3") {
+		t.Fatalf("%s", rec.Body)
+	}
+	for body, field := range map[string]string{
+		`{"query":"who?","strategy":"selfroute",` + cands + `}`:            "strategy", // an answering route: /v1/ask only
+		`{"query":"who?","strategy":"topk+picker:budget=5",` + cands + `}`: "strategy",
+		`{"strategy":"topk:k=2+picker",` + cands + `}`:                     "query",
+	} {
+		rec := call(t, s, "POST", "/v1/select", body)
+		var e struct{ Error struct{ Field string } }
+		if rec.Code != 400 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error.Field != field ||
+			strings.Contains(body, "selfroute") && !strings.Contains(rec.Body.String(), "answering route") {
+			t.Errorf("%s: %d %s, want field %s", body, rec.Code, rec.Body, field)
+		}
+	}
+}

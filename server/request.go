@@ -12,14 +12,6 @@ import (
 // The two request shapes, /v1/select and /v1/ask, read with the decoder of
 // decode.go.
 
-// limits are the per-request bounds the decoder enforces as it reads, so an
-// over-long request fails at the first offending element.
-type limits struct {
-	maxCandidates int
-	maxText       int
-	maxDim        int
-}
-
 // Presence bits of a candidate's optional fields.
 const (
 	hasScore = 1 << iota
@@ -131,10 +123,7 @@ func (d *decoder) common(key string, r *commonRequest, lim limits) (bool, error)
 	var err error
 	switch key {
 	case "query":
-		r.query, err = d.str(p)
-		if err == nil && len(r.query) > lim.maxText {
-			err = &fieldError{Status: 413, Field: key, Msg: fmt.Sprintf("%d bytes, over the limit of %d", len(r.query), lim.maxText)}
-		}
+		r.query, err = d.text(p, lim)
 	case "strategy":
 		r.strategy, err = d.str(p)
 	case "order":
@@ -219,12 +208,27 @@ func decodeAsk(body string, r *askRequest, lim limits) error {
 			return err
 		}
 		if key == "top_n" {
-			r.topN, err = d.count(top(key))
-		} else {
-			r.retriever, err = d.str(top(key))
+			if r.topN, err = d.count(top(key)); err == nil {
+				err = lim.checkTopN(key, r.topN)
+			}
+			return err
+		}
+		if r.retriever, err = d.str(top(key)); err == nil && !knownRetriever(r.retriever) {
+			err = badField(key, "unknown retriever %q (want dense, bm25 or hybrid)", r.retriever)
 		}
 		return err
 	})
+}
+
+// knownRetriever reports the retrievers an Asker takes (as
+// index.ParseRetriever reads them; "" leaves the choice to the Asker), so
+// that an unknown one is refused naming its field before any work.
+func knownRetriever(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "dense", "bm25", "hybrid":
+		return true
+	}
+	return false
 }
 
 // object reads a request body's top-level object, handing each key to
@@ -401,10 +405,7 @@ func (d *decoder) candidate(r *selectRequest, i int, lim limits) error {
 			c.Tokens, err = d.count(kp)
 		case hasText:
 			var text string
-			text, err = d.str(kp)
-			if err == nil && len(text) > lim.maxText {
-				err = &fieldError{Status: 413, Field: kp.String(), Msg: fmt.Sprintf("%d bytes, over the limit of %d", len(text), lim.maxText)}
-			}
+			text, err = d.text(kp, lim)
 			if cap(r.texts) == 0 {
 				r.texts = make([]string, 0, cap(r.cands))
 			}

@@ -9,8 +9,7 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/fusion"
-	"github.com/ctxsel/ctxsel/lexical"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 // /v1/rerank (and /v2/rerank) speak the rerank wire format that Cohere's v1
@@ -42,9 +41,6 @@ const (
 // falls from 0.969 to 0.948 (paired −0.021 ± 0.007, k 8.75 → 7.24). A
 // caller who wants the better ranking asks for "scoring": "hybrid".
 const defaultRerankScoring = scoringDense
-
-// hybridAlpha weights the dense list in hybrid scoring (fusion.Fuse).
-const hybridAlpha = 0.5
 
 type rerankRequest struct {
 	commonRequest
@@ -173,19 +169,16 @@ func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
 		d.ws()
 		switch d.peek() {
 		case '"':
-			text, err = d.str(ep)
+			text, err = d.text(ep, lim)
 		case '{':
 			start := d.pos
-			text, err = d.documentObject(ep)
+			text, err = d.documentObject(ep, lim)
 			raw = d.s[start:d.pos]
 		default:
 			err = d.typeErr(ep, "a string or an object with a \"text\"")
 		}
 		if err != nil {
 			return err
-		}
-		if len(text) > lim.maxText {
-			return &fieldError{Status: 413, Field: ep.String(), Msg: fmt.Sprintf("%d bytes, over the limit of %d", len(text), lim.maxText)}
 		}
 		r.docs = append(r.docs, text)
 		r.raw = append(r.raw, raw)
@@ -194,7 +187,7 @@ func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
 
 // documentObject reads {"text": ..., other fields} and returns the text
 // ("" when absent: rank_fields may name others).
-func (d *decoder) documentObject(p fpath) (string, error) {
+func (d *decoder) documentObject(p fpath, lim limits) (string, error) {
 	if err := d.beginObject(p); err != nil {
 		return "", err
 	}
@@ -206,7 +199,7 @@ func (d *decoder) documentObject(p fpath) (string, error) {
 		}
 		kp := fpath{name: p.name, idx: p.idx, sub: key}
 		if key == "text" {
-			if text, err = d.str(kp); err != nil {
+			if text, err = d.text(kp, lim); err != nil {
 				return "", err
 			}
 			continue
@@ -258,7 +251,8 @@ func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Strategy, ctxsel.Caps, 
 	if o := strings.TrimSpace(r.order); o != "" && o != "rank" {
 		return nil, ctxsel.Caps{}, "", "", badField("order", "rerank results are always in rank order")
 	}
-	st, caps, _, spec, err := resolveStrategy(&r.commonRequest)
+	how, err := s.resolveRequest(&r.commonRequest, ctxsel.DefaultSelectStrategy, ctxsel.StrategyKind)
+	st, caps, spec := how.st, how.caps, how.spec
 	if err != nil {
 		if fe, ok := err.(*fieldError); ok && fromModel && fe.Field == "strategy" {
 			fe.Field = "model"
@@ -289,41 +283,50 @@ func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Strategy, ctxsel.Caps, 
 	return st, caps, spec, scoring, nil
 }
 
-// rerankScores scores texts against query by the scoring mode.
+// rerankScores scores texts against query by the scoring mode: the
+// embedder's cosine (dense), BM25 over the documents, or the module's one
+// hybrid of the two (score.Hybrid, the default fusion).
 func (s *Server) rerankScores(ctx context.Context, query string, texts []string, scoring string) ([]float64, error) {
-	var dense, bm25 []float64
-	if scoring != scoringBM25 {
-		sreq := getSelectRequest()
-		defer putSelectRequest(sreq)
-		sreq.query = query
-		for i, t := range texts {
-			sreq.cands = append(sreq.cands, ctxsel.Candidate{ID: strconv.Itoa(i)})
-			sreq.texts = append(sreq.texts, t)
-		}
-		if err := s.textScores(ctx, sreq); err != nil {
-			return nil, err
-		}
-		dense = make([]float64, len(texts))
-		for i := range dense {
-			dense[i] = sreq.cands[i].Score
-		}
-		if scoring == scoringDense {
-			return dense, nil
-		}
+	var sc score.Scorer
+	switch scoring {
+	case scoringDense:
+		sc = denseScorer{s}
+	case scoringBM25:
+		sc = &score.BM25{}
+	default:
+		sc = &score.Hybrid{Dense: denseScorer{s}, Lexical: &score.BM25{}, Method: score.DefaultMethod, Alpha: score.DefaultAlpha}
 	}
-	docs := make([][]string, len(texts))
-	for i, t := range texts {
-		docs[i] = lexical.Terms(t)
-	}
-	bm25 = lexical.Default.Score(lexical.QueryTerms(query), docs)
-	if scoring == scoringBM25 {
-		return bm25, nil
-	}
-	fused, err := fusion.Fuse(fusion.ZScore, hybridAlpha, dense, bm25)
+	scores, err := sc.Score(ctx, query, texts)
 	if err != nil {
 		return nil, fmt.Errorf("rerank: %w", err)
 	}
-	return fused, nil
+	return scores, nil
+}
+
+// denseScorer is the server's embedder as a score.Scorer: the cosine
+// similarity /v1/select gives candidates sent as text (textScores), with
+// its errors (a 400 for a query that embeds to zero, a 502 for the
+// embedder's own failure).
+type denseScorer struct{ s *Server }
+
+func (d denseScorer) Name() string { return scoringDense }
+
+func (d denseScorer) Score(ctx context.Context, query string, texts []string) ([]float64, error) {
+	sreq := getSelectRequest()
+	defer putSelectRequest(sreq)
+	sreq.query = query
+	for i, t := range texts {
+		sreq.cands = append(sreq.cands, ctxsel.Candidate{ID: strconv.Itoa(i)})
+		sreq.texts = append(sreq.texts, t)
+	}
+	if err := d.s.textScores(ctx, sreq); err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(texts))
+	for i := range out {
+		out[i] = sreq.cands[i].Score
+	}
+	return out, nil
 }
 
 func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
@@ -365,6 +368,16 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 	for i := range texts {
 		if texts[i], err = req.rankText(i); err != nil {
 			s.writeFailure(w, r, err)
+			return
+		}
+		if strings.TrimSpace(texts[i]) == "" {
+			// Scored as empty, it would rank as unrelated without a word
+			// of why: refuse it, naming the document.
+			msg := "no text to rank: give a non-empty string or an object with a \"text\""
+			if len(req.rankFields) > 0 {
+				msg = "no text to rank: none of rank_fields (" + strings.Join(req.rankFields, ", ") + ") holds any"
+			}
+			s.writeFailure(w, r, badField(fmt.Sprintf("documents[%d]", i), "%s", msg))
 			return
 		}
 	}

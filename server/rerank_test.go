@@ -11,7 +11,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/fusion"
+	"github.com/ctxsel/ctxsel/internal/vecmath"
 	"github.com/ctxsel/ctxsel/lexical"
 )
 
@@ -148,7 +150,7 @@ func TestRerankDefaults(t *testing.T) {
 	s := newTestServer(t, nil, Options{Embedder: fakeEmbedder{}})
 	// A model name that is not ctxsel's gets the default strategy.
 	out := rerank(t, s, "/v1/rerank", `{"model":"rerank-english-v3.0","query":"capital","documents":`+capitalDocs+`}`)
-	if !strings.HasPrefix(out.Ctxsel.Strategy, defaultStrategy) || out.Model != "rerank-english-v3.0" {
+	if !strings.HasPrefix(out.Ctxsel.Strategy, ctxsel.DefaultSelectStrategy) || out.Model != "rerank-english-v3.0" {
 		t.Errorf("strategy %q model %q", out.Ctxsel.Strategy, out.Model)
 	}
 	// Without an embedder the only scorer is BM25.
@@ -167,14 +169,14 @@ func TestRerankHybridScores(t *testing.T) {
 	out := rerank(t, s, "/v1/rerank", string(b))
 	// The expected scores, from the parts: cosine of letter counts and BM25.
 	vecs, _ := fakeEmbedder{}.Embed(t.Context(), append([]string{query}, docs...))
-	q, _ := unit(f64(vecs[0]))
+	q, _ := vecmath.Unit(vecmath.F64(vecs[0]))
 	dense := make([]float64, len(docs))
 	terms := make([][]string, len(docs))
 	for i := range docs {
-		dense[i], _ = cosine(q, f64(vecs[i+1]))
+		dense[i], _ = vecmath.CosineUnit(q, vecmath.F64(vecs[i+1]))
 		terms[i] = lexical.Terms(docs[i])
 	}
-	want, err := fusion.Fuse(fusion.ZScore, hybridAlpha, dense, lexical.Default.Score(lexical.QueryTerms(query), terms))
+	want, err := fusion.Fuse(fusion.ZScore, 0.5, dense, lexical.Default.Score(lexical.QueryTerms(query), terms))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,4 +299,23 @@ func FuzzRerankRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A document with nothing to rank (no "text", empty, or none of its
+// rank_fields) is refused naming it, not scored as an empty text.
+func TestRerankDocumentWithoutText(t *testing.T) {
+	s := newTestServer(t, nil, Options{Embedder: fakeEmbedder{}})
+	for _, tc := range []struct{ body, field string }{
+		{`{"query":"q","documents":[{"text":"alpha"},{"title":"no text"}]}`, "documents[1]"},
+		{`{"query":"q","documents":["alpha",""]}`, "documents[1]"},
+		{`{"query":"q","documents":[{"text":"  "}]}`, "documents[0]"},
+		{`{"query":"q","rank_fields":["title"],"documents":[{"title":"t"},{"text":"only text"}]}`, "documents[1]"},
+	} {
+		for _, path := range []string{"/v1/rerank", "/v2/rerank"} {
+			rec := call(t, s, "POST", path, tc.body)
+			if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"field":"`+tc.field+`"`) {
+				t.Errorf("%s %s: %d %s", path, tc.body, rec.Code, rec.Body)
+			}
+		}
+	}
 }

@@ -1,8 +1,8 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/ctxsel/ctxsel/picker"
@@ -11,13 +11,101 @@ import (
 // rewardRequest is a /v1/reward request: a picker answer scored by Eq. 6
 // of Context-Picker against the ids it was offered and the gold ids.
 type rewardRequest struct {
-	Output  *string  `json:"output"`
-	Offered []string `json:"offered"`
-	Gold    []string `json:"gold"`
-	Stage   int      `json:"stage"`
-	Gamma   *float64 `json:"gamma"`
-	Red1    *int     `json:"red1"`
-	Red2    *int     `json:"red2"`
+	output        string
+	offered, gold []string
+	stage         int
+	gamma         *float64
+	red1, red2    *int
+	seen          uint16
+	hasOutput     bool
+	hasStage      bool
+}
+
+// decodeReward reads a /v1/reward body with the request decoder, so that a
+// key given twice, data after the object and a value of the wrong type are
+// refused naming the field, as on every other route.
+func decodeReward(body string, r *rewardRequest, lim limits) error {
+	d := decoder{s: body}
+	return d.object(func(key string) error {
+		var bit uint16
+		switch key {
+		case "output":
+			bit = 1
+		case "offered":
+			bit = 2
+		case "gold":
+			bit = 4
+		case "stage":
+			bit = 8
+		case "gamma":
+			bit = 16
+		case "red1":
+			bit = 32
+		case "red2":
+			bit = 64
+		default:
+			return badField(key, "unknown field (known: output, offered, gold, stage, gamma, red1, red2)")
+		}
+		read, err := d.given(&r.seen, bit, key)
+		if !read {
+			return err
+		}
+		p := top(key)
+		switch key {
+		case "output":
+			r.output, err = d.text(p, lim)
+			r.hasOutput = err == nil
+		case "offered":
+			r.offered, err = d.ids(p, lim)
+		case "gold":
+			r.gold, err = d.ids(p, lim)
+		case "stage":
+			r.stage, err = d.count(p)
+			r.hasStage = err == nil
+		case "gamma":
+			var g float64
+			if g, err = d.num(p); err == nil {
+				r.gamma = &g
+			}
+		case "red1", "red2":
+			var n int
+			if n, err = d.count(p); err == nil {
+				if key == "red1" {
+					r.red1 = &n
+				} else {
+					r.red2 = &n
+				}
+			}
+		}
+		return err
+	})
+}
+
+// ids reads an array of ids: non-empty, valid UTF-8 strings, at most
+// max_candidates of them.
+func (d *decoder) ids(p fpath, lim limits) ([]string, error) {
+	if err := d.beginArray(p); err != nil {
+		return nil, err
+	}
+	var out []string
+	for first := true; ; {
+		ok, err := d.nextElem(p, &first)
+		if err != nil || !ok {
+			return out, err
+		}
+		ep := fpath{name: p.name, idx: len(out)}
+		if len(out) == lim.maxCandidates {
+			return nil, lim.tooMany(p.String(), len(out)+1, "ids")
+		}
+		id, err := d.text(ep, lim)
+		if err != nil {
+			return nil, err
+		}
+		if id == "" {
+			return nil, badField(ep.String(), "empty id")
+		}
+		out = append(out, id)
+	}
 }
 
 // handleReward serves POST /v1/reward: the reward hook of an RL trainer
@@ -30,34 +118,25 @@ func (s *Server) handleReward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req rewardRequest
-	dec := json.NewDecoder(bytes.NewReader([]byte(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		s.writeFailure(w, r, badField("", "request body: %v", err))
-		return
-	}
-	switch {
-	case req.Output == nil:
-		s.writeFailure(w, r, badField("output", "missing: the picker's answer text"))
-		return
-	case len(req.Offered) > s.cfg.MaxCandidates:
-		s.writeFailure(w, r, badField("offered", "%d ids exceed the limit of %d", len(req.Offered), s.cfg.MaxCandidates))
-		return
-	case len(req.Gold) > s.cfg.MaxCandidates:
-		s.writeFailure(w, r, badField("gold", "%d ids exceed the limit of %d", len(req.Gold), s.cfg.MaxCandidates))
+	if err := decodeReward(body, &req, s.limits()); err != nil {
+		s.writeFailure(w, r, err)
 		return
 	}
 	p := picker.DefaultRewardParams
-	if req.Gamma != nil {
-		p.Gamma = *req.Gamma
+	if req.gamma != nil {
+		p.Gamma = *req.gamma
 	}
-	if req.Red1 != nil {
-		p.Red1 = *req.Red1
+	if req.red1 != nil {
+		p.Red1 = *req.red1
 	}
-	if req.Red2 != nil {
-		p.Red2 = *req.Red2
+	if req.red2 != nil {
+		p.Red2 = *req.red2
 	}
-	res, err := picker.Reward(*req.Output, req.Offered, req.Gold, req.Stage, p)
+	if err := checkReward(&req, p); err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	res, err := picker.Reward(req.output, req.offered, req.gold, req.stage, p)
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return
@@ -68,4 +147,44 @@ func (s *Server) handleReward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, append(b, '\n'))
+}
+
+// checkReward refuses what picker.Reward would, naming the field.
+func checkReward(req *rewardRequest, p picker.RewardParams) error {
+	dup := func(field string, ids []string) error {
+		at := make(map[string]int, len(ids))
+		for i, id := range ids {
+			if j, ok := at[id]; ok {
+				return badField(fmt.Sprintf("%s[%d]", field, i), "%q given twice (also %s[%d])", id, field, j)
+			}
+			at[id] = i
+		}
+		return nil
+	}
+	switch {
+	case !req.hasOutput:
+		return badField("output", "missing: the picker's answer text")
+	case !req.hasStage:
+		return badField("stage", "missing: 1 or 2")
+	case req.stage != 1 && req.stage != 2:
+		return badField("stage", "%d: want 1 or 2", req.stage)
+	case len(req.offered) == 0:
+		return badField("offered", "missing: the ids the picker was offered")
+	case len(req.gold) == 0:
+		return badField("gold", "missing: the gold ids")
+	case !(p.Gamma >= picker.MinGamma && p.Gamma <= picker.MaxGamma):
+		return badField("gamma", "%v: must be in [%v, %v]", p.Gamma, picker.MinGamma, picker.MaxGamma)
+	case p.Red1 > picker.MaxRed:
+		return badField("red1", "%d: must be at most %d", p.Red1, picker.MaxRed)
+	case p.Red1 <= p.Red2:
+		field := "red1"
+		if req.red2 != nil {
+			field = "red2"
+		}
+		return badField(field, "red1=%d must exceed red2=%d (stage I is the looser)", p.Red1, p.Red2)
+	}
+	if err := dup("offered", req.offered); err != nil {
+		return err
+	}
+	return dup("gold", req.gold)
 }

@@ -24,10 +24,24 @@ func TestRewardEndpoint(t *testing.T) {
 		{`{"output":"{\"ids\":[\"a\",\"b\",\"c\"]}","offered":["a","b","c","d"],"gold":["a","b"],"stage":1,"gamma":1,"red1":4}`, 200, 1 - 1.0/6, ""},
 		{`{"output":"nonsense","offered":["a"],"gold":["a"],"stage":1}`, 200, -1, ""},
 		{`{"offered":["a"],"gold":["a"],"stage":1}`, 400, 0, "output"},
-		{`{"output":"x","offered":["a"],"gold":["a"],"stage":3}`, 400, 0, ""},
-		{`{"output":"x","offered":["a"],"gold":[],"stage":1}`, 400, 0, ""},
-		{`{"output":"x","offered":["a","b","c","d","e","f"],"gold":["a"],"stage":1}`, 400, 0, "offered"},
-		{`{"output":"x","offered":["a"],"gold":["a"],"stage":1,"endpoint":"http://evil"}`, 400, 0, ""},
+		{`{"output":"x","offered":["a"],"gold":["a"],"stage":3}`, 400, 0, "stage"},
+		{`{"output":"x","offered":["a"],"gold":[],"stage":1}`, 400, 0, "gold"},
+		{`{"output":"x","offered":["a","b","c","d","e","f"],"gold":["a"],"stage":1}`, 413, 0, "offered"},
+		{`{"output":"x","offered":["a"],"gold":["a"],"stage":1,"endpoint":"http://evil"}`, 400, 0, "endpoint"},
+		// Duplicate keys, trailing data and concatenated objects are
+		// refused as on every route; so are empty ids, a γ that would rank
+		// a valid pick under garbage, and duplicate ids.
+		{`{"output":"x","output":"y","offered":["a"],"gold":["a"],"stage":1}`, 400, 0, "output"},
+		{`{"output":"x","offered":["a"],"gold":["a"],"stage":1} trailing`, 400, 0, ""},
+		{`{"output":"x","offered":["a"],"gold":["a"],"stage":1}{"output":"y"}`, 400, 0, ""},
+		{`{"output":"x","offered":[""],"gold":["a"],"stage":1}`, 400, 0, "offered[0]"},
+		{`{"output":"x","offered":["a"],"gold":["a"],"stage":1,"gamma":1.7e308}`, 400, 0, "gamma"},
+		{`{"output":"x","offered":["a"],"gold":["a"],"stage":1,"gamma":-0.1}`, 400, 0, "gamma"},
+		{`{"output":"x","offered":["a","a"],"gold":["a"],"stage":1}`, 400, 0, "offered[1]"},
+		{`{"output":"x","offered":["a"],"gold":["a"],"stage":1,"red1":1,"red2":1}`, 400, 0, "red2"},
+		{`{"output":5,"offered":["a"],"gold":["a"],"stage":1}`, 400, 0, "output"},
+		{`{"output":"x","offered":"a","gold":["a"],"stage":1}`, 400, 0, "offered"},
+		{`{"output":"x","offered":["a"],"gold":["a"],"stage":"1"}`, 400, 0, "stage"},
 	} {
 		rec := call(t, s, "POST", "/v1/reward", tc.body)
 		if rec.Code != tc.status {
@@ -35,7 +49,8 @@ func TestRewardEndpoint(t *testing.T) {
 		}
 		if tc.status != 200 {
 			var e struct{ Error struct{ Field string } }
-			if json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error.Field != tc.field {
+			if json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error.Field != tc.field || strings.Contains(rec.Body.String(), "Go ") ||
+				strings.Contains(rec.Body.String(), "[]string") || strings.Contains(rec.Body.String(), "server.") {
 				t.Fatalf("%s: error %s, want field %q", tc.body, rec.Body, tc.field)
 			}
 			continue
@@ -97,4 +112,35 @@ print(json.dumps(out))
 	if b, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(b), "401") {
 		t.Fatalf("unauthorized call: err %v, output %s", err, b)
 	}
+}
+
+// FuzzRewardRequest: any body is decoded or refused without a panic, and
+// what is accepted holds the bounds (non-empty ids within the count).
+func FuzzRewardRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"output":"x","offered":["a"],"gold":["a"],"stage":1}`, `{"output":"x","output":"y"}`, `{}{}`, `[]`,
+		`{"gamma":1e999}`, `{"offered":["","\ud800"]}`, `{"red1":-1}`, "{\"output\":\"\xff\"}",
+	} {
+		f.Add(s)
+	}
+	lim := limits{maxCandidates: 8, maxText: 64, maxDim: 4}
+	f.Fuzz(func(t *testing.T, body string) {
+		var r rewardRequest
+		if decodeReward(body, &r, lim) != nil {
+			return
+		}
+		for _, ids := range [][]string{r.offered, r.gold} {
+			if len(ids) > lim.maxCandidates {
+				t.Fatalf("%d ids accepted", len(ids))
+			}
+			for _, id := range ids {
+				if id == "" || len(id) > lim.maxText {
+					t.Fatalf("id %q accepted", id)
+				}
+			}
+		}
+		if len(r.output) > lim.maxText {
+			t.Fatalf("output of %d bytes accepted", len(r.output))
+		}
+	})
 }

@@ -18,14 +18,8 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/internal/vecmath"
 )
-
-// defaultStrategy is used when a request names none, as the CLI does.
-const defaultStrategy = "adaptivek"
-
-func (s *Server) limits() limits {
-	return limits{maxCandidates: s.cfg.MaxCandidates, maxText: s.cfg.MaxTextBytes, maxDim: s.cfg.MaxVectorDim}
-}
 
 // readBody reads a JSON request body of at most Config.MaxBodyBytes. A
 // declared length over the limit is refused before a byte of the body is
@@ -137,18 +131,14 @@ func (s *Server) bodyReadError(r *http.Request, err error, tooLarge error) error
 	return &fieldError{Field: "", Msg: "reading the request body failed: the connection broke off before the body ended"}
 }
 
-// resolveStrategy builds the strategy, caps and order of a request, and the
-// spec string they amount to (parameters merged). Every
-// parameter is checked here against its definition, so the error can name
-// the field it came from: "strategy" for the spec string, "params.NAME" for
-// the params object.
-func resolveStrategy(r *commonRequest) (ctxsel.Strategy, ctxsel.Caps, ctxsel.Order, string, error) {
-	fail := func(field string, err error) (ctxsel.Strategy, ctxsel.Caps, ctxsel.Order, string, error) {
-		return nil, ctxsel.Caps{}, 0, "", badField(field, "%s", strings.TrimPrefix(err.Error(), ctxsel.ErrInvalidInput.Error()+": "))
-	}
-	text := strings.TrimSpace(r.strategy)
-	if text == "" {
-		text = defaultStrategy
+// resolveStrategy builds the strategy and caps of a strategy spec and the
+// request's "params" object, and the spec string they amount to
+// (parameters merged). Every parameter is checked here against its
+// definition, so the error can name the field it came from: "strategy" for
+// the spec string, "params.NAME" for the params object.
+func resolveStrategy(text string, params []paramIn) (ctxsel.Strategy, ctxsel.Caps, string, error) {
+	fail := func(field string, err error) (ctxsel.Strategy, ctxsel.Caps, string, error) {
+		return nil, ctxsel.Caps{}, "", badField(field, "%s", invalidMsg(err))
 	}
 	sp, err := ctxsel.ParseSpec(text)
 	if err != nil {
@@ -160,18 +150,18 @@ func resolveStrategy(r *commonRequest) (ctxsel.Strategy, ctxsel.Caps, ctxsel.Ord
 		for _, d := range ctxsel.Defs() {
 			names = append(names, d.Name)
 		}
-		return nil, ctxsel.Caps{}, 0, "", badField("strategy", "unknown strategy %q (known: %s)", sp.Name, strings.Join(names, ", "))
+		return nil, ctxsel.Caps{}, "", badField("strategy", "unknown strategy %q (known: %s)", sp.Name, strings.Join(names, ", "))
 	}
 	for _, k := range slices.Sorted(maps.Keys(sp.Params)) {
 		if err := checkParam(def, k, sp.Params[k]); err != nil {
 			return fail("strategy", err)
 		}
 	}
-	for _, p := range r.params {
+	for _, p := range params {
 		field := "params." + p.name
 		key := strings.ToLower(p.name)
 		if _, dup := sp.Params[key]; dup {
-			return nil, ctxsel.Caps{}, 0, "", badField(field, "also given in strategy %q", text)
+			return nil, ctxsel.Caps{}, "", badField(field, "also given in strategy %q", text)
 		}
 		if err := checkParam(def, key, p.value); err != nil {
 			return fail(field, err)
@@ -181,17 +171,9 @@ func resolveStrategy(r *commonRequest) (ctxsel.Strategy, ctxsel.Caps, ctxsel.Ord
 	st, caps, err := ctxsel.New(sp)
 	if err != nil {
 		// What is left is a combination (head+tail, min_k > max_k).
-		field := "strategy"
-		if len(r.params) > 0 {
-			field = "params"
-		}
-		return fail(field, err)
+		return fail("params", err)
 	}
-	order, err := ctxsel.ParseOrder(r.order)
-	if err != nil {
-		return fail("order", err)
-	}
-	return st, caps, order, sp.String(), nil
+	return st, caps, sp.String(), nil
 }
 
 // checkParam checks one parameter as ctxsel.New will, so that the error can
@@ -267,18 +249,7 @@ func (s *Server) handleSelect(w http.ResponseWriter, r *http.Request) {
 // selectRequest scores the candidates (given scores, cosine of given
 // vectors, or cosine of embedded texts), counts tokens and selects.
 func (s *Server) selectRequest(ctx context.Context, req *selectRequest) (selected, error) {
-	var (
-		st    ctxsel.Strategy
-		caps  ctxsel.Caps
-		order ctxsel.Order
-		err   error
-	)
-	pick := s.picker != nil && isPickerRequest(req.strategy)
-	if pick {
-		order, err = s.checkPickerRequest(&req.commonRequest)
-	} else {
-		st, caps, order, _, err = resolveStrategy(&req.commonRequest)
-	}
+	how, err := s.resolveRequest(&req.commonRequest, ctxsel.DefaultSelectStrategy, ctxsel.StrategyKind|ctxsel.SelectorKind)
 	if err != nil {
 		return selected{}, err
 	}
@@ -331,10 +302,10 @@ func (s *Server) selectRequest(ctx context.Context, req *selectRequest) (selecte
 			}
 		}
 	}
-	if pick {
-		return s.pickCandidates(ctx, req, cands, order)
+	if how.selector != nil {
+		return s.selectTexts(ctx, req, cands, how)
 	}
-	res, err := selectCandidates(cands, st, caps, order, req.sorted[:0])
+	res, err := selectCandidates(cands, how.st, how.caps, how.order, req.sorted[:0])
 	req.sorted = res.sorted
 	return res, err
 }
@@ -388,7 +359,7 @@ func vectorScores(req *selectRequest) error {
 	if !req.hasQVec || len(req.queryVec) == 0 {
 		return badField("query_vector", "missing: candidates given as vectors are scored by cosine similarity to query_vector")
 	}
-	q, ok := unit(req.queryVec)
+	q, ok := vecmath.Unit(req.queryVec)
 	if !ok {
 		return badField("query_vector", "zero-norm vector: cosine similarity is undefined")
 	}
@@ -398,55 +369,13 @@ func vectorScores(req *selectRequest) error {
 		if len(v) != len(q) {
 			return badField(field.String(), "dimension %d, but query_vector has %d", len(v), len(q))
 		}
-		score, ok := cosine(q, v)
+		score, ok := vecmath.CosineUnit(q, v)
 		if !ok {
 			return badField(field.String(), "zero-norm vector: cosine similarity is undefined")
 		}
 		req.cands[i].Score = score
 	}
 	return nil
-}
-
-// unit returns v scaled to unit length. Components are first divided by
-// the largest magnitude, so squares of values near the float64 limit do
-// not overflow.
-func unit(v []float64) ([]float64, bool) {
-	m := 0.0
-	for _, x := range v {
-		m = max(m, math.Abs(x))
-	}
-	if m == 0 {
-		return nil, false
-	}
-	out := make([]float64, len(v))
-	ss := 0.0
-	for i, x := range v {
-		out[i] = x / m
-		ss += out[i] * out[i]
-	}
-	n := math.Sqrt(ss)
-	for i := range out {
-		out[i] /= n
-	}
-	return out, true
-}
-
-// cosine is the cosine of unit vector q and v, in [-1, 1].
-func cosine(q, v []float64) (float64, bool) {
-	m := 0.0
-	for _, x := range v {
-		m = max(m, math.Abs(x))
-	}
-	if m == 0 {
-		return 0, false
-	}
-	dot, ss := 0.0, 0.0
-	for i, x := range v {
-		x /= m
-		dot += q[i] * x
-		ss += x * x
-	}
-	return max(-1, min(1, dot/math.Sqrt(ss))), true
 }
 
 // textScores embeds the candidates' texts and the query with the configured
@@ -478,7 +407,7 @@ func (s *Server) textScores(ctx context.Context, req *selectRequest) error {
 	if err != nil {
 		return embedFailure(err)
 	}
-	q, ok := unit(f64(qv[0]))
+	q, ok := vecmath.Unit(vecmath.F64(qv[0]))
 	if !ok {
 		return badField("query", "the embedder returned a zero vector for the query")
 	}
@@ -486,7 +415,7 @@ func (s *Server) textScores(ctx context.Context, req *selectRequest) error {
 		if len(v) != len(q) {
 			return &backendError{fmt.Errorf("passage vector dimension %d, query %d", len(v), len(q))}
 		}
-		score, ok := cosine(q, f64(v))
+		score, ok := vecmath.CosineUnit(q, vecmath.F64(v))
 		if !ok {
 			score = 0 // an empty text embeds to nothing: as unrelated as can be
 		}
@@ -512,14 +441,6 @@ type backendError struct{ err error }
 
 func (e *backendError) Error() string { return "embedder failed: " + e.err.Error() }
 func (e *backendError) Unwrap() error { return e.err }
-
-func f64(v []float32) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x)
-	}
-	return out
-}
 
 // appendSelected appends the members of a selection response (without the
 // enclosing braces): ids, indices, scores, k, tokens, total_tokens and the

@@ -36,6 +36,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	_ "github.com/ctxsel/ctxsel/cutoff" // the score-only strategies
 	"github.com/ctxsel/ctxsel/embed"
+	_ "github.com/ctxsel/ctxsel/selfroute" // the answering route of /v1/ask
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -62,7 +63,9 @@ type Server struct {
 	log      *slog.Logger
 	embedder embed.Embedder
 	asker    Asker
-	picker   ctxsel.TextSelector
+	// selectors are the text selectors requests may name: the picker, when
+	// Options.Picker set one.
+	selectors []ctxsel.TextSelector
 	// The token counter's vocabulary is large: it is loaded on the first
 	// candidate that needs counting, not at start.
 	counterOnce sync.Once
@@ -78,9 +81,11 @@ type Server struct {
 	// bodies bounds the memory request bodies hold across requests.
 	bodies byteBudget
 
-	ready     atomic.Bool
-	idPrefix  string
-	idCounter atomic.Uint64
+	ready atomic.Bool
+	// backendDown is the last /readyz verdict of the Asker's check.
+	backendDown atomic.Bool
+	idPrefix    string
+	idCounter   atomic.Uint64
 
 	// hook, when set (by tests), runs before every handler: it is how a
 	// test forces a panic or holds a request in flight.
@@ -120,7 +125,13 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker, picker: opts.Picker}
+	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker}
+	if s.embedder != nil {
+		s.embedder = boundedEmbedder{s.embedder}
+	}
+	if opts.Picker != nil {
+		s.selectors = []ctxsel.TextSelector{opts.Picker}
+	}
 	s.bodies.limit = cfg.MaxInflightBodyBytes
 	if s.log == nil {
 		s.log = slog.Default()
@@ -302,7 +313,10 @@ func (s *Server) wrap(name string, auth bool, h http.HandlerFunc) http.Handler {
 		id := s.requestID(r)
 		rw.Header().Set("X-Request-Id", id)
 		w := &statusWriter{ResponseWriter: rw}
-		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
+		// The request's one deadline (the bounds policy's), from here on.
+		ctx, cancel := s.limits().bound(context.WithValue(r.Context(), ctxKey{}, id))
+		defer cancel()
+		r = r.WithContext(ctx)
 		defer func() {
 			s.bodies.give(w.bodyHeld) // the body is no longer used
 			p := recover()
@@ -408,10 +422,15 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error) {
 	var fe *fieldError
 	var be *backendError
+	var ue *upstreamError
+	id := RequestID(r.Context())
 	switch {
 	case errors.As(err, &be):
-		s.log.Warn("embedding failed", "request_id", RequestID(r.Context()), "error", err.Error())
-		writeError(w, http.StatusBadGateway, "", "embedder failed (request "+RequestID(r.Context())+")")
+		s.log.Warn("embedding failed", "request_id", id, "error", err.Error())
+		writeError(w, http.StatusBadGateway, "", "embedder failed (request "+id+")")
+	case errors.As(err, &ue):
+		s.log.Warn(ue.what+" failed", "request_id", id, "error", ue.err.Error())
+		writeError(w, http.StatusBadGateway, "", ue.what+" failed: a service behind this server failed (request "+id+"; details in the server log)")
 	case errors.As(err, &fe):
 		status := fe.Status
 		if status == 0 {
@@ -420,16 +439,44 @@ func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error)
 		writeError(w, status, fe.Field, fe.Msg)
 	case errors.Is(err, ctxsel.ErrInvalidInput):
 		writeError(w, http.StatusBadRequest, "", err.Error())
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil:
+		writeError(w, http.StatusGatewayTimeout, "", "timed out after "+s.cfg.RequestTimeout.String()+" (request_timeout)")
 	case errors.Is(err, context.DeadlineExceeded):
-		writeError(w, http.StatusGatewayTimeout, "", "timed out after "+s.cfg.RequestTimeout.String())
+		// A deadline of a service behind this one (an LLM's own timeout)
+		// expired before the request's: say so, not request_timeout.
+		s.log.Warn("upstream call timed out", "request_id", id, "error", err.Error())
+		writeError(w, http.StatusGatewayTimeout, "", "a service behind this server timed out before the request's deadline (request "+id+")")
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away mid-request: nobody reads this, and it is
 		// not a server fault. 499 is nginx's "client closed request".
 		writeError(w, 499, "", "request canceled by the client")
 	default:
-		s.log.Error("request failed", "request_id", RequestID(r.Context()), "error", err.Error())
-		writeError(w, http.StatusInternalServerError, "", "internal error (request "+RequestID(r.Context())+")")
+		s.log.Error("request failed", "request_id", id, "error", err.Error())
+		writeError(w, http.StatusInternalServerError, "", "internal error (request "+id+")")
 	}
+}
+
+// upstreamError is the failure of a service behind this one (the index, an
+// embedder, an LLM) that the client cannot fix. Its text may carry what the
+// service said (an error body echoing a key or a path), its address, or a
+// damaged file's path and checksum: writeFailure logs it with the request
+// id and answers 502 naming only what failed.
+type upstreamError struct {
+	what string // "ask", "search", "picker"
+	err  error
+}
+
+func (e *upstreamError) Error() string { return e.what + " failed: " + e.err.Error() }
+func (e *upstreamError) Unwrap() error { return e.err }
+
+// upstream classifies an error of a call behind the request: the caller's
+// bad input and the deadlines pass as they are, anything else is an
+// upstreamError.
+func upstream(what string, err error) error {
+	if err == nil || errors.Is(err, ctxsel.ErrInvalidInput) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &upstreamError{what: what, err: err}
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
@@ -441,7 +488,29 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"shutting down"}`+"\n"))
 		return
 	}
+	if rc, ok := s.asker.(ReadyChecker); ok {
+		err := rc.Ready(r.Context())
+		// Logged when the state changes, not on every probe.
+		if was := s.backendDown.Swap(err != nil); err != nil && !was {
+			s.log.Error("not ready: the index failed its check", "request_id", RequestID(r.Context()), "error", err.Error())
+		} else if err == nil && was {
+			s.log.Info("ready again: the index passes its check")
+		}
+		if err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"not ready","reason":"the index failed its check: see the server log"}`+"\n"))
+			return
+		}
+	}
 	writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`+"\n"))
+}
+
+// ReadyChecker is implemented by Askers that can tell whether they are fit
+// to serve, cheaply enough for every readiness probe (an index's cheap
+// check: its manifest and every file's size, header and checksum trailer).
+// /readyz answers 503 while Ready returns an error; the error is logged,
+// never shown.
+type ReadyChecker interface {
+	Ready(ctx context.Context) error
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
@@ -461,12 +530,17 @@ func strategiesJSON() ([]byte, error) {
 		Doc    string            `json:"doc"`
 		Params []ctxsel.ParamDef `json:"params"`
 	}
+	// default is the shipped default, ctxsel.DefaultStrategy: /v1/ask's,
+	// ctxsel ask's and the spec name "default"'s; select_default,
+	// ctxsel.DefaultSelectStrategy, is what /v1/select, /v1/rerank and the
+	// web page cut with when a request names none.
 	doc := struct {
-		Default    string            `json:"default"`
-		Strategies []strategy        `json:"strategies"`
-		Caps       []ctxsel.ParamDef `json:"caps"`
-		Orders     []string          `json:"orders"`
-	}{Default: defaultStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
+		Default       string            `json:"default"`
+		SelectDefault string            `json:"select_default"`
+		Strategies    []strategy        `json:"strategies"`
+		Caps          []ctxsel.ParamDef `json:"caps"`
+		Orders        []string          `json:"orders"`
+	}{Default: ctxsel.DefaultStrategy, SelectDefault: ctxsel.DefaultSelectStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
 	for _, d := range ctxsel.Defs() {
 		params := d.Params
 		if params == nil {

@@ -14,8 +14,6 @@ import (
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
-	"github.com/ctxsel/ctxsel/picker"
-	"github.com/ctxsel/ctxsel/selfroute"
 )
 
 // llmFromEnv builds the configured LLM client; tests replace it.
@@ -78,23 +76,13 @@ Examples:
 	if *budget != "" {
 		*strategy = "budget:tokens=" + *budget
 	}
-	spec, err := resolveAutoBudget(params.appendTo(*strategy), *estimate)
+	// One opener and call cache for the run's roles: reader and picker.
+	llms := &lazyLLM{lf: lf, stderr: stderr}
+	defer llms.Close()
+	src := &selectorSources{pickerEndpoint: *pickerLLM, openLLM: llms.get}
+	defer src.Close()
+	how, err := specResolver(src, *estimate).Resolve(params.appendTo(*strategy))
 	if err != nil {
-		return err
-	}
-	var pickCfg *picker.Config
-	if isPickerSpec(spec) {
-		cfg, err := picker.ParseSpec(spec)
-		if err != nil {
-			return err
-		}
-		pickCfg = &cfg
-		spec = ask.DefaultStrategy
-	} else if sp, err := ctxsel.ParseSpec(spec); err == nil && selfroute.Is(sp) {
-		if _, err := selfroute.ParseSpec(sp); err != nil {
-			return err
-		}
-	} else if _, _, err := ctxsel.Parse(spec); err != nil {
 		return err
 	}
 	ord, err := ctxsel.ParseOrder(*order)
@@ -114,7 +102,12 @@ Examples:
 	if !(*alpha > 0 && *alpha <= 1) {
 		return usageError{fmt.Errorf("ask: --alpha=%v outside (0, 1] (for BM25 alone use --retriever bm25)", *alpha)}
 	}
-	opts := ask.Options{Strategy: spec, Order: ord, Candidates: *candidates, Retriever: r, Alpha: *alpha, Fusion: fm}
+	opts := ask.Options{Order: ord, Candidates: *candidates, Retriever: r, Alpha: *alpha, Fusion: fm}
+	if how.Kind == ctxsel.SelectorKind {
+		opts.Selector = how.Selector // the picker, or a composition over it
+	} else {
+		opts.Strategy = how.Spec
+	}
 	if *candidates <= 0 {
 		return usageError{fmt.Errorf("ask: --candidates=%d must be positive", *candidates)}
 	}
@@ -125,27 +118,14 @@ Examples:
 		}
 		opts.Template = llm.Template(b)
 	}
-	// One opener and call cache for the run's roles: reader and picker.
-	var open func(string) (llm.Client, error)
-	if pickCfg != nil || (*useLLM && *reader != "") {
-		o, cache, err := lf.open(stderr)
-		if err != nil {
-			return err
-		}
-		defer cache.Close()
-		open = o
-	}
-	if pickCfg != nil {
-		p, err := newPicker(open, *pickerLLM, *pickCfg)
-		if err != nil {
-			return err
-		}
-		opts.Selector = p
-	}
 	if *useLLM && *reader != "" {
 		sp, err := llm.ParseSpec(*reader)
 		if err != nil {
 			return usageError{fmt.Errorf("ask --reader: %w", err)}
+		}
+		open, err := llms.get()
+		if err != nil {
+			return err
 		}
 		if opts.LLM, err = open(*reader); err != nil {
 			return usageError{fmt.Errorf("ask --reader: %w", err)}
@@ -189,6 +169,11 @@ Examples:
 		if err := writeFile(*curve, func(w io.Writer) error { return ask.WriteCurveSVG(w, a) }); err != nil {
 			return err
 		}
+	}
+	if llmErr == nil && a.ReplyDefect != "" {
+		// The call worked, but what came back is not an answer: the job
+		// failed, though the reply is shown for what it is.
+		llmErr = fmt.Errorf("ask: the LLM's reply was %s", defectText(a))
 	}
 	if *asJSON {
 		if err := writeJSON(stdout, a); err != nil {
@@ -244,7 +229,21 @@ func printAnswer(w io.Writer, a ask.Answer, showPrompt bool) {
 	if r := a.Reply; r != nil {
 		fmt.Fprintf(w, "\n--- answer (%s; %d prompt + %d completion tokens, %s) ---\n%s\n", r.Model, r.PromptTokens, r.CompletionTokens,
 			r.Elapsed.Round(1e6), strings.TrimSpace(r.Content))
+		if a.ReplyDefect != "" {
+			fmt.Fprintf(w, "--- the reply was %s ---\n", defectText(a))
+		}
 	}
+}
+
+// defectText says what is wrong with a degenerate reply.
+func defectText(a ask.Answer) string {
+	switch {
+	case a.ReplyDefect == llm.DefectEmpty:
+		return "empty: no answer"
+	case a.Reply != nil && a.Reply.Oversize:
+		return "cut off: it was over the size bound of a reply (the answer above is incomplete)"
+	}
+	return "cut off at the token limit (finish_reason \"length\"): the answer above is incomplete; raise the reader's max tokens"
 }
 
 // snippet shortens text to about n characters on one line.

@@ -46,4 +46,24 @@ func TestAskFailingLLMShowsSelection(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Self-Route: 1 passages") || !strings.Contains(out, "then 2 passages") || !strings.Contains(out, "Yes") {
 		t.Fatalf("selfroute: exit %d\n%s\n%s", code, out, errs)
 	}
+
+	// A degenerate reply is shown, flagged, and the command fails: the job
+	// of ask is an answer.
+	for _, tc := range []struct {
+		reply llmtest.Reply
+		want  string
+	}{
+		{llmtest.Reply{Content: ""}, "the reply was empty"},
+		{llmtest.Reply{Content: "Mount Et", FinishReason: "length"}, "cut off at the token limit"},
+	} {
+		srv.SetReplier(func(llmtest.Call) llmtest.Reply { return tc.reply })
+		code, out, errs = runCLI(t, "", "ask", "--index", idx, "--reader", srv.OpenAISpec("m"), "--prompt=false", "Is Etna active?")
+		if code != 1 || !strings.Contains(out, tc.want) || !strings.Contains(errs, "reply was") {
+			t.Fatalf("%q: exit %d\n%s\n%s", tc.reply.Content, code, out, errs)
+		}
+		code, out, _ = runCLI(t, "", "ask", "--index", idx, "--reader", srv.OpenAISpec("m"), "--json", "Is Etna active?")
+		if code != 1 || !strings.Contains(out, `"reply_defect"`) {
+			t.Fatalf("--json %q: exit %d\n%s", tc.reply.Content, code, out)
+		}
+	}
 }

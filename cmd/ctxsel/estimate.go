@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/ctxsel/ctxsel/internal/progress"
 	"github.com/ctxsel/ctxsel/lengthest"
 	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -175,11 +175,11 @@ Example:
 	}
 	switch *retriever {
 	case "bm25":
-		cfg.Retriever = eval.NewBM25()
+		cfg.Retriever = score.NewBM25()
 	case "use-lite":
-		cfg.Retriever = eval.NewEmbedScorer("use-lite", dense)
+		cfg.Retriever = score.NewEmbedding("use-lite", dense, score.EmbeddingOptions{Memo: true})
 	case "hybrid":
-		h, err := eval.NewHybrid(eval.NewEmbedScorer("use-lite", dense), fusion.ZScore, 0.5)
+		h, err := score.NewHybrid(score.NewEmbedding("use-lite", dense, score.EmbeddingOptions{Memo: true}), fusion.ZScore, 0.5)
 		if err != nil {
 			return err
 		}
@@ -234,26 +234,25 @@ func (p *phaseProgress) update(pr lengthest.Progress) {
 	}
 }
 
-// autoTokens matches the budget parameter "tokens=auto" in a strategy spec
-// (not max_tokens=auto: "_" is a word character, so \b does not match there).
-var autoTokens = regexp.MustCompile(`(?i)\btokens\s*=\s*auto\b`)
-
-// resolveAutoBudget replaces tokens=auto in a strategy spec by the estimate
-// in the file estimate-length wrote (file, or $CTXSEL_LENGTH_ESTIMATE). It
-// runs where the CLI parses specs: strategies themselves do no I/O.
-func resolveAutoBudget(spec, file string) (string, error) {
-	if !autoTokens.MatchString(spec) {
-		return spec, nil
+// autoEstimate is the CLI's hook for "auto" parameter values: tokens=auto
+// (budget:tokens=auto) is the estimate in the report estimate-length wrote
+// (file, or $CTXSEL_LENGTH_ESTIMATE), read when a spec asks for it.
+// Strategies themselves do no I/O.
+func autoEstimate(file string) func(name, param string) (float64, error) {
+	return func(name, param string) (float64, error) {
+		if param != "tokens" {
+			return 0, usageError{fmt.Errorf("only tokens=auto has a value to fill in (a length estimate)")}
+		}
+		if file == "" {
+			file = os.Getenv(envLengthEstimate)
+		}
+		if file == "" {
+			return 0, usageError{fmt.Errorf("needs a length estimate: --estimate FILE or %s (from ctxsel estimate-length)", envLengthEstimate)}
+		}
+		est, err := lengthest.ReadEstimate(file)
+		if err != nil {
+			return 0, usageError{err}
+		}
+		return float64(est.Estimate), nil
 	}
-	if file == "" {
-		file = os.Getenv(envLengthEstimate)
-	}
-	if file == "" {
-		return "", usageError{fmt.Errorf("%q: tokens=auto needs a length estimate: --estimate FILE or %s (from ctxsel estimate-length)", spec, envLengthEstimate)}
-	}
-	est, err := lengthest.ReadEstimate(file)
-	if err != nil {
-		return "", usageError{err}
-	}
-	return autoTokens.ReplaceAllString(spec, "tokens="+strconv.Itoa(est.Estimate)), nil
 }

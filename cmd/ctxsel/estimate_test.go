@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,10 +13,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/lengthest"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -129,7 +132,7 @@ func testEstimateLengthSummHay(t *testing.T, noisy bool) {
 			t.Fatalf("budget %d: mean %v, want %v", r.Budget, r.Mean, means[i])
 		}
 	}
-	if len(rep.Table) != 10 || rep.Table[0].Budget != 8000 || rep.Table[9].Budget != 80000 || rep.Table[0].N != len(picked) {
+	if len(rep.Table) != 10 || rep.Table[0].Budget != 8*1024 || rep.Table[9].Budget != 80*1024 || rep.Table[0].N != len(picked) {
 		t.Fatalf("table %+v", rep.Table)
 	}
 	if len(rep.Silver) != 3*len(picked) || rep.SilverModels[odd.OpenAISpec("odd-c")] != 0 {
@@ -215,18 +218,15 @@ func expectedEstimate(t *testing.T, recs []eval.Record, picked []int, factsOf ma
 	shown := func(r eval.Record, budget int) []string {
 		p, ok := cache[r.ID]
 		if !ok {
-			var texts []string
-			for _, d := range r.Passages {
-				texts = append(texts, d.Text)
+			for i, d := range r.Passages {
+				p.order = append(p.order, i)
+				cut, _ := lengthest.TruncateSentences(tok, d.Text, 1024)
+				p.cuts, p.n = append(p.cuts, cut), append(p.n, tok.Count(cut))
 			}
-			scores, err := eval.NewBM25().Score(context.Background(), r.Question, texts)
+			// the truncated documents are ranked, as the official code does
+			scores, err := score.NewBM25().Score(context.Background(), r.Question, p.cuts)
 			if err != nil {
 				t.Fatal(err)
-			}
-			for i := range texts {
-				p.order = append(p.order, i)
-				cut, _ := lengthest.TruncateSentences(tok, texts[i], 1024)
-				p.cuts, p.n = append(p.cuts, cut), append(p.n, tok.Count(cut))
 			}
 			slices.SortStableFunc(p.order, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
 			cache[r.ID] = p
@@ -297,32 +297,41 @@ func expectedEstimate(t *testing.T, recs []eval.Record, picked []int, factsOf ma
 	return -1, means
 }
 
-func TestResolveAutoBudget(t *testing.T) {
+func TestAutoEstimate(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "est.json")
 	os.WriteFile(file, []byte(`{"estimate": 24000, "table": []}`), 0o644)
 	t.Setenv(envLengthEstimate, "")
+	resolve := func(spec, file string) (string, error) {
+		res, err := ctxsel.Resolver{Auto: autoEstimate(file)}.Resolve(spec)
+		return res.Spec, err
+	}
 	for in, want := range map[string]string{
 		"budget:tokens=auto":           "budget:tokens=24000",
-		"budget:tokens = AUTO,max_k=5": "budget:tokens=24000,max_k=5",
+		"budget:tokens = AUTO,max_k=5": "budget:max_k=5,tokens=24000",
 		"topk:k=5":                     "topk:k=5",
 		"budget:tokens=2000":           "budget:tokens=2000",
 	} {
-		got, err := resolveAutoBudget(in, file)
+		got, err := resolve(in, file)
 		if err != nil || got != want {
-			t.Errorf("resolveAutoBudget(%q) = %q, %v; want %q", in, got, err, want)
+			t.Errorf("%q resolved to %q, %v; want %q", in, got, err, want)
 		}
 	}
-	// max_tokens=auto is not the budget's tokens: left for the parser to reject
-	if got, _ := resolveAutoBudget("budget:tokens=5,max_tokens=auto", file); got != "budget:tokens=5,max_tokens=auto" {
-		t.Errorf("max_tokens=auto rewritten: %q", got)
+	// max_tokens=auto is not the budget's tokens: no estimate stands for it
+	if got, err := resolve("budget:tokens=5,max_tokens=auto", file); err == nil {
+		t.Errorf("max_tokens=auto resolved to %q", got)
 	}
-	if _, err := resolveAutoBudget("budget:tokens=auto", ""); err == nil || !strings.Contains(err.Error(), envLengthEstimate) {
+	if _, err := resolve("budget:tokens=auto", ""); err == nil || !strings.Contains(err.Error(), envLengthEstimate) || !errors.As(err, new(usageError)) {
 		t.Errorf("no estimate file: %v", err)
 	}
+	t.Setenv(envLengthEstimate, file)
+	if got, err := resolve("budget:tokens=auto", ""); err != nil || got != "budget:tokens=24000" {
+		t.Errorf("estimate from $%s: %q %v", envLengthEstimate, got, err)
+	}
+	t.Setenv(envLengthEstimate, "")
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"estimate": 0}`), 0o644)
-	if _, err := resolveAutoBudget("budget:tokens=auto", bad); err == nil {
+	if _, err := resolve("budget:tokens=auto", bad); err == nil {
 		t.Error("estimate 0 accepted")
 	}
 	if code, _, stderr := runCLI(t, "", "select", "--strategy", "budget:tokens=auto", "--estimate", filepath.Join(dir, "missing.json")); code != 2 {
@@ -333,22 +342,25 @@ func TestResolveAutoBudget(t *testing.T) {
 	}
 }
 
-func FuzzResolveAutoBudget(f *testing.F) {
+// Any spec the CLI is given resolves without panicking; its auto values
+// are filled or refused, never left in.
+func FuzzAutoEstimate(f *testing.F) {
 	file := filepath.Join(f.TempDir(), "est.json")
 	os.WriteFile(file, []byte(`{"estimate": 16000}`), 0o644)
-	for _, s := range []string{"budget:tokens=auto", "budget:TOKENS = auto,max_k=3", "topk:k=5", "budget:max_tokens=auto", "tokens=autox", ""} {
+	for _, s := range []string{"budget:tokens=auto", "budget:TOKENS = auto,max_k=3", "topk:k=5", "budget:max_tokens=auto", "tokens=autox", "", "topk:k=3+picker:budget=auto"} {
 		f.Add(s)
 	}
+	r := ctxsel.Resolver{Auto: autoEstimate(file)}
 	f.Fuzz(func(t *testing.T, spec string) {
-		got, err := resolveAutoBudget(spec, file)
+		res, err := r.Resolve(spec)
 		if err != nil {
-			t.Fatalf("%q: %v", spec, err)
+			if !errors.Is(err, ctxsel.ErrInvalidInput) && !errors.As(err, new(usageError)) {
+				t.Fatalf("%q: %v", spec, err)
+			}
+			return
 		}
-		if !autoTokens.MatchString(spec) && got != spec {
-			t.Fatalf("%q rewritten to %q", spec, got)
-		}
-		if autoTokens.MatchString(got) {
-			t.Fatalf("%q: auto left in %q", spec, got)
+		if strings.Contains(strings.ToLower(res.Spec), "auto") {
+			t.Fatalf("%q: auto left in %q", spec, res.Spec)
 		}
 	})
 }

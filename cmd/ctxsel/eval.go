@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -9,14 +10,14 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/eval/sample"
-	"github.com/ctxsel/ctxsel/evidence"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/internal/progress"
 	"github.com/ctxsel/ctxsel/ldar/ldareval"
-	"github.com/ctxsel/ctxsel/picker"
-	"github.com/ctxsel/ctxsel/selfroute"
+	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -71,68 +72,44 @@ listed apart from the reader's.
 	if *pool < 0 || *limit < 0 || *workers < 0 {
 		return usageError{fmt.Errorf("eval: --pool, --limit and --workers must not be negative")}
 	}
-	rest, evidenceSpecs := splitEvidence(*strategies)
-	var specs []ctxsel.Spec
-	var pickerSpecs []picker.Config
-	var err error
-	if rest != "" || len(evidenceSpecs) == 0 {
-		if specs, pickerSpecs, err = splitStrategies(rest); err != nil {
-			return fmt.Errorf("eval --strategies: %w", err)
-		}
-	}
-	for _, sp := range specs { // fail on a bad spec before any slow work
-		if selfroute.Is(sp) {
-			if _, err := selfroute.ParseSpec(sp); err != nil {
-				return fmt.Errorf("eval --strategies: %w", err)
-			}
-			if *af.reader == "" {
-				return usageError{fmt.Errorf("eval --strategies: %s is an answering route: it needs --reader", sp)}
-			}
-			continue
-		}
-		if _, _, err := ctxsel.New(sp); err != nil {
-			return fmt.Errorf("eval --strategies: %w", err)
-		}
-	}
-	var textSels []ctxsel.TextSelector
-	if len(pickerSpecs) > 0 {
-		open, err := af.opener(stderr)
-		if err != nil {
-			return err
-		}
-		defer af.close()
-		for _, cfg := range pickerSpecs {
-			p, err := newPicker(open, *pickerLLM, cfg)
-			if err != nil {
-				return err
-			}
-			textSels = append(textSels, meteredPicker{p})
-		}
-	}
 	counter, err := token.New(*encoding)
 	if err != nil {
 		return usageError{err}
 	}
-	for _, sp := range evidenceSpecs { // fail on a bad spec before any slow work
-		if _, err := evidence.ParseSpec(sp[strings.LastIndexByte(sp, '+')+1:], evidence.Options{}); err != nil {
-			return usageError{fmt.Errorf("eval --strategies: %w", err)}
+	scorers := newScorerSet()
+	defer scorers.Close()
+	// Every spec is resolved before any slow work, so a bad one fails
+	// first; a picker opens its LLM (the run's shared opener) here, an
+	// evidence selector the scorers' use-lite embedder (one cache).
+	src := &selectorSources{pickerEndpoint: *pickerLLM, openLLM: func() (func(string) (llm.Client, error), error) { return af.opener(stderr) },
+		embedder: func() (embed.Embedder, error) { return scorers.embedderOf(defaultDense) }, counter: counter, evidenceModel: *evidenceModel}
+	defer src.Close()
+	list, err := specResolver(src, "").ResolveList(*strategies)
+	if err != nil {
+		return fmt.Errorf("eval --strategies: %w", err)
+	}
+	defer af.close()
+	var specs []ctxsel.Spec
+	var textSels []ctxsel.TextSelector
+	for _, res := range list {
+		if res.Kind == ctxsel.SelectorKind {
+			textSels = append(textSels, res.Selector)
+			continue
 		}
+		if res.Kind == ctxsel.RouteKind && *af.reader == "" {
+			return usageError{fmt.Errorf("eval --strategies: %s is an answering route: it needs --reader", res.Spec)}
+		}
+		sp, _ := res.AsSpec()
+		specs = append(specs, sp)
 	}
 	if *baselines != "auto" && *baselines != "none" {
 		return usageError{fmt.Errorf("eval: --baselines %q: want auto or none", *baselines)}
 	}
-	scorers := newScorerSet()
-	defer scorers.Close()
 	scorer, err := scorers.get(*scorerName)
 	if err != nil {
 		return err
 	}
-	evSels, err := newEvidenceSelectors(evidenceSpecs, scorers, counter, *evidenceModel)
-	if err != nil {
-		return err
-	}
-	textSels = append(textSels, evSels...)
-	var base []eval.Scorer
+	var base []score.Scorer
 	if *baselines == "auto" {
 		if base, err = scorers.baselines(scorer); err != nil {
 			return err
@@ -154,7 +131,12 @@ listed apart from the reader's.
 		if answering != nil {
 			_, kind, _, _ := eval.ParseLaRA(strings.TrimPrefix(*data, "lara:"))
 			answering.Datatype = eval.LaRADatatype(kind)
+			if p := *af.prompt; p == "auto" || p == "lara" {
+				answering.PromptFor = eval.LaRAPrompt // LaRA's reader prompt, as LDAR answers
+			}
 		}
+	} else if answering != nil && *af.prompt == "lara" {
+		return usageError{errors.New("eval: --prompt lara needs --data lara:…")}
 	} else {
 		source = filepath.Base(*data)
 		recs, err = eval.LoadFile(*data)
@@ -223,7 +205,7 @@ listed apart from the reader's.
 		names = append(names, sp.String())
 	}
 	for _, ts := range textSels {
-		names = append(names, ts.Name())
+		names = append(names, eval.SelectorName(ts))
 	}
 	if err := af.finish(rep, names); err != nil {
 		return err

@@ -51,12 +51,19 @@ func (f *answerFlags) opener(stderr io.Writer) (func(spec string) (llm.Client, e
 const answerUsage = `
 With --reader, a reader LLM answers every question from each strategy's
 selection (the paper's prompt: --prompt factoid is Adaptive-k A.1.1,
-holobench A.1.2, or a template file with {question} and {context}), and the
+holobench A.1.2, lara LaRA's — the default on lara: data —, or a template
+file with {question} and {context}), and the
 answers are scored: SubEM, EM, token F1, and --judge (llm:SPEC is the
-Adaptive-k A.1.3 judge, llm-binary:SPEC a correct/incorrect judge). Calls go
+Adaptive-k A.1.3 judge as its official code runs it — final answer
+extracted, 8 worked examples, the mean over the gold entries; llm-any:SPEC
+ctxsel's variant that takes the best entry, for alias lists; llm-binary:SPEC
+ctxsel's correct/incorrect judge; llm-ldar:SPEC LDAR's True/False). Calls go
 through the LLM call cache: a re-run makes no calls, and a run stopped with
-Ctrl-C resumes where it stopped. selfroute:k=5 (Self-Route) is an answering
-route, available only with --reader. --window cuts every selection to the
+Ctrl-C resumes where it stopped. selfroute (Self-Route) is an answering
+route, available only with --reader: selfroute:k=5 is LDAR's (top 5
+passages, its Table 5 prompt; the default), selfroute:prompt=adaptivek the
+Adaptive-k code's (5,000 tokens, its prompt); a reply holding "unanswerable"
+is asked again with the long context and --prompt. --window cuts every selection to the
 reader's window (full keeps the best-scoring passages that fit, in document
 order); it defaults to the reader spec's #window=N.
 `
@@ -64,8 +71,8 @@ order); it defaults to the reader spec's #window=N.
 func addAnswerFlags(fs *flag.FlagSet) *answerFlags {
 	return &answerFlags{
 		reader:       fs.String("reader", "", "reader LLM that answers from each selection: PROVIDER:MODEL[@BASE_URL][#window=N]"),
-		judge:        fs.String("judge", "subem", "extra judge of the answers: subem, em, f1, llm:SPEC or llm-binary:SPEC"),
-		prompt:       fs.String("prompt", "factoid", "reader prompt: factoid, holobench, or a template file"),
+		judge:        fs.String("judge", "subem", "extra judge of the answers: subem, em, f1, llm:SPEC (A.1.3), llm-any:SPEC, llm-binary:SPEC or llm-ldar:SPEC"),
+		prompt:       fs.String("prompt", "auto", "reader prompt: factoid (Adaptive-k A.1.1), holobench (A.1.2), lara (LaRA's, as LDAR's code sends it) or a template file; auto: lara on lara: data, else factoid"),
 		questionsOut: fs.String("questions-out", "", "write per-question answer records (JSONL) here"),
 		window:       fs.Int("window", 0, "reader context window in tokens (0: the reader spec's #window, else none)"),
 		maxFailures:  fs.Int("max-failures", 10, "stop once more LLM calls than this have failed (-1: never stop)"),
@@ -74,10 +81,12 @@ func addAnswerFlags(fs *flag.FlagSet) *answerFlags {
 	}
 }
 
-// readerTemplate resolves --prompt.
+// readerTemplate resolves --prompt. "lara" is LaRA's prompt, chosen per
+// record (eval.LaRAPrompt); its Template, the factoid one, serves records of
+// other data.
 func readerTemplate(name string) (llm.Template, error) {
 	switch name {
-	case "", "factoid":
+	case "", "factoid", "auto", "lara":
 		return llm.FactoidQA, nil
 	case "holobench":
 		return llm.HoloBench, nil

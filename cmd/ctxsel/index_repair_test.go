@@ -69,6 +69,33 @@ func TestIndexVerifyRepair(t *testing.T) {
 	}
 }
 
+// A damaged header of a lexical file (.ctxlex), its checksum trailer
+// intact, is caught by stats and ls as by verify: they check every segment
+// file's header.
+func TestIndexStatsChecksLexicalHeader(t *testing.T) {
+	useHashEmbedder(t)
+	root := t.TempDir()
+	idx := filepath.Join(root, "idx")
+	doc := filepath.Join(root, "volcano.txt")
+	os.WriteFile(doc, []byte("Mount Etna is an active volcano on Sicily."), 0o644)
+	if code, _, errs := runCLI(t, "", "index", "add", "--index", idx, doc); code != 0 {
+		t.Fatalf("add: %d %s", code, errs)
+	}
+	lex, _ := filepath.Glob(filepath.Join(idx, "seg-*.ctxlex"))
+	if len(lex) != 1 {
+		t.Fatalf("lexical files %v", lex)
+	}
+	b, _ := os.ReadFile(lex[0])
+	b[0] ^= 0xFF // the magic; the trailer still matches the manifest
+	os.WriteFile(lex[0], b, 0o644)
+	for _, args := range [][]string{{"stats"}, {"ls"}, {"verify"}} {
+		code, out, errs := runCLI(t, "", append([]string{"index"}, append(args, "--index", idx)...)...)
+		if code != 1 || !strings.Contains(out+errs, filepath.Base(lex[0])) {
+			t.Errorf("%v with a damaged .ctxlex header: exit %d, %s %s", args, code, out, errs)
+		}
+	}
+}
+
 // TestIndexAddSkipsAndSyncs: binary and unreadable files are named and
 // skipped with exit 3 while the rest is indexed; sync removes the
 // documents of deleted files.

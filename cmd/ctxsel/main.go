@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "export":
 		err = cmdExport(rest, stdout, stderr)
 	case "mcp":
-		err = cmdMCP(ctx, rest, stdout, stderr)
+		err = cmdMCP(ctx, rest, stdin, stdout, stderr)
 	case "mine":
 		err = cmdMine(ctx, rest, stdout, stderr)
 	case "select":

@@ -6,13 +6,11 @@ import (
 	"io"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/server"
 )
 
-func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("mcp", `Usage: ctxsel mcp [--index DIR] [--embedder use-lite|none|...]
 
 Runs an MCP server over stdio (JSON-RPC on stdin/stdout, logs on stderr) with
@@ -25,6 +23,10 @@ the tools:
 
 No tool takes a path: search and ask read only the index given here. The same
 tools are served over streamable HTTP by 'ctxsel serve --mcp' at /mcp.
+
+A malformed line (not JSON, a batch, a bad id, over max_body_bytes) gets a
+JSON-RPC error reply, or a note on stderr where the spec defines none, and the
+session goes on. At the end of stdin, calls in flight are answered first.
 
 Example client configuration (Claude Desktop, Cursor, ...):
   {"mcpServers": {"ctxsel": {"command": "ctxsel", "args": ["mcp", "--index", "/path/to/index"]}}}`, stderr)
@@ -47,17 +49,14 @@ Example client configuration (Claude Desktop, Cursor, ...):
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
-	if err := srv.MCPServer().Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("mcp: %w", err)
-	}
-	return nil
+	return srv.ServeStdio(ctx, stdin, stdout)
 }
 
 // Search retrieves without selecting or answering: the search tool.
 func (a indexAsker) Search(ctx context.Context, query string, topN int) ([]server.Passage, error) {
 	ans, err := ask.Ask(ctx, a.store, a.e, query, ask.Options{Strategy: "full", Candidates: topN})
 	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return nil, a.clientSafe(fmt.Errorf("search: %w", err))
 	}
 	out := make([]server.Passage, 0, len(ans.Passages))
 	for _, p := range ans.Passages {

@@ -13,12 +13,13 @@ import (
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/mine"
 	"github.com/ctxsel/ctxsel/token"
 )
 
 func cmdMine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("mine", `Usage: ctxsel mine --data FILE --generator LLM [--judge subem|f1|llm:LLM] [--k 10] --out mined.jsonl
+	fs := newFlags("mine", `Usage: ctxsel mine --data FILE --generator LLM [--judge subem|llm-binary:LLM|llm:LLM] [--k 10] --out mined.jsonl
 
 Mines minimal sufficient evidence sets (Context-Picker, Algorithm 1): BM25
 over [question; answer] takes each record's top-k passages, the generator
@@ -28,14 +29,24 @@ while the answer stays correct, until none can go. The output is the common
 JSONL format with the original passage ids, gold = the mined set, and the
 provenance (candidates, removal order, calls, tokens) in meta.mined.
 
+The judge: Algorithm 1's is an LLM that decides whether the answer
+semantically matches the gold answer. With an LLM judge the verdict must be
+a full match by default (--threshold 1): llm-binary:LLM or llm-ldar:LLM
+answer correct/incorrect, and llm:LLM (the A.1.3 judge) counts only Exact
+Match on every gold entry, not Partial Match. The default, subem, needs no
+LLM judge but is not the paper's: it counts an answer as correct when a gold
+answer appears in it word for word (after SQuAD normalisation), so a
+paraphrase is wrong and any answer that contains the gold string is right;
+it suits short factoid answers (HotpotQA, MuSiQue), not sentence answers.
+
 Each finished record is checkpointed (--checkpoint, default OUT.ckpt): an
 interrupted or capped run resumes where it stopped.
 
 `+llmHelp, stderr)
 	data := fs.String("data", "", "labelled JSONL file (plain or gzip) with questions, answers and passages")
 	generator := fs.String("generator", "", "generator LLM that answers from the candidates")
-	judgeSpec := fs.String("judge", "subem", "answer judge: em, subem, f1, llm:LLM or llm-binary:LLM")
-	threshold := fs.Float64("threshold", mine.DefaultThreshold, "judge score counted as a correct answer")
+	judgeSpec := fs.String("judge", "subem", "answer judge: em, subem, f1, or an LLM judge: llm-binary:LLM, llm-ldar:LLM, llm:LLM (A.1.3), llm-any:LLM")
+	threshold := fs.Float64("threshold", 0, "judge score counted as a correct answer (0: 1, a full match, for an LLM judge; 0.5 for em, subem, f1)")
 	k := fs.Int("k", mine.DefaultK, "BM25 candidates per question")
 	out := fs.String("out", "", "output JSONL file (written atomically at the end)")
 	ckpt := fs.String("checkpoint", "", "checkpoint file (default OUT.ckpt; \"off\": none)")
@@ -54,8 +65,8 @@ interrupted or capped run resumes where it stopped.
 	switch {
 	case *data == "":
 		return usageError{errors.New("mine: --data is required")}
-	case *k < 1 || *workers < 1 || *limit < 0 || *maxTokens < 0:
-		return usageError{errors.New("mine: --k and --workers must be positive, --limit and --max-llm-tokens not negative")}
+	case *k < 1 || *workers < 1 || *limit < 0 || *maxTokens < 0 || !(*threshold >= 0 && *threshold <= 1):
+		return usageError{errors.New("mine: --k and --workers must be positive, --limit and --max-llm-tokens not negative, --threshold in [0, 1]")}
 	case !*dryRun && (*generator == "" || *out == ""):
 		return usageError{errors.New("mine: --generator and --out are required (or --dry-run)")}
 	}
@@ -82,7 +93,10 @@ interrupted or capped run resumes where it stopped.
 		}
 		fmt.Fprintf(stdout, "%d questions, k=%d: generator calls %d–%d, prompt tokens %d–%d (%s)\n",
 			est.Questions, *k, est.MinCalls, est.MaxCalls, est.MinPromptTokens, est.MaxPromptTokens, counter.Encoding())
-		if strings.HasPrefix(*judgeSpec, "llm") {
+		switch {
+		case strings.HasPrefix(strings.TrimSpace(*judgeSpec), "llm:"):
+			fmt.Fprintln(stdout, "the A.1.3 judge adds two calls per generator call (answer extraction, then the labels)")
+		case answer.IsLLM(*judgeSpec):
 			fmt.Fprintln(stdout, "the LLM judge adds one call per generator call")
 		}
 		if *rewrites > 0 {
@@ -123,6 +137,7 @@ interrupted or capped run resumes where it stopped.
 		ro.Checkpoint = *ckpt
 	}
 	ro.Progress = mineProgress(stderr)
+	ro.Note = func(s string) { fmt.Fprintln(stderr, "note: checkpoint:", s) }
 	mined, sum, runErr := mine.Run(ctx, recs, ro)
 	if len(mined) > 0 || runErr == nil {
 		if err := writeFile(*out, func(w io.Writer) error {
@@ -141,7 +156,7 @@ interrupted or capped run resumes where it stopped.
 	fmt.Fprintf(stdout, "%d questions: %d mined (%d resumed from the checkpoint), %d dropped (full set judged wrong), %d pending; %d calls, %d LLM tokens this run; mean gold %.2f of %.1f candidates; %d rewrites (%d rejected) → %s\n",
 		sum.Questions, sum.Mined, sum.Resumed, sum.Dropped, sum.Pending, sum.Calls, sum.Tokens, sum.MeanGold, sum.MeanCandidates, sum.Rewrites, sum.RewritesRejected, *out)
 	if runErr != nil {
-		if errors.Is(runErr, mine.ErrTokenCap) {
+		if errors.Is(runErr, llm.ErrTokenCap) {
 			return fmt.Errorf("%w; run the same command again to resume", runErr)
 		}
 		return runErr

@@ -54,6 +54,16 @@ func TestMineCommand(t *testing.T) {
 	if code, out, _ := runCLI(t, "", "mine", "--data", data, "--generator", srv.OpenAISpec("g"), "--k", "3", "--out", mined); code != 0 || !strings.Contains(out, "2 resumed") || srv.Requests() != n {
 		t.Fatalf("resume: %d %s, %d calls", code, out, srv.Requests()-n)
 	}
+	// A checkpoint overwritten with garbage is moved aside with one note,
+	// not silently emptied, and its records are mined again.
+	os.WriteFile(mined+".ckpt", []byte(strings.Repeat("garbage ", 64)), 0o644)
+	code, out, errs = runCLI(t, "", "mine", "--data", data, "--generator", srv.OpenAISpec("g"), "--k", "3", "--out", mined)
+	if code != 0 || !strings.Contains(out, "2 mined") || strings.Count(errs, "note: checkpoint:") != 1 {
+		t.Fatalf("garbage checkpoint: %d %s %s", code, out, errs)
+	}
+	if q, _ := filepath.Glob(mined + ".ckpt.corrupt-*"); len(q) != 1 {
+		t.Fatalf("no quarantine copy: %v", q)
+	}
 	if code, _, errs := runCLI(t, "", "mine", "--data", data); code != 2 || !strings.Contains(errs, "--generator") {
 		t.Fatalf("usage: %d %s", code, errs)
 	}

@@ -11,55 +11,34 @@ import (
 	"github.com/ctxsel/ctxsel/picker"
 )
 
-// isPickerSpec reports a strategy spec naming the LLM picker.
-func isPickerSpec(spec string) bool {
-	name, _, _ := strings.Cut(strings.TrimSpace(spec), ":")
-	return strings.EqualFold(strings.TrimSpace(name), "picker")
+// lazyLLM opens the run's LLM opener and call cache on first use, so a run
+// that calls no model opens neither; Close closes the cache.
+type lazyLLM struct {
+	lf     *llmFlags
+	stderr io.Writer
+	open   func(string) (llm.Client, error)
+	cache  *llm.Cache
 }
 
-// splitStrategies splits a --strategies list into score-only specs and
-// picker specs. Picker parameters are not all numbers
-// (picker:budget=4000,fallback=adaptivek,order=document), so the list is
-// grouped here, a bare key=value continuing the strategy before it, and
-// each group goes to its own parser.
-func splitStrategies(text string) ([]ctxsel.Spec, []picker.Config, error) {
-	var groups []string
-	for _, tok := range strings.Split(text, ",") {
-		tok = strings.TrimSpace(tok)
-		if tok == "" {
-			continue
-		}
-		if !strings.Contains(tok, ":") && strings.Contains(tok, "=") && len(groups) > 0 {
-			groups[len(groups)-1] += "," + tok
-			continue
-		}
-		groups = append(groups, tok)
-	}
-	var specs []ctxsel.Spec
-	var pickers []picker.Config
-	for _, g := range groups {
-		if isPickerSpec(g) {
-			cfg, err := picker.ParseSpec(g)
-			if err != nil {
-				return nil, nil, err
-			}
-			pickers = append(pickers, cfg)
-			continue
-		}
-		sp, err := ctxsel.ParseSpecList(g)
+func (l *lazyLLM) get() (func(string) (llm.Client, error), error) {
+	if l.open == nil {
+		open, cache, err := l.lf.open(l.stderr)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		specs = append(specs, sp...)
+		l.open, l.cache = open, cache
 	}
-	if len(specs) == 0 && len(pickers) == 0 {
-		return nil, nil, fmt.Errorf("%w: no strategy given", ctxsel.ErrInvalidInput)
+	return l.open, nil
+}
+
+func (l *lazyLLM) Close() {
+	if l.cache != nil {
+		l.cache.Close()
 	}
-	return specs, pickers, nil
 }
 
 // newPicker opens the picker LLM (an endpoint spec from --picker, never
-// from input data) for a picker spec.
+// from input data) for a picker configuration: serve's.
 func newPicker(open func(string) (llm.Client, error), endpoint string, cfg picker.Config) (*picker.Picker, error) {
 	if strings.TrimSpace(endpoint) == "" {
 		return nil, usageError{fmt.Errorf("%s needs --picker PROVIDER:MODEL[@BASE_URL], the picker LLM", cfg)}
@@ -71,18 +50,10 @@ func newPicker(open func(string) (llm.Client, error), endpoint string, cfg picke
 	return picker.New(c, cfg)
 }
 
-// meteredPicker is a picker as eval measures it: its row named by its spec
-// (two pickers with different settings are two rows), with its own call's
-// tokens and invalid outputs reported apart from the reader's.
-type meteredPicker struct{ *picker.Picker }
-
-var _ ctxsel.MeteredSelector = meteredPicker{}
-
-func (m meteredPicker) Name() string { return m.Config().String() }
-
-// selectPicked is `select --strategy picker...`: the picker LLM reads the
-// candidates' texts and picks; invalid output falls back (and says so).
-func selectPicked(ctx context.Context, spec, question, order, encoding, endpoint string, llmf *llmFlags, stdin io.Reader, stdout, stderr io.Writer) error {
+// selectTexts is `select` with a text selector (--strategy picker, or
+// topk:k=30+picker): it reads the candidates' texts and the question;
+// an invalid picker output falls back (and says so).
+func selectTexts(ctx context.Context, sel ctxsel.TextSelector, spec, question, order, encoding string, stdin io.Reader, stdout io.Writer) error {
 	if strings.TrimSpace(question) == "" {
 		return usageError{fmt.Errorf("select --strategy %s needs --question", spec)}
 	}
@@ -96,40 +67,34 @@ func selectPicked(ctx context.Context, spec, question, order, encoding, endpoint
 	}
 	for i, t := range texts {
 		if t == "" {
-			return fmt.Errorf("%w: candidate %q has no \"text\": the picker reads every candidate", ctxsel.ErrInvalidInput, cands[i].ID)
+			return fmt.Errorf("%w: candidate %q has no \"text\": %s reads every candidate", ctxsel.ErrInvalidInput, cands[i].ID, spec)
 		}
 	}
 	curve, err := ctxsel.NewCurve(cands)
 	if err != nil {
 		return err
 	}
-	p, closeCache, err := openPickerFlags(spec, endpoint, llmf, stderr)
+	q := ctxsel.TextQuery{Curve: curve, Texts: texts, Order: ord, Question: question}
+	m, metered := sel.(ctxsel.MeteredSelector)
+	if !metered {
+		out, err := sel.SelectTexts(ctx, q)
+		if err != nil {
+			return err
+		}
+		return writeSelection(stdout, out)
+	}
+	out, u, err := m.SelectMetered(ctx, q)
 	if err != nil {
 		return err
 	}
-	defer closeCache()
-	sel, err := p.SelectTexts(ctx, ctxsel.TextQuery{Curve: curve, Texts: texts, Order: ord, Question: question})
-	if err != nil {
+	if err := writeSelection(stdout, out); err != nil {
 		return err
 	}
-	return writeSelection(stdout, sel)
-}
-
-// openPickerFlags builds the picker a picker spec names, its LLM from
-// --picker and the shared LLM flags; the caller closes the call cache.
-func openPickerFlags(spec, endpoint string, llmf *llmFlags, stderr io.Writer) (*picker.Picker, func() error, error) {
-	cfg, err := picker.ParseSpec(spec)
-	if err != nil {
-		return nil, nil, err
+	if u.CallError != nil {
+		// The fallback selected, but not because of what the model said:
+		// the endpoint, the key or the network needs attention, and a
+		// script must not take the fallback for the picker's answer.
+		return fmt.Errorf("select: the picker's model call failed, so its fallback selected (the selection above): %w", u.CallError)
 	}
-	open, cache, err := llmf.open(stderr)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := newPicker(open, endpoint, cfg)
-	if err != nil {
-		cache.Close()
-		return nil, nil, err
-	}
-	return p, cache.Close, nil
+	return nil
 }

@@ -5,29 +5,59 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ctxsel/ctxsel/eval/sample"
+	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/picker/pickertest"
 )
 
-func TestSplitStrategies(t *testing.T) {
-	specs, pickers, err := splitStrategies("topk:k=5,max_k=3,picker:budget=300,fallback=topk,order=document,adaptivek,picker")
+// eval --strategies resolves its list once: strategies, and pickers built
+// with the --picker LLM, each picker's settings in full.
+func TestResolveStrategyList(t *testing.T) {
+	srv := llmtest.New(pickertest.Garbage)
+	defer srv.Close()
+	opened := 0
+	open := func() (func(string) (llm.Client, error), error) {
+		opened++
+		return func(spec string) (llm.Client, error) {
+			c, _, err := llm.OpenSpec(spec, llm.Options{MaxRetries: -1})
+			return c, err
+		}, nil
+	}
+	list, err := specResolver(pickerSources(srv.OpenAISpec("p"), open), "").ResolveList("topk:k=5,max_k=3,picker:budget=300,fallback=topk,order=document,adaptivek,picker")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(specs) != 2 || specs[0].String() != "topk:k=5,max_k=3" || specs[1].Name != "adaptivek" {
-		t.Fatalf("specs %v", specs)
+	var got []string
+	for _, r := range list {
+		got = append(got, r.Kind.String()+" "+r.Spec)
 	}
-	if len(pickers) != 2 || pickers[0].String() != "picker:budget=300,fallback=topk,order=document" || pickers[1].Budget != 4000 {
-		t.Fatalf("pickers %v", pickers)
+	want := []string{"strategy topk:k=5,max_k=3", "text selector picker:budget=300,fallback=topk,order=document", "strategy adaptivek", "text selector picker:budget=4000,fallback=adaptivek,order=rank"}
+	if !slices.Equal(got, want) || opened != 2 {
+		t.Fatalf("got %q (opened %d)\nwant %q", got, opened, want)
 	}
-	for _, bad := range []string{"", "picker:budget=x", "topk:k=x", "picker:fallback=nope"} {
-		if _, _, err := splitStrategies(bad); err == nil {
+	for _, bad := range []string{"", "picker:budget=x", "topk:k=x", "topk:k=1x", "picker:fallback=nope"} {
+		if _, err := specResolver(pickerSources(srv.OpenAISpec("p"), open), "").ResolveList(bad); err == nil {
 			t.Fatalf("%q accepted", bad)
 		}
+	}
+	// A word where a strategy wants a number parses (Self-Route takes
+	// prompt=adaptivek) and is refused before any work.
+	if code, _, stderr := runCLI(t, "", "eval", "--strategies", "topk:k=x"); code != 2 || !strings.Contains(stderr, "k=x must be a number") {
+		t.Fatalf("topk:k=x: exit %d, %s", code, stderr)
+	}
+	// Without --picker, a picker spec says how to give one; strategies
+	// alone never open the LLM.
+	opened = 0
+	if _, err := specResolver(pickerSources("", open), "").ResolveList("picker"); err == nil || !strings.Contains(err.Error(), "--picker") {
+		t.Fatalf("no --picker: %v", err)
+	}
+	if _, err := specResolver(pickerSources("", open), "").ResolveList("topk,adaptivek"); err != nil || opened != 0 {
+		t.Fatalf("strategies opened the LLM %d times: %v", opened, err)
 	}
 }
 
@@ -52,6 +82,18 @@ func TestSelectPicker(t *testing.T) {
 	}
 	if strings.Join(sel.IDs, "|") != "b 2|7" || sel.Explanation.Strategy != "picker" || !strings.Contains(sel.Explanation.Reason, "evidence") {
 		t.Fatalf("%s", out)
+	}
+	// A permanent failure of the call (401) is not the model's output: the
+	// fallback's selection is printed, and the command fails. Garbage from
+	// the model is the picker's business: it falls back and exits 0.
+	srv.Script(llmtest.Fault{Status: 401, Message: "bad key"})
+	code, out, errs = runCLI(t, in, "select", "--strategy", "picker:budget=100", "--question", "Who wrote it?", "--picker", srv.OpenAISpec("p"), "--llm-retries=0")
+	if code != 1 || !strings.Contains(errs, "401") || !strings.Contains(out, "fell back") {
+		t.Fatalf("401: exit %d\n%s\n%s", code, out, errs)
+	}
+	srv.SetReplier(pickertest.Garbage)
+	if code, out, errs := runCLI(t, in, "select", "--strategy", "picker:budget=100", "--question", "Who wrote it?", "--picker", srv.OpenAISpec("p")); code != 0 || !strings.Contains(out, "fell back") {
+		t.Fatalf("garbage: exit %d\n%s\n%s", code, out, errs)
 	}
 	// Without an endpoint, or without texts, it is a usage error.
 	if code, _, errs := runCLI(t, in, "select", "--strategy", "picker", "--question", "q"); code != 2 || !strings.Contains(errs, "--picker") {

@@ -6,7 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 // defaultScorer is what eval and train score with when --scorer is not
@@ -28,19 +29,19 @@ func scorerNames() []string {
 // scorerSet builds scorers by name and keeps them, so that a hybrid scorer
 // and a dense baseline share one embedder (and its vectors in memory).
 type scorerSet struct {
-	byName map[string]eval.Scorer
+	byName map[string]score.Scorer
 	closes []func() error
 }
 
-func newScorerSet() *scorerSet { return &scorerSet{byName: map[string]eval.Scorer{}} }
+func newScorerSet() *scorerSet { return &scorerSet{byName: map[string]score.Scorer{}} }
 
 // get returns the named scorer: bm25, an embedder name, or a hybrid spec.
-func (ss *scorerSet) get(name string) (eval.Scorer, error) {
+func (ss *scorerSet) get(name string) (score.Scorer, error) {
 	if s, ok := ss.byName[name]; ok {
 		return s, nil
 	}
-	var s eval.Scorer
-	switch hs, isHybrid, err := eval.ParseHybrid(name); {
+	var s score.Scorer
+	switch hs, isHybrid, err := score.ParseHybrid(name); {
 	case err != nil:
 		return nil, usageError{err}
 	case isHybrid:
@@ -52,18 +53,18 @@ func (ss *scorerSet) get(name string) (eval.Scorer, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s, err = eval.NewHybrid(d, hs.Method, hs.Alpha); err != nil {
+		if s, err = score.NewHybrid(d, hs.Method, hs.Alpha); err != nil {
 			return nil, usageError{err}
 		}
 	case name == "bm25":
-		s = eval.NewBM25()
+		s = score.NewBM25()
 	case slices.Contains(embedderNames, name):
 		e, closeFn, err := newEmbedder(name)
 		if err != nil {
 			return nil, fmt.Errorf("scorer %s: %w", name, err)
 		}
 		ss.closes = append(ss.closes, closeFn)
-		s = eval.NewEmbedScorer(name, e)
+		s = score.NewEmbedding(name, e, score.EmbeddingOptions{Memo: true})
 	default:
 		return nil, usageError{fmt.Errorf("unknown scorer %q (known: %s)", name, strings.Join(scorerNames(), ", "))}
 	}
@@ -71,17 +72,32 @@ func (ss *scorerSet) get(name string) (eval.Scorer, error) {
 	return s, nil
 }
 
+// embedderOf returns the embedder of the named embedding scorer, so that
+// another user of the model (the evidence selector's sentences) shares its
+// cache.
+func (ss *scorerSet) embedderOf(name string) (embed.Embedder, error) {
+	s, err := ss.get(name)
+	if err != nil {
+		return nil, err
+	}
+	es, ok := s.(*score.Embedding)
+	if !ok {
+		return nil, fmt.Errorf("scorer %s has no embedder", name)
+	}
+	return es.Embedder(), nil
+}
+
 // baselines returns the single scorers a report compares with: the dense
 // and the lexical retriever (for a hybrid, its own two halves).
-func (ss *scorerSet) baselines(main eval.Scorer) ([]eval.Scorer, error) {
-	if h, ok := main.(*eval.Hybrid); ok {
-		return []eval.Scorer{h.Dense, h.Lexical}, nil
+func (ss *scorerSet) baselines(main score.Scorer) ([]score.Scorer, error) {
+	if h, ok := main.(*score.Hybrid); ok {
+		return []score.Scorer{h.Dense, h.Lexical}, nil
 	}
 	dense := defaultDense
 	if slices.Contains(embedderNames, main.Name()) {
 		dense = main.Name()
 	}
-	var out []eval.Scorer
+	var out []score.Scorer
 	for _, n := range []string{dense, "bm25"} {
 		s, err := ss.get(n)
 		if err != nil {
@@ -101,7 +117,7 @@ func (ss *scorerSet) Close() error {
 }
 
 // newScorer returns a named scorer and a function that releases it.
-func newScorer(name string) (eval.Scorer, func() error, error) {
+func newScorer(name string) (score.Scorer, func() error, error) {
 	ss := newScorerSet()
 	s, err := ss.get(name)
 	if err != nil {

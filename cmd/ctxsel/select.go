@@ -54,7 +54,7 @@ input, from 1.
 
 Example:
   printf '{"id":"a","score":0.9,"tokens":50}\n{"id":"b","score":0.2,"tokens":70}\n' | ctxsel select --strategy adaptivek --param buffer=0`, stderr)
-	strategy := fs.String("strategy", "adaptivek", "strategy name, optionally with parameters (adaptivek:head=0.05)")
+	strategy := fs.String("strategy", ctxsel.DefaultSelectStrategy, "strategy name, optionally with parameters (adaptivek:head=0.05)")
 	var params paramFlag
 	fs.Var(&params, "param", "strategy parameter key=value (repeatable), caps included: min_k, max_k, max_tokens")
 	order := fs.String("order", "rank", "order of the selected passages: rank, document (input order) or edges")
@@ -69,16 +69,22 @@ Example:
 	if !slices.Contains(token.Encodings, *encoding) {
 		return usageError{fmt.Errorf("select: --encoding %q: unknown (known: %s)", *encoding, strings.Join(token.Encodings, ", "))}
 	}
-	spec, err := resolveAutoBudget(params.appendTo(*strategy), *estimate)
+	llms := &lazyLLM{lf: llmf, stderr: stderr}
+	defer llms.Close()
+	counter, err := token.New(*encoding)
+	if err != nil {
+		return usageError{err}
+	}
+	src := &selectorSources{pickerEndpoint: *pickerLLM, openLLM: llms.get, counter: counter}
+	defer src.Close()
+	r := specResolver(src, *estimate)
+	r.Kinds = ctxsel.StrategyKind | ctxsel.SelectorKind
+	how, err := r.Resolve(params.appendTo(*strategy))
 	if err != nil {
 		return err
 	}
-	if isPickerSpec(spec) {
-		return selectPicked(ctx, spec, *question, *order, *encoding, *pickerLLM, llmf, stdin, stdout, stderr)
-	}
-	st, caps, err := ctxsel.Parse(spec)
-	if err != nil {
-		return err
+	if how.Kind == ctxsel.SelectorKind {
+		return selectTexts(ctx, how.Selector, how.Spec, *question, *order, *encoding, stdin, stdout)
 	}
 	ord, err := ctxsel.ParseOrder(*order)
 	if err != nil {
@@ -92,7 +98,7 @@ Example:
 	if err != nil {
 		return err
 	}
-	sel, err := ctxsel.Select(curve, st, caps, ord)
+	sel, err := ctxsel.Select(curve, how.Strategy, how.Caps, ord)
 	if err != nil {
 		return err
 	}

@@ -259,3 +259,41 @@ func TestServeReaderFlag(t *testing.T) {
 		}
 	}
 }
+
+// /v1/ask flags a degenerate reply instead of passing it off as an answer.
+func TestServeAskFlagsDegenerateReply(t *testing.T) {
+	useHashEmbedder(t)
+	root := t.TempDir()
+	doc := filepath.Join(root, "etna.txt")
+	os.WriteFile(doc, []byte("Mount Etna is an active volcano on Sicily."), 0o644)
+	idx := filepath.Join(root, "idx")
+	if code, _, errs := runCLI(t, "", "index", "add", "--index", idx, doc); code != 0 {
+		t.Fatalf("index add: %s", errs)
+	}
+	srv := llmtest.New(func(llmtest.Call) llmtest.Reply { return llmtest.Reply{Content: "Mount Et", FinishReason: "length"} })
+	defer srv.Close()
+	reader, _, err := llm.OpenSpec(srv.OpenAISpec("m"), llm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asker, closeAsker, err := newIndexAsker(context.Background(), idx, askReader{client: reader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAsker()
+	s, err := server.New(server.DefaultConfig(), server.Options{Asker: asker})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("POST", "/v1/ask", strings.NewReader(`{"query":"Which volcano?"}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	var resp struct {
+		Answer       string `json:"answer"`
+		AnswerDefect string `json:"answer_defect"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || rec.Code != http.StatusOK || resp.AnswerDefect != "truncated" {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/ctxsel/ctxsel/internal/progress"
 	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/ldar/ldareval"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -147,8 +149,12 @@ gold passages (LaRA).
 		return usageError{err}
 	}
 	var llmReward *eval.LLMReward
+	onLaRA := false
+	for _, path := range splitList(*data) {
+		onLaRA = onLaRA || strings.HasPrefix(path, "lara:")
+	}
 	if *rewardName == "llm" {
-		if llmReward, rewardDesc, err = lf.reward(stderr, counter); err != nil {
+		if llmReward, rewardDesc, err = lf.reward(stderr, counter, onLaRA); err != nil {
 			return err
 		}
 		defer lf.close()
@@ -160,7 +166,7 @@ gold passages (LaRA).
 	if err != nil {
 		return err
 	}
-	if cs, ok := scorer.(eval.ChannelScorer); *channels > 0 && (!ok || len(cs.Channels()) < *channels) {
+	if cs, ok := scorer.(score.ChannelScorer); *channels > 0 && (!ok || len(cs.Channels()) < *channels) {
 		return usageError{fmt.Errorf("train band: --channels %d needs a scorer with that many channels (hybrid has 2)", *channels)}
 	}
 	base, err := scorers.baselines(scorer)
@@ -217,6 +223,26 @@ gold passages (LaRA).
 			valQ = append(valQ, ldareval.SelectQuestions(qs, valIDs)...)
 		}
 	}
+	if onLaRA && *window < 0 {
+		// LDAR bands the whole curve (train_ldar.py: low/high over every
+		// chunk), and closed models take wide bands there: the window
+		// reaches the longest LaRA curve (64 chunks at 32k, 256 at 128k).
+		longest := 0
+		for _, q := range append(slices.Clone(trainQ), valQ...) {
+			longest = max(longest, len(q.Scores))
+		}
+		if longest > cfg.Window && cfg.Window > 0 {
+			fmt.Fprintf(stderr, "note: LaRA data: the policy reads and bands the whole curve (--window %d, the longest question's passages; LDAR's setting); --window N overrides\n", longest)
+			cfg.Window = longest
+		}
+	}
+	if llmReward != nil && llmReward.Answering.Judge == nil {
+		var all []eval.Record
+		for _, st := range sets {
+			all = append(all, st.all...)
+		}
+		warnSubEMOnSentences(stderr, all)
+	}
 	ckpt := *checkpoint
 	if ckpt == "" {
 		ckpt = *out + ".ckpt"
@@ -244,7 +270,7 @@ gold passages (LaRA).
 		return nil // curves only
 	}
 	if llmReward != nil {
-		estimateLLMSpend(stderr, trainQ, valQ, opt, llmReward.Answering.Judge != nil)
+		estimateLLMSpend(stderr, trainQ, valQ, opt, llmReward.Answering.Judge, counter)
 	}
 	policy, history, err := ldar.Train(ctx, trainQ, valQ, opt)
 	if llmReward != nil {

@@ -317,15 +317,11 @@ func textQuery(r eval.Record, q eval.QuestionCurve) (ctxsel.TextQuery, error) {
 // evidenceBase is the options every evidence selector of a run shares: the
 // use-lite embedder of the scorer set (one cache) and the token counter.
 func evidenceBase(scorers *scorerSet, counter token.Counter) (evidence.Options, error) {
-	dense, err := scorers.get(defaultDense)
+	e, err := scorers.embedderOf(defaultDense)
 	if err != nil {
-		return evidence.Options{}, err
+		return evidence.Options{}, fmt.Errorf("evidence: %w", err)
 	}
-	es, ok := dense.(*eval.EmbedScorer)
-	if !ok {
-		return evidence.Options{}, fmt.Errorf("evidence: the %s scorer has no embedder", defaultDense)
-	}
-	return evidence.Options{Embedder: es.Embedder(), Counter: counter, Neighbors: -1}, nil
+	return evidence.Options{Embedder: e, Counter: counter, Neighbors: -1}, nil
 }
 
 // namedSelector renames a selector's report row.

@@ -3,10 +3,13 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel/answer"
 	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 )
 
@@ -80,5 +83,46 @@ func TestTrainBandOnLaRA(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "", append(args, "--reward", "llm", "--reader", srv.OpenAISpec("m"))...)
 	if code != 0 || srv.Requests() == 0 || !strings.Contains(stdout, "no gold passages") {
 		t.Fatalf("exit %d, %d calls\n%s\n%s", code, srv.Requests(), stdout, stderr)
+	}
+	// LDAR's defaults on LaRA: LaRA's reader prompt (system message, its
+	// book template, chunks numbered as LDAR's reward numbers them) and
+	// LDAR's True/False judge, asked of the reader's endpoint.
+	var reader, judge *llmtest.Call
+	for _, c := range srv.Calls() {
+		switch {
+		case len(c.Messages) == 2 && c.Messages[0].Content == eval.LaRASystem && reader == nil:
+			reader = &c
+		case len(c.Messages) == 2 && c.Messages[0].Content == answer.JudgeSystemLDAR && judge == nil:
+			judge = &c
+		}
+	}
+	if reader == nil || judge == nil {
+		t.Fatalf("no LaRA reader call (%v) or LDAR judge call (%v) among %d", reader != nil, judge != nil, len(srv.Calls()))
+	}
+	if p := reader.Messages[1].Content; !strings.HasPrefix(p, "Here are some chunks retrieved from a book. Read these chunks to answer a question.\n\nchunk 0: ") ||
+		!strings.HasSuffix(p, "\n\nBe concise.") {
+		t.Fatalf("reader prompt %.200q … %.100q", p, p[max(0, len(p)-100):])
+	}
+	if p := judge.Messages[1].Content; !strings.HasPrefix(p, "I will provide you with a question and its groundtruth answer") {
+		t.Fatalf("judge prompt %.200q", p)
+	}
+	if !strings.Contains(stderr, "LDAR's True/False judge") || strings.Contains(stderr, "warning: the judge is SubEM") {
+		t.Fatalf("notes:\n%s", stderr)
+	}
+	// Without --window the policy bands the whole curve (about 64 chunks at
+	// 32k); SubEM on LaRA's sentence answers is warned about.
+	noWindow := slices.Clone(args)
+	i := slices.Index(noWindow, "--window")
+	noWindow = slices.Delete(noWindow, i, i+2)
+	code, _, stderr = runCLI(t, "", append(noWindow, "--reward", "llm", "--reader", srv.OpenAISpec("m"), "--judge", "subem")...)
+	if code != 0 || !strings.Contains(stderr, "the policy reads and bands the whole curve") || !strings.Contains(stderr, "warning: the judge is SubEM, but the answers are sentences") {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	p, err := ldar.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := p.Config().Window; w < 50 || w > 80 {
+		t.Fatalf("window %d, want the longest 32k curve (~64 chunks)", w)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/ldar/ldareval"
 	"github.com/ctxsel/ctxsel/relevance"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -81,7 +82,7 @@ model as a re-ranker. Nothing is chosen on --eval files.
 	if err != nil {
 		return err
 	}
-	if cs, ok := scorer.(eval.ChannelScorer); *channels > 0 && (!ok || len(cs.Channels()) < *channels) {
+	if cs, ok := scorer.(score.ChannelScorer); *channels > 0 && (!ok || len(cs.Channels()) < *channels) {
 		return usageError{fmt.Errorf("train relevance: --channels %d needs a scorer with that many channels (hybrid has 2)", *channels)}
 	}
 	base, err := scorers.baselines(scorer)
@@ -149,7 +150,7 @@ model as a re-ranker. Nothing is chosen on --eval files.
 	// on the curve ranked by p(gold), against the envelopes of the scorer
 	// itself and of each single scorer.
 	reranked := func(recs []eval.Record, name string) error {
-		cs, ok := scorer.(eval.ChannelScorer)
+		cs, ok := scorer.(score.ChannelScorer)
 		if !ok {
 			return usageError{errors.New("train relevance: --rerank needs a hybrid scorer")}
 		}
@@ -162,7 +163,7 @@ model as a re-ranker. Nothing is chosen on --eval files.
 			}
 			fixed = append(fixed, sp)
 		}
-		rrep, err := eval.Run(ctx, recs, rs, eval.Options{Strategies: fixed, Counter: counter, Workers: 1, Baselines: append([]eval.Scorer{scorer}, base...)})
+		rrep, err := eval.Run(ctx, recs, rs, eval.Options{Strategies: fixed, Counter: counter, Workers: 1, Baselines: append([]score.Scorer{scorer}, base...)})
 		if err != nil {
 			return err
 		}

@@ -738,3 +738,49 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal("a file accepted as directory")
 	}
 }
+
+// Every cut or rebuild says so once and keeps a copy of what it dropped:
+// a damaged last record (which looks like a torn tail) and a file
+// overwritten with garbage.
+func TestDamageNotedWithCopy(t *testing.T) {
+	_, file, offsets, texts := writeRecords(t, 3)
+	orig, _ := os.ReadFile(file)
+	open := func(dir string) (*Store, []string) {
+		var notes []string
+		s, err := OpenWith(dir, Options{Note: func(m string) { notes = append(notes, m) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Wrap(&fake{id: "m", dim: 8}, s).Embed(context.Background(), texts); err != nil {
+			t.Fatal(err)
+		}
+		return s, notes
+	}
+	for name, damage := range map[string]func([]byte) []byte{
+		"last record": func(b []byte) []byte { b[offsets[2]+10] ^= 0x01; return b },
+		"garbage":     func(b []byte) []byte { return []byte(strings.Repeat("garbage!", len(b)/8)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, filepath.Base(file))
+			damaged := damage(slices.Clone(orig))
+			os.WriteFile(p, damaged, 0o644)
+			s, notes := open(dir)
+			q := s.Stats().Quarantined
+			s.Close()
+			if len(notes) != 1 || len(q) != 1 {
+				t.Fatalf("notes %q, quarantined %v", notes, q)
+			}
+			kept, err := os.ReadFile(q[0])
+			if err != nil || !strings.HasSuffix(string(damaged), string(kept)) || len(kept) == 0 {
+				t.Fatalf("the copy %s does not hold what was dropped: %v", q[0], err)
+			}
+			if s, notes := open(dir); len(notes) != 0 {
+				s.Close()
+				t.Fatalf("noted again: %q", notes)
+			} else {
+				s.Close()
+			}
+		})
+	}
+}

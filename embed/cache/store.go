@@ -314,19 +314,36 @@ func (s *Store) loadPath(path string) error {
 			return fmt.Errorf("cache: %s: %w", path, herr)
 		}
 		p, found, err := findRecord(f, 0, size)
-		f.Close()
 		if err != nil {
+			f.Close()
 			return fmt.Errorf("cache: reading %s: %w", path, err)
 		}
 		if found {
+			f.Close()
 			return s.corrupt(path, &CorruptError{Path: path, Offset: 0,
 				Reason: fmt.Sprintf("bad header: %v (intact record follows at offset %d)", herr, p)})
 		}
+		start := make([]byte, min(size, int64(len(fileMagic))))
+		_, _ = f.ReadAt(start, 0)
+		if string(start) != fileMagic[:len(start)] {
+			// Garbage written over the file: moved aside, noted.
+			f.Close()
+			return s.corrupt(path, &CorruptError{Path: path, Offset: 0,
+				Reason: fmt.Sprintf("bad header: %v, and no intact record", herr)})
+		}
 		// A torn header: the file was being created and holds no record.
+		// It goes, after a copy is kept and the cut noted.
+		q, err := recordlog.KeepTail(f, path, 0, size)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("cache: keeping torn file %s: %w", path, err)
+		}
 		if err := os.Remove(path); err != nil {
 			return fmt.Errorf("cache: removing torn file: %w", err)
 		}
 		s.recovered += size
+		s.quarantined = append(s.quarantined, q)
+		s.opts.Note(fmt.Sprintf("embedding cache: %s held only a torn header (an interrupted first write); removed, a copy is in %s", path, filepath.Base(q)))
 		return nil
 	}
 	if n.fileName() != filepath.Base(path) {
@@ -509,7 +526,17 @@ func (s *Store) refresh(m *model, create bool) error {
 	return nil
 }
 
+// truncate cuts m's file at end, after keeping a copy of what is cut
+// beside it and saying so: a torn tail and a damaged last record look
+// alike, and neither is dropped unseen.
 func (s *Store) truncate(m *model, end, size int64) error {
+	q, err := recordlog.KeepTail(m.f, m.path, end, size)
+	if err != nil {
+		return fmt.Errorf("cache: keeping the torn tail of %s: %w", m.path, err)
+	}
+	s.quarantined = append(s.quarantined, q)
+	s.opts.Note(fmt.Sprintf("embedding cache: %s ended in %d bytes that are not an intact record (an interrupted write, or damage); cut them away, a copy is in %s",
+		m.path, size-end, filepath.Base(q)))
 	if err := m.f.Truncate(end); err != nil {
 		return fmt.Errorf("cache: dropping torn tail of %s: %w", m.path, err)
 	}

@@ -38,6 +38,9 @@ var _ embed.QueryEmbedder = (*cached)(nil)
 
 func (c *cached) ModelID() string { return c.inner.ModelID() }
 
+// ModelName implements embed.Named with e's name.
+func (c *cached) ModelName() string { return embed.ModelName(c.inner) }
+
 func (c *cached) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return c.embed(ctx, texts, kindPassage)
 }

@@ -259,6 +259,10 @@ func ParseHost(s string) (*url.URL, error) {
 // "ollama:base=127.0.0.1%3A11434&model=nomic-embed-text%3Av1.5".
 func (c *Client) ModelID() string { return c.modelID }
 
+// ModelName is the model's name at the server, as configured
+// (embed.Named).
+func (c *Client) ModelName() string { return c.opts.Model }
+
 // Endpoint is the URL requests are posted to.
 func (c *Client) Endpoint() string { return c.endpoint }
 

@@ -240,6 +240,10 @@ func New(opts Options) (*Client, error) {
 // prefixes, e.g. "openai:base=api.openai.com&dims=256&model=text-embedding-3-small".
 func (c *Client) ModelID() string { return c.modelID }
 
+// ModelName is the model's name at the server, as configured
+// (embed.Named): what ctxsel's /v1/embeddings reports and accepts.
+func (c *Client) ModelName() string { return c.opts.Model }
+
 // Endpoint is the URL requests are posted to.
 func (c *Client) Endpoint() string { return c.endpoint }
 

@@ -12,8 +12,13 @@
 // Guarantees:
 //
 //   - Torn tail: bytes at the end that do not decode and are followed by no
-//     intact record are what an interrupted append leaves; they are
-//     truncated away (counted in Stats.RecoveredBytes).
+//     intact record are what an interrupted append leaves (or damage that
+//     looks like it); they are truncated away (counted in
+//     Stats.RecoveredBytes), after a copy of them is kept in
+//     "<path>.cut-<unixnano>" and Options.Note is told, once.
+//   - A file whose start is not this log's header, with no intact record
+//     in it (garbage written over it), is not a torn write: it is moved
+//     aside like damage in the middle, not truncated to nothing.
 //   - Damage in the middle (a bad record followed by an intact one) cannot
 //     come from a crash. By default the file is renamed aside to
 //     "<path>.corrupt-<unixnano>", rebuilt from every intact record in it,
@@ -104,8 +109,8 @@ type Options struct {
 	// FailOnCorrupt makes damage in the middle of the file an error instead
 	// of quarantining the file and rebuilding it.
 	FailOnCorrupt bool
-	// Note receives a one-line notice when a file is quarantined (default:
-	// slog.Warn).
+	// Note receives a one-line notice when a file is quarantined or its
+	// tail cut away (default: slog.Warn).
 	Note func(msg string)
 	// Valid, when set, vets each decoded payload; a record it rejects counts
 	// as damaged.
@@ -117,7 +122,7 @@ type Stats struct {
 	Records        int      // records read or appended by this Log (duplicates included)
 	Skipped        int      // records Append skipped because their key was present
 	RecoveredBytes int64    // torn-tail bytes truncated away
-	Quarantined    []string // files renamed aside as corrupt
+	Quarantined    []string // files renamed aside as corrupt, and copies of torn tails cut away
 }
 
 // Log is one record file. It is safe for concurrent use.
@@ -337,6 +342,11 @@ func (l *Log) refresh() error {
 			} else if found || errors.Is(herr, errID) {
 				return l.corrupt(&CorruptError{Path: l.path, Offset: 0, Reason: fmt.Sprintf("bad header: %v (record at %d)", herr, p)})
 			}
+			if torn, err := l.tornHeader(size); err != nil {
+				return err
+			} else if !torn {
+				return l.corrupt(&CorruptError{Path: l.path, Offset: 0, Reason: fmt.Sprintf("not a record log of its kind (bad header: %v, no intact record)", herr)})
+			}
 			return l.truncate(0, size) // a torn header: no record yet
 		}
 		start = hs
@@ -360,7 +370,28 @@ func (l *Log) deliver(r Record) {
 	l.add(r)
 }
 
+// tornHeader reports whether the file's size bytes are the start of this
+// log's header: all an interrupted first append can leave short of one.
+func (l *Log) tornHeader(size int64) (bool, error) {
+	want := encodeHeader(l.id)
+	if size >= int64(len(want)) {
+		return false, nil
+	}
+	b := make([]byte, size)
+	if _, err := l.f.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("recordlog: reading %s: %w", l.path, err)
+	}
+	return bytes.Equal(b, want[:size]), nil
+}
+
+// truncate cuts the file at end. What is cut is first copied aside and
+// the cut noted: a crash leaves a torn tail, but so may damage to the last
+// record, and neither is dropped unseen.
 func (l *Log) truncate(end, size int64) error {
+	q, err := KeepTail(l.f, l.path, end, size)
+	if err != nil {
+		return fmt.Errorf("recordlog: keeping the torn tail of %s: %w", l.path, err)
+	}
 	if err := l.f.Truncate(end); err != nil {
 		return fmt.Errorf("recordlog: dropping torn tail of %s: %w", l.path, err)
 	}
@@ -368,8 +399,33 @@ func (l *Log) truncate(end, size int64) error {
 		return fmt.Errorf("recordlog: fsync %s: %w", l.path, err)
 	}
 	l.stats.RecoveredBytes += size - end
+	l.stats.Quarantined = append(l.stats.Quarantined, q)
 	l.end = end
+	l.opts.Note(fmt.Sprintf("file %s ended in %d bytes that are not an intact record (an interrupted write, or damage); cut them away, a copy is in %s",
+		l.path, size-end, filepath.Base(q)))
 	return nil
+}
+
+// KeepTail copies bytes [end, size) of f to "<path>.cut-<unixnano>" and
+// returns that name: what a file about to be truncated at end would lose.
+func KeepTail(f *os.File, path string, end, size int64) (string, error) {
+	q := fmt.Sprintf("%s.cut-%d", path, time.Now().UnixNano())
+	out, err := os.OpenFile(q, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(out, io.NewSectionReader(f, end, size-end))
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(q)
+		return "", err
+	}
+	return q, nil
 }
 
 // corrupt fails (FailOnCorrupt), or renames the file aside and rebuilds it
@@ -411,7 +467,7 @@ func (l *Log) corrupt(ce *CorruptError) error {
 		return fmt.Errorf("recordlog: rebuilding %s: %w", l.path, err)
 	}
 	SyncDir(filepath.Dir(l.path))
-	l.opts.Note(fmt.Sprintf("cache file %s was damaged (%s); moved aside to %s and rebuilt from its intact records", l.path, ce.Reason, filepath.Base(q)))
+	l.opts.Note(fmt.Sprintf("file %s was damaged (%s); moved aside to %s and rebuilt from its intact records", l.path, ce.Reason, filepath.Base(q)))
 	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("recordlog: %w", err)

@@ -243,3 +243,63 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// A file overwritten with garbage is not a torn write: it is moved aside
+// whole (noted once), not truncated to nothing.
+func TestGarbageFileQuarantined(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.log")
+	garbage := []byte(strings.Repeat("not a record log at all ", 100))
+	os.WriteFile(path, garbage, 0o644)
+	if _, err := Open(path, "test-id", Options{FailOnCorrupt: true}, nil); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("FailOnCorrupt: %v", err)
+	}
+	var notes []string
+	l, got := collect(t, path, Options{Note: func(m string) { notes = append(notes, m) }})
+	s := l.Stats()
+	if len(got) != 0 || len(notes) != 1 || len(s.Quarantined) != 1 {
+		t.Fatalf("records %d, notes %q, quarantined %v", len(got), notes, s.Quarantined)
+	}
+	if b, err := os.ReadFile(s.Quarantined[0]); err != nil || string(b) != string(garbage) {
+		t.Fatalf("the quarantined copy does not hold the file: %v", err)
+	}
+	l.Close()
+	notes = nil
+	collect(t, path, Options{Note: func(m string) { notes = append(notes, m) }})
+	if len(notes) != 0 {
+		t.Fatalf("noted again on reopening: %q", notes)
+	}
+}
+
+// Damage to the last record looks like a torn tail: it is cut, but said
+// once, with a copy of what was cut.
+func TestDamagedLastRecordCutWithCopy(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.log")
+	offsets := writeN(t, path, 3)
+	b, _ := os.ReadFile(path)
+	b[offsets[2]+recHeadSize] ^= 0xFF
+	os.WriteFile(path, b, 0o644)
+	var notes []string
+	l, got := collect(t, path, Options{Note: func(m string) { notes = append(notes, m) }, FailOnCorrupt: true})
+	s := l.Stats()
+	if len(got) != 2 || len(notes) != 1 || !strings.Contains(notes[0], "cut") || len(s.Quarantined) != 1 {
+		t.Fatalf("records %d, notes %q, quarantined %v", len(got), notes, s.Quarantined)
+	}
+	if cut, err := os.ReadFile(s.Quarantined[0]); err != nil || string(cut) != string(b[offsets[2]:]) {
+		t.Fatalf("the copy does not hold the cut bytes: %v", err)
+	}
+	l.Close()
+	notes = nil
+	collect(t, path, Options{Note: func(m string) { notes = append(notes, m) }})
+	if len(notes) != 0 {
+		t.Fatalf("noted again on reopening: %q", notes)
+	}
+	// A torn header (an interrupted first append) is cut and noted too.
+	torn := filepath.Join(dir, "torn.log")
+	os.WriteFile(torn, encodeHeader("test-id")[:5], 0o644)
+	notes = nil
+	if l, got := collect(t, torn, Options{Note: func(m string) { notes = append(notes, m) }, FailOnCorrupt: true}); len(got) != 0 || len(notes) != 1 || len(l.Stats().Quarantined) != 1 {
+		t.Fatalf("torn header: notes %q", notes)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/ldar"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -83,7 +84,7 @@ type CurveSpec struct {
 // filter afterwards) into training questions, reading and writing a cache
 // file under cacheDir ("" disables the cache). Records without gold are
 // skipped by eval.Curves.
-func Questions(ctx context.Context, spec CurveSpec, scorer eval.Scorer, counter token.Counter, cacheDir string) ([]ldar.Question, error) {
+func Questions(ctx context.Context, spec CurveSpec, scorer score.Scorer, counter token.Counter, cacheDir string) ([]ldar.Question, error) {
 	var cachePath string
 	if cacheDir != "" && spec.Records == nil {
 		b, err := os.ReadFile(spec.Path)
@@ -176,7 +177,7 @@ var BaselineStrategies = []string{"topk:k=1", "topk:k=2", "topk:k=3", "topk:k=5"
 // the band strategy, using policy p for "band". Single scorers in base
 // (dense, BM25) give every result its gain over the best single-scorer
 // envelope.
-func Report(ctx context.Context, recs []eval.Record, scorer eval.Scorer, counter token.Counter, p *ldar.Policy, base []eval.Scorer, extra ...string) (*eval.Report, error) {
+func Report(ctx context.Context, recs []eval.Record, scorer score.Scorer, counter token.Counter, p *ldar.Policy, base []score.Scorer, extra ...string) (*eval.Report, error) {
 	ldar.SetDefault(p)
 	defer ldar.SetDefault(nil)
 	var specs []string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/ldar"
+	"github.com/ctxsel/ctxsel/score"
 )
 
 func records(n int) []eval.Record {
@@ -65,7 +66,7 @@ func TestQuestionsReportPlots(t *testing.T) {
 	}
 	spec := CurveSpec{Path: path, Pool: 10, PoolSeed: 1, Scorer: "bm25", Encoding: "cl100k_base"}
 	ctx := context.Background()
-	qs, err := Questions(ctx, spec, eval.NewBM25(), nil, dir)
+	qs, err := Questions(ctx, spec, score.NewBM25(), nil, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestQuestionsReportPlots(t *testing.T) {
 	p := ldar.NewPolicy(m, nil)
 	recs, _ := eval.LoadFile(path)
 	pooled, _ := eval.Pool(recs, 10, 1)
-	rep, err := Report(ctx, pooled, eval.NewBM25(), nil, p, nil)
+	rep, err := Report(ctx, pooled, score.NewBM25(), nil, p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

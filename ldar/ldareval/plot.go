@@ -5,9 +5,9 @@ import (
 	"html"
 	"io"
 	"math"
-	"slices"
 	"strings"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/ldar"
 )
 
@@ -91,7 +91,7 @@ func PlotBands(w io.Writer, p *ldar.Policy, qs []ldar.Question, n int, title str
 	fmt.Fprintf(&sb, `<text x="%d" y="40">shaded: selected band · red dots: gold passages · grey: other passages · x: rank (0 = best), y: score</text>`+"\n", gap)
 	for k := range n {
 		q := qs[k*len(qs)/n]
-		order := rankOrder(q.Scores)
+		order := ctxsel.Ranking(q.Scores)
 		pr := p.Predict(q.Scores, q.Tokens)
 		m := min(len(order), max(pr.M, 30))
 		m = min(m, max(30, 2*pr.End+5))
@@ -145,27 +145,4 @@ func short(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-// rankOrder returns input indices by descending score (ties: input order).
-func rankOrder(scores []float64) []int {
-	idx := make([]int, len(scores))
-	for i := range idx {
-		idx[i] = i
-	}
-	// insertion into a stable sort
-	sortStable(idx, func(a, b int) bool { return scores[a] > scores[b] })
-	return idx
-}
-
-func sortStable(idx []int, less func(a, b int) bool) {
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case less(a, b):
-			return -1
-		case less(b, a):
-			return 1
-		}
-		return 0
-	})
 }

@@ -82,6 +82,9 @@ type Fault struct {
 	// Status, when non-zero, is returned with an error body in the wire
 	// format ({"error":{"message":...}} or {"error":"..."}).
 	Status int
+	// Message is the error body's message ("scripted STATUS" when empty):
+	// a real server's may echo a key, a path or an address.
+	Message string
 	// RetryAfter is sent as the Retry-After header when set.
 	RetryAfter string
 	// Hang blocks until the client gives up (or the server closes).
@@ -220,7 +223,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, wire string) {
 			}
 			return
 		case f.Status != 0:
-			writeError(w, wire, f.Status, fmt.Sprintf("scripted %d", f.Status))
+			msg := f.Message
+			if msg == "" {
+				msg = fmt.Sprintf("scripted %d", f.Status)
+			}
+			writeError(w, wire, f.Status, msg)
 			return
 		case f.NonJSON:
 			w.Header().Set("Content-Type", "text/html")

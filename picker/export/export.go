@@ -17,13 +17,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/eval"
-	"github.com/ctxsel/ctxsel/fusion"
-	"github.com/ctxsel/ctxsel/lexical"
 	"github.com/ctxsel/ctxsel/picker"
+	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
-	"github.com/parquet-go/parquet-go"
 )
 
 // DataSource names ctxsel's rows in verl (reward hooks switch on it).
@@ -112,12 +112,11 @@ func Rows(recs []eval.Record, opt Options) ([]Row, int, error) {
 // offer ranks the passages by BM25 over the question and keeps the best
 // within the budget, in the requested order.
 func offer(r eval.Record, opt Options) []int {
-	docs := make([][]string, len(r.Passages))
+	texts := make([]string, len(r.Passages))
 	for i, p := range r.Passages {
-		docs[i] = lexical.Terms(p.Text)
+		texts[i] = p.Text
 	}
-	scores := lexical.Default.Score(lexical.QueryTerms(r.Question), docs)
-	idx := fusion.Ranking(scores)
+	idx := score.RankBM25(r.Question, texts)
 	var out []int
 	used := 0
 	for _, i := range idx {

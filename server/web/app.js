@@ -556,7 +556,17 @@
     state.defs = r.data;
     const sel = $("strategy");
     sel.replaceChildren(...r.data.strategies.map((s) => el("option", { value: s.name, text: s.name })));
-    state.strategy = state.strategy || r.data.default;
+    if (!state.strategy) {
+      // The page selects: it starts from /v1/select's default, a spec
+      // whose name picks the strategy and whose parameters fill the inputs.
+      const [name, args] = (r.data.select_default || r.data.default).split(":");
+      state.strategy = name;
+      const stored = (state.values[name] ||= {});
+      for (const kv of (args || "").split(",").filter(Boolean)) {
+        const [k, v] = kv.split("=");
+        if (stored[k] === undefined) stored[k] = v;
+      }
+    }
     sel.value = state.strategy;
     renderParams();
     return true;

@@ -1,4 +1,4 @@
-package eval
+package score
 
 import (
 	"context"
@@ -9,27 +9,25 @@ import (
 	"github.com/ctxsel/ctxsel/fusion"
 )
 
-// ChannelScorer is a scorer whose score fuses several component curves
-// (a dense and a lexical one, say). ScoreChannels returns the fused scores
-// and each component's, in Channels() order; Curves and Run keep them in
-// QuestionCurve.Channels and hand them to strategies as
-// ctxsel.Candidate.Channels, so a selector can read every curve.
-type ChannelScorer interface {
-	Scorer
-	Channels() []string
-	ScoreChannels(ctx context.Context, query string, passages []string) (fused []float64, channels [][]float64, err error)
-}
+// The default fusion of a hybrid: z-scores, equal weights (chosen on
+// validation data: README, "Hybrid scoring and the default pipeline").
+// Index retrieval, evaluation's hybrid scorer and /v1/rerank's "hybrid"
+// scoring all use it.
+const (
+	DefaultAlpha  = 0.5
+	DefaultMethod = fusion.ZScore
+)
 
-// Hybrid fuses a dense scorer with BM25 (package fusion): alpha weights the
-// dense curve, 1 − alpha the lexical one. It is a ChannelScorer whose
-// channels are [dense, bm25].
+// Hybrid fuses a dense scorer with a lexical one (package fusion): Alpha
+// weights the dense curve, 1 − Alpha the lexical one. It is a
+// ChannelScorer whose channels are [dense, lexical].
 type Hybrid struct {
 	Dense, Lexical Scorer
 	Method         fusion.Method
 	Alpha          float64
 }
 
-// NewHybrid fuses dense with a fresh BM25 scorer.
+// NewHybrid fuses dense with a NewBM25 scorer.
 func NewHybrid(dense Scorer, method fusion.Method, alpha float64) (*Hybrid, error) {
 	if dense == nil {
 		return nil, fmt.Errorf("hybrid: no dense scorer")
@@ -48,11 +46,11 @@ func (h *Hybrid) Name() string {
 // Channels implements ChannelScorer.
 func (h *Hybrid) Channels() []string { return []string{h.Dense.Name(), h.Lexical.Name()} }
 
-// Prepare hands the passages to whichever component prepares.
-func (h *Hybrid) Prepare(ctx context.Context, passages []string, progress func(done, total int)) error {
+// Prepare hands the texts to whichever component prepares.
+func (h *Hybrid) Prepare(ctx context.Context, texts []string, progress func(done, total int)) error {
 	for _, s := range []Scorer{h.Dense, h.Lexical} {
 		if p, ok := s.(Preparer); ok {
-			if err := p.Prepare(ctx, passages, progress); err != nil {
+			if err := p.Prepare(ctx, texts, progress); err != nil {
 				return fmt.Errorf("%s: %w", s.Name(), err)
 			}
 		}
@@ -61,18 +59,18 @@ func (h *Hybrid) Prepare(ctx context.Context, passages []string, progress func(d
 }
 
 // Score implements Scorer: the fused curve.
-func (h *Hybrid) Score(ctx context.Context, query string, passages []string) ([]float64, error) {
-	f, _, err := h.ScoreChannels(ctx, query, passages)
+func (h *Hybrid) Score(ctx context.Context, query string, texts []string) ([]float64, error) {
+	f, _, err := h.ScoreChannels(ctx, query, texts)
 	return f, err
 }
 
 // ScoreChannels implements ChannelScorer.
-func (h *Hybrid) ScoreChannels(ctx context.Context, query string, passages []string) ([]float64, [][]float64, error) {
-	d, err := h.Dense.Score(ctx, query, passages)
+func (h *Hybrid) ScoreChannels(ctx context.Context, query string, texts []string) ([]float64, [][]float64, error) {
+	d, err := h.Dense.Score(ctx, query, texts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", h.Dense.Name(), err)
 	}
-	l, err := h.Lexical.Score(ctx, query, passages)
+	l, err := h.Lexical.Score(ctx, query, texts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", h.Lexical.Name(), err)
 	}
@@ -83,6 +81,13 @@ func (h *Hybrid) ScoreChannels(ctx context.Context, query string, passages []str
 	return f, [][]float64{d, l}, nil
 }
 
+// FuseLists is a hybrid's fusion step when each retriever returned its own
+// best list (index retrieval): see fusion.Lists. denseKeys and lexKeys name
+// the listed items; the result scores their union.
+func FuseLists[K comparable](method fusion.Method, alpha float64, denseKeys []K, dense []float64, lexKeys []K, lex []float64) ([]K, []float64, error) {
+	return fusion.Lists(method, alpha, denseKeys, dense, lexKeys, lex)
+}
+
 // HybridSpec is a parsed hybrid scorer spec:
 // hybrid[:alpha=A][,fusion=zscore|minmax|rrf][,dense=NAME].
 type HybridSpec struct {
@@ -91,10 +96,8 @@ type HybridSpec struct {
 	Alpha  float64
 }
 
-// DefaultHybrid is what a bare "hybrid" means: z-score fusion, equal
-// weights (chosen on validation data: README, "Hybrid scoring and the
-// default pipeline").
-var DefaultHybrid = HybridSpec{Method: fusion.ZScore, Alpha: 0.5}
+// DefaultHybrid is what a bare "hybrid" means: DefaultMethod, DefaultAlpha.
+var DefaultHybrid = HybridSpec{Method: DefaultMethod, Alpha: DefaultAlpha}
 
 // ParseHybrid parses a hybrid spec; ok is false when s does not name the
 // hybrid scorer at all. Errors describe the bad part.

@@ -1,6 +1,8 @@
-package eval
+package score
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,4 +51,39 @@ func FuzzParseHybrid(f *testing.F) {
 			t.Fatalf("%q: parsed spec %+v rejected: %v", s, spec, err)
 		}
 	})
+}
+
+// The hybrid's fused curve is fusion.Fuse of its parts, and its channels
+// are the parts.
+func TestHybridScores(t *testing.T) {
+	dense := NewEmbedding("bag", &bagEmbedder{}, EmbeddingOptions{})
+	h, err := NewHybrid(dense, DefaultMethod, DefaultAlpha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"abc rocket", "bread", "acme rocket", "ddd"}
+	fused, ch, err := h.ScoreChannels(context.Background(), "acme rocket", texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := dense.Score(context.Background(), "acme rocket", texts)
+	l := BM25Scores("acme rocket", texts)
+	want, _ := fusion.Fuse(fusion.ZScore, 0.5, d, l)
+	if !slices.Equal(fused, want) || !slices.Equal(ch[0], d) || !slices.Equal(ch[1], l) {
+		t.Fatalf("fused %v channels %v, want %v from %v and %v", fused, ch, want, d, l)
+	}
+	if got := h.Name(); got != "hybrid(bag+bm25):alpha=0.5,fusion=zscore" {
+		t.Fatalf("name %q", got)
+	}
+	if _, err := NewHybrid(nil, DefaultMethod, 0.5); err == nil {
+		t.Fatal("no dense scorer accepted")
+	}
+	if _, err := NewHybrid(dense, "max", 0.5); err == nil {
+		t.Fatal("unknown fusion accepted")
+	}
+	keys, scores, err := FuseLists(fusion.ZScore, 0.5, []string{"a", "b"}, []float64{1, 0}, []string{"b", "c"}, []float64{2, 1})
+	wk, ws, _ := fusion.Lists(fusion.ZScore, 0.5, []string{"a", "b"}, []float64{1, 0}, []string{"b", "c"}, []float64{2, 1})
+	if err != nil || !slices.Equal(keys, wk) || !slices.Equal(scores, ws) {
+		t.Fatalf("FuseLists %v %v %v", keys, scores, err)
+	}
 }

@@ -2,10 +2,6 @@ package server
 
 import (
 	"strconv"
-	"strings"
-
-	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/selfroute"
 )
 
 // AskUsage is what the LLM calls of one /v1/ask cost: both calls for
@@ -26,35 +22,6 @@ type AskUsage struct {
 	PickerPromptTokens     int
 	PickerCompletionTokens int
 	PickerInvalid          bool
-}
-
-// resolveAskStrategy is resolveStrategy for /v1/ask, which also takes the
-// answering route selfroute:k=N. A route is not a pure strategy (it needs
-// the Asker's LLM), so its AskRequest has no Strategy, only the Spec.
-func resolveAskStrategy(r *commonRequest) (ctxsel.Strategy, ctxsel.Caps, ctxsel.Order, string, error) {
-	if strings.TrimSpace(r.strategy) == "" {
-		r.strategy = ctxsel.DefaultStrategy // /v1/ask answers as `ctxsel ask` does
-	}
-	sp, err := ctxsel.ParseSpec(strings.TrimSpace(r.strategy))
-	if err != nil || !selfroute.Is(sp) {
-		return resolveStrategy(r)
-	}
-	for _, p := range r.params {
-		key := strings.ToLower(p.name)
-		if _, dup := sp.Params[key]; dup {
-			return nil, ctxsel.Caps{}, 0, "", badField("params."+p.name, "also given in strategy %q", r.strategy)
-		}
-		sp.Params[key] = p.value
-	}
-	route, err := selfroute.ParseSpec(sp)
-	if err != nil {
-		return nil, ctxsel.Caps{}, 0, "", badField("strategy", "%s", strings.TrimPrefix(err.Error(), ctxsel.ErrInvalidInput.Error()+": "))
-	}
-	order, err := ctxsel.ParseOrder(r.order)
-	if err != nil {
-		return nil, ctxsel.Caps{}, 0, "", badField("order", "%s", strings.TrimPrefix(err.Error(), ctxsel.ErrInvalidInput.Error()+": "))
-	}
-	return nil, ctxsel.Caps{}, order, route.String(), nil
 }
 
 // appendUsage adds the "usage" member of an ask response.
