@@ -395,13 +395,16 @@ func (r Resolver) resolvePart(p *part) (Resolved, error) {
 		}
 		return Resolved{Kind: SelectorKind, Spec: specOf(s, p), Selector: s}, nil
 	}
+	if p.name == DefaultName {
+		return r.resolveDefault(p)
+	}
 	registry.RLock()
 	_, isStrategy := registry.defs[p.name]
 	route, isRoute := registry.routes[p.name]
 	sel, isSelector := registry.selectors[p.name]
 	registry.RUnlock()
 	switch {
-	case isStrategy || p.name == DefaultName:
+	case isStrategy:
 		sp, err := p.spec()
 		if err != nil {
 			return Resolved{}, err
@@ -429,6 +432,61 @@ func (r Resolver) resolvePart(p *part) (Resolved, error) {
 		return Resolved{Kind: SelectorKind, Spec: specOf(s, p), Selector: s}, nil
 	}
 	return Resolved{}, invalidf("unknown strategy %q (known: %s)", p.name, strings.Join(r.known(), ", "))
+}
+
+// resolveDefault resolves the name "default": DefaultStrategy, with the
+// parameters written after the name winning over its own
+// (default:budget=800). Its Spec is the spec as written ("default"), and
+// a text selector answers to that name (an eval row named "default"),
+// while its explanation names what ran.
+func (r Resolver) resolveDefault(p *part) (Resolved, error) {
+	parts, err := parseList(DefaultStrategy)
+	if err != nil || len(parts) != 1 {
+		return Resolved{}, fmt.Errorf("ctxsel: DefaultStrategy %q is not one part: %v", DefaultStrategy, err)
+	}
+	d := parts[0]
+	for _, q := range p.params {
+		i := slices.IndexFunc(d.params, func(x Param) bool { return x.Key == q.Key })
+		if i >= 0 {
+			d.params[i].Value = q.Value
+		} else {
+			d.params = append(d.params, q)
+		}
+	}
+	res, err := r.resolvePart(&d)
+	if err != nil {
+		return Resolved{}, fmt.Errorf("default (%s): %w", d.String(), err)
+	}
+	res.Spec = p.String()
+	if res.Kind == SelectorKind {
+		res.Selector = renamed(res.Selector, res.Spec)
+	}
+	return res, nil
+}
+
+// renamed is s answering to name (Name and String), its metering kept.
+func renamed(s TextSelector, name string) TextSelector {
+	if m, ok := s.(MeteredSelector); ok {
+		return renamedMetered{renamedSelector{s, name}, m}
+	}
+	return renamedSelector{s, name}
+}
+
+type renamedSelector struct {
+	TextSelector
+	name string
+}
+
+func (r renamedSelector) Name() string   { return r.name }
+func (r renamedSelector) String() string { return r.name }
+
+type renamedMetered struct {
+	renamedSelector
+	m MeteredSelector
+}
+
+func (r renamedMetered) SelectMetered(ctx context.Context, q TextQuery) (Selection, SelectorUsage, error) {
+	return r.m.SelectMetered(ctx, q)
 }
 
 // specOf is a selector's canonical spec: its String() when it has one

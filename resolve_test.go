@@ -139,8 +139,6 @@ func TestResolveStrategy(t *testing.T) {
 		t.Fatalf("query max_k ignored: %v", got.IDs)
 	}
 	for spec, want := range map[string]string{
-		"default":                         "default",
-		"default:k=3":                     "default:k=3",
 		"budget:tokens=1e+3":              "budget:tokens=1000", // an exponent's "+" is no composition
 		"TOPK : k = 5":                    "topk:k=5",
 		"topk:max_k=2,k=3":                "topk:k=3,max_k=2",

@@ -159,6 +159,10 @@ type Evidence struct {
 	// cut fell where it did.
 	KeptScore    float64  `json:"kept_score"`
 	DroppedScore *float64 `json:"dropped_score,omitempty"`
+	// Sentences is how many sentences the passage has (len(Spans) of them
+	// were kept); Why says in words what was kept and why.
+	Sentences int    `json:"sentences"`
+	Why       string `json:"why"`
 }
 
 // Strategy decides where to cut a similarity curve. Implementations are pure

@@ -108,7 +108,7 @@ func TestWordParams(t *testing.T) {
 			t.Errorf("%s accepted (%v)", text, err)
 		}
 	}
-	for _, text := range []string{"adaptivek:buffer=five", "default:k=ten"} {
+	for _, text := range []string{"adaptivek:buffer=five"} {
 		if _, _, err := ctxsel.Parse(text); !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), "must be a number") {
 			t.Errorf("%s: %v, want a strategy to refuse a word", text, err)
 		}

@@ -12,12 +12,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ctxsel/ctxsel"
 	_ "github.com/ctxsel/ctxsel/cutoff" // registers the strategies
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/uselite"
+	_ "github.com/ctxsel/ctxsel/evidence" // registers the default selector
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
@@ -27,26 +32,47 @@ import (
 
 // Defaults.
 const (
+	// DefaultStrategy is what Ask selects with when nothing is named:
+	// ctxsel.DefaultStrategy, the evidence selector (the best passages'
+	// sentences within a token budget), cut further to the reader's window.
 	DefaultStrategy = ctxsel.DefaultStrategy
 	// DefaultCandidates is how many of the best-scoring chunks the strategy
 	// chooses from — the papers score ~1000 passages per question, and it is
 	// what a vector database returns in one nearVector query.
 	DefaultCandidates = 1000
+	// DefaultWindow is the reader's context window when neither the
+	// caller (Options.Window, #window=N) nor the LLM's server (Ollama's
+	// /api/show, vLLM's /v1/models) says: the selection is cut to it. A
+	// server that reports more is used with at most MaxLearnedWindow.
+	DefaultWindow = 32000
+	// MaxLearnedWindow bounds a window learned from the server: an Ollama
+	// model reporting 131,072 tokens would otherwise be run with a
+	// 128k-token context (num_ctx), whose memory a local machine may not
+	// have. Give #window=N to use more.
+	MaxLearnedWindow = 32768
 )
 
 // Options configure Ask. The zero value asks with DefaultStrategy over the
 // best 1000 chunks by hybrid retrieval, rank order, the factoid QA prompt
-// and no LLM.
+// and no LLM, the selection fitted to DefaultWindow.
 type Options struct {
 	// Strategy is a spec that ctxsel.Resolve turns into a strategy
-	// ("adaptivek", "topk:k=5", "budget:tokens=2000",
-	// "knee:max_tokens=4000") or a registered answering route
-	// ("selfroute:k=5", which needs LLM); "" is DefaultStrategy.
+	// ("adaptivek", "topk:k=5", "budget:tokens=2000"), a text selector
+	// ("evidence:budget=800", "topk:k=30+evidence:budget=500"; the
+	// default), or a registered answering route ("selfroute:k=5", which
+	// needs LLM); "" is DefaultStrategy.
 	Strategy string
 	// Selector, when set, selects instead of Strategy: a text selector
 	// the caller resolved or built (the LLM picker, a composition such as
 	// topk:k=30+picker).
 	Selector ctxsel.TextSelector
+	// Deps supplies what the text selectors Strategy names need. Ask adds
+	// what it has: the evidence selector's sentence embedder
+	// (ctxsel.DepEmbedder; the question's embedder when it is the
+	// embedded USE-lite model, which the sentence weights were fitted
+	// with, else a USE-lite model of its own) and the token counter
+	// (ctxsel.DepCounter, the index's encoding).
+	Deps ctxsel.Deps
 	// Order arranges the selected passages in the prompt.
 	Order ctxsel.Order
 	// Candidates is how many best chunks the store returns (default 1000).
@@ -59,9 +85,19 @@ type Options struct {
 	LLM llm.Client
 	// Encoding counts the prompt's tokens (default: the index's encoding).
 	Encoding string
-	// Window is the reader's context window in tokens; Self-Route's
-	// long-context step is cut to it (default DefaultWindow).
+	// Window is the reader's context window in tokens (#window=N). When
+	// 0, it is asked of the LLM's server (llm.ContextWindow: Ollama's
+	// /api/show, vLLM's /v1/models; at most MaxLearnedWindow), else it is
+	// DefaultWindow. Every selection, Self-Route's steps included, is cut
+	// so that the prompt and AnswerReserve fit in it, and the window is
+	// sent with the request (Ollama runs the model with it: num_ctx).
 	Window int
+	// AnswerReserve is the part of the window kept for the answer
+	// (default llm.DefaultAnswerReserve, 512 tokens).
+	AnswerReserve int
+	// NoWindow leaves the selection uncut by any window: retrieval that
+	// asks no LLM (the MCP search tool). It is refused with an LLM.
+	NoWindow bool
 	// Retriever scores the index's chunks: index.Hybrid (the default:
 	// dense and BM25 fused), index.Dense or index.BM25.
 	Retriever index.Retriever
@@ -72,8 +108,37 @@ type Options struct {
 	Fusion fusion.Method
 }
 
-// DefaultWindow is Self-Route's long-context window when none is given.
-const DefaultWindow = 32000
+// Window is the reader's window the selection was fitted to.
+type Window struct {
+	// Tokens is the window; Source says where it came from: "given"
+	// (Options.Window, #window=N), "server" (the LLM's server said),
+	// "default" (DefaultWindow) or "none" (Options.NoWindow); Note adds detail (a server's larger
+	// window capped, or why the server could not say).
+	Tokens int    `json:"tokens"`
+	Source string `json:"source"`
+	Note   string `json:"note,omitempty"`
+	// Reserve is kept for the answer, Prompt is the prompt around the
+	// passages, Passages what is left for them (with each passage's
+	// label line counted against it).
+	Reserve  int `json:"answer_reserve"`
+	Prompt   int `json:"prompt_tokens"`
+	Passages int `json:"passage_tokens"`
+	// Dropped passages (and their tokens) did not fit; Capped is set when
+	// a text selector's own budget was lowered to Passages.
+	Dropped       int  `json:"dropped,omitempty"`
+	DroppedTokens int  `json:"dropped_tokens,omitempty"`
+	Capped        bool `json:"capped,omitempty"`
+}
+
+// describe says how the window was learned, for explanations and errors.
+func (w Window) describe() string {
+	from := map[string]string{"given": "given", "server": "from the LLM's server", "default": "ctxsel's default, no window given or reported"}[w.Source]
+	s := fmt.Sprintf("%d tokens (%s", w.Tokens, from)
+	if w.Note != "" {
+		s += "; " + w.Note
+	}
+	return s + ")"
+}
 
 // Passage is a selected chunk.
 type Passage struct {
@@ -82,6 +147,19 @@ type Passage struct {
 	ID string `json:"id"`
 	// Rank is the chunk's place among the candidates (0 = best match).
 	Rank int `json:"rank"`
+	// Evidence, when the selector pruned the chunk (the default), is what
+	// the prompt holds of it: the kept sentences (byte spans into Text),
+	// the pruned text, its tokens and why; nil when the whole chunk is
+	// sent.
+	Evidence *ctxsel.Evidence `json:"evidence,omitempty"`
+}
+
+// Sent is the text the prompt holds of the passage.
+func (p Passage) Sent() string {
+	if p.Evidence != nil {
+		return p.Evidence.Text
+	}
+	return p.Text
 }
 
 // Timings are the wall times of Ask's steps.
@@ -116,6 +194,8 @@ type Answer struct {
 	// off at the token limit or over the size bound; llm.Response.Defect):
 	// it is shown as it is, but it is not a whole answer.
 	ReplyDefect string `json:"reply_defect,omitempty"`
+	// Window is the reader's window the selection was fitted to.
+	Window Window `json:"window"`
 	// Route is what Self-Route did (strategy selfroute:k=N); Passages,
 	// Selection, Prompt and Reply are then its final step's.
 	Route *Route `json:"route,omitempty"`
@@ -158,15 +238,8 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	if store == nil || e == nil && retriever != index.BM25 {
 		return a, invalidf("ask needs an index and an embedder")
 	}
-	var how ctxsel.Resolved
-	if opts.Selector == nil {
-		r := ctxsel.Resolver{Default: DefaultStrategy, Kinds: ctxsel.StrategyKind | ctxsel.RouteKind}
-		if how, err = r.Resolve(opts.Strategy); err != nil {
-			return a, err
-		}
-		if how.Kind == ctxsel.RouteKind && opts.LLM == nil {
-			return a, invalidf("%s is an answering route: it needs an LLM", how.Spec)
-		}
+	if opts.Window < 0 || opts.AnswerReserve < 0 {
+		return a, invalidf("window %d and answer reserve %d must not be negative", opts.Window, opts.AnswerReserve)
 	}
 	tmpl := opts.Template
 	if tmpl == "" {
@@ -204,6 +277,25 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	}
 	a.Encoding = counter.Encoding()
 
+	how := ctxsel.Resolved{Kind: ctxsel.SelectorKind, Selector: opts.Selector}
+	if opts.Selector == nil {
+		r := ctxsel.Resolver{Default: DefaultStrategy, Deps: withDefaults(opts.Deps, e, counter)}
+		if how, err = r.Resolve(opts.Strategy); err != nil {
+			return a, err
+		}
+		if how.Kind == ctxsel.RouteKind && opts.LLM == nil {
+			return a, invalidf("%s is an answering route: it needs an LLM", how.Spec)
+		}
+	}
+	if opts.NoWindow && opts.LLM != nil {
+		return a, invalidf("NoWindow with an LLM: a prompt must fit the reader's window")
+	}
+	if opts.NoWindow {
+		a.Window = Window{Tokens: 0, Source: "none"}
+	} else if a.Window, err = readerWindow(ctx, opts, tmpl, question, counter); err != nil {
+		return a, err
+	}
+
 	q := index.Query{Text: question, Limit: n, Retriever: retriever, Alpha: opts.Alpha, Fusion: opts.Fusion}
 	t := time.Now()
 	if retriever != index.BM25 {
@@ -239,47 +331,213 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	if err != nil {
 		return a, fmt.Errorf("candidates: %w", err)
 	}
+	if how.Kind == ctxsel.RouteKind {
+		a.Timings.Select = time.Since(t)
+		return a, askRoute(ctx, &a, curve, hits, how.Route, tmpl, counter, opts)
+	}
 	var sel ctxsel.Selection
-	switch {
-	case opts.Selector != nil:
+	if how.Kind == ctxsel.SelectorKind {
 		texts := make([]string, len(hits))
+		headers := make([]string, len(hits))
 		for i, h := range hits {
-			texts[i] = h.Text
+			texts[i], headers[i] = h.Text, Header(h)
 		}
-		tq := ctxsel.TextQuery{Question: question, Curve: curve, Texts: texts, Order: opts.Order}
-		if m, ok := opts.Selector.(ctxsel.MeteredSelector); ok {
+		// The selector packs within what the window leaves for passages.
+		tq := ctxsel.TextQuery{Question: question, Curve: curve, Texts: texts, Headers: headers, Order: opts.Order,
+			Caps: ctxsel.Caps{MaxTokens: max(a.Window.Passages, 0)}}
+		if m, ok := how.Selector.(ctxsel.MeteredSelector); ok {
 			// The selector's own call is reported on its own, as eval does.
 			var u ctxsel.SelectorUsage
 			if sel, u, err = m.SelectMetered(ctx, tq); err == nil {
 				a.Pick = &Pick{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Valid: u.Invalid == "", Invalid: u.Invalid}
 			}
 		} else {
-			sel, err = opts.Selector.SelectTexts(ctx, tq)
+			sel, err = how.Selector.SelectTexts(ctx, tq)
 		}
-	case how.Kind == ctxsel.RouteKind:
-		a.Timings.Select = time.Since(t)
-		return a, askRoute(ctx, &a, curve, hits, how.Route, tmpl, counter, opts)
-	default:
+		if err == nil && slices.Contains(sel.Explanation.CapsApplied, "max_tokens") {
+			a.Window.Capped = true
+		}
+	} else {
 		sel, err = ctxsel.Select(curve, how.Strategy, how.Caps, opts.Order)
 	}
 	if err != nil {
 		return a, err
 	}
-	a.Selection = sel
-	a.Timings.Select = time.Since(t)
-
-	if err := a.show(sel, hits, tmpl, counter); err != nil {
+	if sel, err = a.fit(curve, sel, hits, tmpl, counter, opts.Order); err != nil {
 		return a, err
 	}
+	a.Timings.Select = time.Since(t)
 
 	if opts.LLM != nil {
 		t = time.Now()
-		r, err := llm.Ask(ctx, opts.LLM, a.Prompt)
+		r, err := llm.AskWithin(ctx, opts.LLM, a.Prompt, a.Window.Tokens)
 		if err != nil {
-			return a, fmt.Errorf("ask the LLM: %w", err)
+			return a, a.llmError(err)
 		}
 		a.Reply, a.ReplyDefect = &r, r.Defect()
 		a.Timings.LLM = time.Since(t)
 	}
 	return a, nil
+}
+
+// withDefaults adds to deps what Ask can supply: the sentence embedder
+// (e when it is the embedded USE-lite model, else a USE-lite model of its
+// own, built on first need) and the token counter.
+func withDefaults(deps ctxsel.Deps, e embed.Embedder, counter token.Counter) ctxsel.Deps {
+	return func(name string) (any, error) {
+		if deps != nil {
+			v, err := deps(name)
+			if err == nil && v != nil || err != nil && !errors.Is(err, ctxsel.ErrNoDep) {
+				return v, err
+			}
+		}
+		switch name {
+		case ctxsel.DepEmbedder:
+			if e != nil && strings.HasPrefix(e.ModelID(), useLiteID) {
+				return e, nil
+			}
+			return sentenceEmbedder()
+		case ctxsel.DepCounter:
+			return counter, nil
+		}
+		return nil, fmt.Errorf("%w: %s", ctxsel.ErrNoDep, name)
+	}
+}
+
+// useLiteID starts the embedded model's ModelID (embed/uselite).
+const useLiteID = "use-lite@"
+
+// sentenceEmbedder is the process's USE-lite model for sentences, built
+// once (its weights are decoded once per process either way).
+var sentenceEmbedder = sync.OnceValues(func() (embed.Embedder, error) {
+	m, err := uselite.New(uselite.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("the sentence embedder: %w", err)
+	}
+	return m, nil
+})
+
+// Header is the header a chunk is shown under when its text has none of
+// its own: the title of the document it comes from, which the index knows
+// as the document's file name ("books/A Christmas Carol.txt" → "A
+// Christmas Carol"). Records of a .jsonl file, whose ids name no title,
+// have none.
+func Header(h index.Hit) string {
+	ext := strings.ToLower(path.Ext(h.Doc))
+	switch ext {
+	case ".txt", ".md", ".markdown", ".html", ".htm":
+	default:
+		return ""
+	}
+	if src := strings.ToLower(h.Source); strings.HasSuffix(src, ".jsonl") || strings.HasSuffix(src, ".jsonl.gz") {
+		return ""
+	}
+	base := path.Base(strings.ReplaceAll(h.Doc, "\\", "/"))
+	return strings.TrimSpace(strings.TrimSuffix(base, path.Ext(base)))
+}
+
+// readerWindow settles the reader's window and what it leaves for
+// passages: opts.Window, else what the LLM's server says (capped), else
+// DefaultWindow.
+func readerWindow(ctx context.Context, opts Options, tmpl llm.Template, question string, counter token.Counter) (Window, error) {
+	w := Window{Tokens: opts.Window, Source: "given", Reserve: opts.AnswerReserve}
+	if w.Reserve == 0 {
+		w.Reserve = llm.DefaultAnswerReserve
+	}
+	if w.Tokens == 0 && opts.LLM != nil {
+		n, ok, err := llm.ContextWindow(ctx, opts.LLM)
+		switch {
+		case err != nil:
+			w.Note = "the server did not say: " + llm.Failure(err)
+		case ok && n > MaxLearnedWindow:
+			w.Tokens, w.Source = MaxLearnedWindow, "server"
+			w.Note = fmt.Sprintf("the model takes %d; ctxsel uses at most %d unless #window=N says more", n, MaxLearnedWindow)
+		case ok:
+			w.Tokens, w.Source = n, "server"
+		}
+	}
+	if w.Tokens == 0 {
+		w.Tokens, w.Source = DefaultWindow, "default"
+	}
+	empty, err := tmpl.Render(question, "")
+	if err != nil {
+		return w, fmt.Errorf("%w: %v", ctxsel.ErrInvalidInput, err)
+	}
+	w.Prompt = counter.Count(empty)
+	w.Passages = w.Tokens - w.Reserve - w.Prompt
+	if w.Passages < 1 {
+		return w, invalidf("the reader's window of %s leaves no room for passages: %d tokens are kept for the answer and the prompt takes %d (give a larger window with #window=N)",
+			w.describe(), w.Reserve, w.Prompt)
+	}
+	return w, nil
+}
+
+// fit cuts sel to the reader's window — its passages, each with its label
+// line, within what the window leaves for them — shows it, and checks the
+// prompt exactly, dropping the lowest-ranked passage while the prompt and
+// the answer's reserve would not fit. The explanation says what was
+// dropped.
+func (a *Answer) fit(curve *ctxsel.Curve, sel ctxsel.Selection, hits []index.Hit, tmpl llm.Template, counter token.Counter, order ctxsel.Order) (ctxsel.Selection, error) {
+	if a.Window.Source == "none" { // NoWindow
+		return sel, a.show(sel, hits, tmpl, counter)
+	}
+	before, beforeTokens := sel.K, sel.Tokens
+	budget := llm.PassageBudget(a.Window.Tokens, a.Window.Reserve, tmpl, a.Question, counter)
+	if budget < 1 {
+		return sel, invalidf("the reader's window of %s leaves no room for passages after %d tokens for the answer and the prompt",
+			a.Window.describe(), a.Window.Reserve)
+	}
+	for {
+		fitted, err := ctxsel.FitWindow(curve, sel, budget, llm.LabelledPassageOverhead, order)
+		if err != nil {
+			return sel, err
+		}
+		if err := a.show(fitted, hits, tmpl, counter); err != nil {
+			return sel, err
+		}
+		over := a.PromptTokens + a.Window.Reserve - a.Window.Tokens
+		if over <= 0 || fitted.K == 0 {
+			sel = fitted
+			break
+		}
+		budget -= over
+		if budget < 1 {
+			sel = fitted
+			break
+		}
+	}
+	a.Window.Dropped, a.Window.DroppedTokens = before-sel.K, beforeTokens-sel.Tokens
+	if a.Window.Dropped > 0 || a.Window.Capped {
+		sel.Explanation.Reason += fmt.Sprintf("; the reader's window is %s: less %d tokens for the answer and %d for the prompt leaves %d for passages",
+			a.Window.describe(), a.Window.Reserve, a.Window.Prompt, a.Window.Passages)
+		if a.Window.Capped {
+			sel.Explanation.Reason += ", the selector's budget"
+		}
+		if a.Window.Dropped > 0 {
+			sel.Explanation.Reason += fmt.Sprintf(", so %d of %d selected passages (%d tokens) were dropped", a.Window.Dropped, before, a.Window.DroppedTokens)
+		}
+		if !slices.Contains(sel.Explanation.CapsApplied, "window") {
+			sel.Explanation.CapsApplied = append(slices.Clone(sel.Explanation.CapsApplied), "window")
+		}
+	}
+	if sel.K == 0 && before > 0 {
+		return sel, invalidf("no selected passage fits the reader's window of %s", a.Window.describe())
+	}
+	a.Selection = sel
+	return sel, nil
+}
+
+// llmError explains a call the model refused for its window: the window
+// ctxsel fitted the prompt to is more than the model takes.
+func (a *Answer) llmError(err error) error {
+	var ce *llm.ContextLengthError
+	if !errors.As(err, &ce) {
+		return fmt.Errorf("ask the LLM: %w", err)
+	}
+	limit := ""
+	if ce.Limit > 0 {
+		limit = fmt.Sprintf("; the server says the model takes %d", ce.Limit)
+	}
+	return fmt.Errorf("ask the LLM: the prompt (%d tokens, with %d kept for the answer) was fitted to a reader window of %s, more than the model takes%s: give the model's window with #window=N on the reader spec (or --window N): %w",
+		a.PromptTokens, a.Window.Reserve, a.Window.describe(), limit, err)
 }

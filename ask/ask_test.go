@@ -160,6 +160,10 @@ func (otherModel) ModelID() string { return "other" }
 func TestAskWithLLM(t *testing.T) {
 	var prompt string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" { // ask asks /v1/models for the window: not known here
+			http.NotFound(w, r)
+			return
+		}
 		var req struct {
 			Messages []llm.Message `json:"messages"`
 		}

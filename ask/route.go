@@ -2,7 +2,6 @@ package ask
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/ctxsel/ctxsel"
@@ -38,7 +37,11 @@ func (a *Answer) show(sel ctxsel.Selection, hits []index.Hit, tmpl llm.Template,
 	ps := make([]llm.Passage, len(sel.Indices))
 	for i, idx := range sel.Indices {
 		a.Passages[i] = Passage{Hit: hits[idx], ID: hits[idx].ID(), Rank: idx}
-		ps[i] = llm.Passage{Label: hits[idx].ID(), Text: hits[idx].Text}
+		if sel.Evidence != nil { // a pruning selector's text is what is sent
+			ev := sel.Evidence[i]
+			a.Passages[i].Evidence = &ev
+		}
+		ps[i] = llm.Passage{Label: hits[idx].ID(), Text: a.Passages[i].Sent()}
 	}
 	var err error
 	if a.Prompt, err = tmpl.Render(a.Question, llm.FormatContext(ps)); err != nil {
@@ -50,40 +53,29 @@ func (a *Answer) show(sel ctxsel.Selection, hits []index.Hit, tmpl llm.Template,
 
 // askRoute runs an answering route (Self-Route): its steps in turn, each
 // with its prompt (the route's own for its first step, tmpl, the normal
-// long-context prompt, for the long-context step), the long-context step
-// cut to the window in document order. The answer shows the step it ended
-// with (or, on a failed call, the step that failed).
+// long-context prompt, for the long-context step), each cut to the
+// reader's window (the long-context step in document order). The answer
+// shows the step it ended with (or, on a failed call, the step that
+// failed).
 func askRoute(ctx context.Context, a *Answer, curve *ctxsel.Curve, hits []index.Hit, r ctxsel.Route, tmpl llm.Template, counter token.Counter, opts Options) error {
 	steps, err := r.Plan(curve, opts.Order)
 	if err != nil {
 		return err
 	}
-	window := opts.Window
-	if window <= 0 {
-		window = DefaultWindow
-	}
-	for i, st := range steps {
-		if !st.Long {
-			continue
-		}
-		budget := llm.PassageBudget(window, llm.DefaultAnswerReserve, tmpl, a.Question, counter)
-		if budget <= 0 {
-			return invalidf("window of %d tokens leaves no room for passages", window)
-		}
-		if steps[i].Selection, err = ctxsel.FitWindow(curve, st.Selection, budget, llm.LabelledPassageOverhead, ctxsel.DocumentOrder); err != nil {
-			return err
-		}
-	}
 	a.Route = &Route{}
 	t := time.Now()
 	n, err := ctxsel.RunRoute(ctx, r, steps, func(ctx context.Context, st ctxsel.RouteStep) (string, error) {
-		sel := st.Selection
-		if err := a.show(sel, hits, llm.Template(st.Prompt(r, "", string(tmpl))), counter); err != nil {
+		order := opts.Order
+		if st.Long {
+			order = ctxsel.DocumentOrder
+		}
+		sel, err := a.fit(curve, st.Selection, hits, llm.Template(st.Prompt(r, "", string(tmpl))), counter, order)
+		if err != nil {
 			return "", err
 		}
-		resp, err := llm.Ask(ctx, opts.LLM, a.Prompt)
+		resp, err := llm.AskWithin(ctx, opts.LLM, a.Prompt, a.Window.Tokens)
 		if err != nil {
-			return "", fmt.Errorf("ask the LLM: %w", err)
+			return "", a.llmError(err)
 		}
 		a.Route.Steps = append(a.Route.Steps, RouteStep{K: sel.K, Tokens: sel.Tokens, PromptTokens: a.PromptTokens, Reply: resp})
 		a.Route.InputTokens += resp.PromptTokens

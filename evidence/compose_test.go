@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
@@ -176,5 +177,33 @@ func TestHeadersFromTheSource(t *testing.T) {
 	q.Headers = q.Headers[:1]
 	if _, err := newSelector(t, "evidence:budget=40").SelectTexts(context.Background(), q); err == nil {
 		t.Fatal("1 header for 2 passages accepted")
+	}
+}
+
+// Caps go with the evidence spec as with any strategy: max_tokens lowers
+// the budget (and says so), max_k bounds the passages opened; min_k is
+// refused, a budget cannot promise passages.
+func TestSpecCaps(t *testing.T) {
+	q := pooledQuery(t, 100)
+	s := newSelector(t, "evidence:budget=400,max_tokens=120,max_k=2")
+	if s.Name() != "evidence:budget=400,max_k=2,max_tokens=120" {
+		t.Fatalf("name %q", s.Name())
+	}
+	sel, err := s.SelectTexts(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Tokens > 120 || sel.K > 2 || !strings.Contains(sel.Explanation.Reason, "max_tokens=120 lowered the budget of 400") {
+		t.Fatalf("%d tokens, %d passages: %s", sel.Tokens, sel.K, sel.Explanation.Reason)
+	}
+	// a query's cap tightens the spec's
+	q.Caps.MaxTokens = 60
+	if sel, err = s.SelectTexts(context.Background(), q); err != nil || sel.Tokens > 60 {
+		t.Fatalf("query cap 60: %d tokens, %v", sel.Tokens, err)
+	}
+	for _, bad := range []string{"evidence:budget=400,min_k=1", "evidence:budget=400,max_k=0", "evidence:budget=400,max_tokens=x"} {
+		if _, err := evidence.Parse(bad, evidence.Options{Embedder: indextest.HashEmbedder{}}); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
 	}
 }

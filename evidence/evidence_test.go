@@ -61,6 +61,9 @@ func TestSplitHeaders(t *testing.T) {
 		{"A sentence that ends.\nAnother one.", "", 2},              // punctuation: prose
 		{"Just a title\n", "", 1},                                   // nothing after it
 		{"Steps:\n1. Open\n2. Close", "", 3},                        // a colon ends no title
+		// a chunk cut mid-text: a quoted sentence end, a lower-case start
+		{"again; and followed it up with “Humbug.”\n\n“Don’t be cross!” said he.", "", 2},
+		{"ready on the spur of the moment, said Bah\nHe left.", "", 2},
 		{"", "", 0},
 	}
 	for _, tc := range cases {

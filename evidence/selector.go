@@ -39,6 +39,10 @@ type Options struct {
 	// embedded USE-lite model, wrapped in embed/cache, the model the
 	// weights were fitted with).
 	Embedder embed.Embedder
+	// Caps are the spec's own caps (max_k: passages opened, max_tokens:
+	// a lower budget); a query's caps tighten them. MinK is not
+	// supported: a budget cannot promise passages.
+	Caps ctxsel.Caps
 	// Counter counts tokens; nil means token.Default.
 	Counter token.Counter
 	// Model scores sentences; nil means DefaultModel().
@@ -73,6 +77,12 @@ func New(opt Options) (*Selector, error) {
 	}
 	if opt.Neighbors < -1 || opt.Neighbors > 1 {
 		return nil, fmt.Errorf("%w: evidence: neighbors=%d: want 0 or 1", ctxsel.ErrInvalidInput, opt.Neighbors)
+	}
+	if opt.Caps.MinK != 0 {
+		return nil, fmt.Errorf("%w: evidence: min_k=%d: a token budget cannot promise passages", ctxsel.ErrInvalidInput, opt.Caps.MinK)
+	}
+	if err := opt.Caps.Validate(); err != nil {
+		return nil, fmt.Errorf("evidence: %w", err)
 	}
 	if opt.Order != ctxsel.RankOrder && opt.Order != ctxsel.DocumentOrder {
 		return nil, fmt.Errorf("%w: evidence: order %s: want rank or document", ctxsel.ErrInvalidInput, opt.Order)
@@ -126,6 +136,12 @@ func (s *Selector) Name() string {
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")
 	}
+	if s.opt.Caps.MaxK > 0 {
+		parts = append(parts, "max_k="+strconv.Itoa(s.opt.Caps.MaxK))
+	}
+	if s.opt.Caps.MaxTokens > 0 {
+		parts = append(parts, "max_tokens="+strconv.Itoa(s.opt.Caps.MaxTokens))
+	}
 	return "evidence:" + strings.Join(parts, ",")
 }
 
@@ -149,8 +165,21 @@ func (s *Selector) SelectTexts(ctx context.Context, q ctxsel.TextQuery) (ctxsel.
 	if err := s.check(ctx, q); err != nil {
 		return ctxsel.Selection{}, err
 	}
+	q.Caps = tighter(s.opt.Caps, q.Caps)
 	set, from := s.candidateSet(q)
 	return s.selectFrom(ctx, q, set, s.Name(), from)
+}
+
+// tighter combines the spec's caps with a query's: the smaller of the
+// non-zero maxima, the query's minimum.
+func tighter(own, q ctxsel.Caps) ctxsel.Caps {
+	lower := func(a, b int) int {
+		if a == 0 || (b != 0 && b < a) {
+			return b
+		}
+		return a
+	}
+	return ctxsel.Caps{MinK: q.MinK, MaxK: lower(own.MaxK, q.MaxK), MaxTokens: lower(own.MaxTokens, q.MaxTokens)}
 }
 
 // candidateSet is the candidate passages (input indices, best first) and
@@ -262,6 +291,8 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, set []int
 				ev.DroppedScore = &v
 			}
 		}
+		ev.Sentences = p.n
+		ev.Why = passageWhy(ev, p.rank)
 		sel.Indices = append(sel.Indices, p.input)
 		sel.IDs = append(sel.IDs, q.Curve.Candidate(p.input).ID)
 		sel.Evidence = append(sel.Evidence, ev)
@@ -270,6 +301,15 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, set []int
 	sel.Explanation = s.explain(q, ps, ss, pk, budget, name, from, len(set), oversized)
 	sel.Explanation.Tokens = sel.Tokens
 	return sel, nil
+}
+
+// passageWhy says what was kept of a passage and why, in words.
+func passageWhy(ev ctxsel.Evidence, rank int) string {
+	kept := fmt.Sprintf("kept %d of %d sentences of the passage ranked %d", len(ev.Spans), ev.Sentences, rank)
+	if ev.DroppedScore == nil {
+		return kept + fmt.Sprintf(" (all; weakest p=%.3f)", ev.KeptScore)
+	}
+	return kept + fmt.Sprintf(" (weakest kept p=%.3f, best left out p=%.3f)", ev.KeptScore, *ev.DroppedScore)
 }
 
 // tooLong is the error for a budget no sentence fits in.
@@ -334,6 +374,7 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 	var applied []string
 	if q.Caps.MaxTokens > 0 && q.Caps.MaxTokens < s.opt.Budget {
 		applied = append(applied, "max_tokens")
+		reason += fmt.Sprintf("; max_tokens=%d lowered the budget of %d", q.Caps.MaxTokens, s.opt.Budget)
 	}
 	if q.Caps.MaxK > 0 && nOpen == q.Caps.MaxK {
 		applied = append(applied, "max_k")
@@ -362,6 +403,7 @@ func (s *Selector) Features(ctx context.Context, q ctxsel.TextQuery) ([]Sentence
 	if err := s.check(ctx, q); err != nil {
 		return nil, err
 	}
+	q.Caps = tighter(s.opt.Caps, q.Caps)
 	set, _ := s.candidateSet(q)
 	ps, ss, err := s.candidates(q, set, !s.opt.NoHeader)
 	if err != nil {

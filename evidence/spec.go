@@ -24,6 +24,8 @@ var params = []ctxsel.ParamDoc{
 	{Name: "header", Default: "1", Doc: "1 sends each kept passage's header (its title line, or the index's title and section) once; 0 none"},
 	{Name: "neighbors", Default: "model (0)", Doc: "1 sends a kept sentence's predecessor with it"},
 	{Name: "order", Default: "rank", Doc: "rank (by the passage's rank) or document (input order)"},
+	{Name: "max_k", Default: "none", Doc: "cap: at most this many passages opened"},
+	{Name: "max_tokens", Default: "none", Doc: "cap: lowers the budget"},
 }
 
 func init() {
@@ -80,7 +82,7 @@ func ParseSpec(spec string, base Options) (Options, error) {
 
 func parseParams(ps []ctxsel.Param, base Options) (Options, error) {
 	opt := base
-	opt.Budget, opt.Passages, opt.NoHeader, opt.Neighbors, opt.Order = 0, 0, false, -1, ctxsel.RankOrder
+	opt.Budget, opt.Passages, opt.NoHeader, opt.Neighbors, opt.Order, opt.Caps = 0, 0, false, -1, ctxsel.RankOrder, ctxsel.Caps{}
 	seen := map[string]bool{}
 	for _, p := range ps {
 		k, v := strings.ToLower(p.Key), p.Value
@@ -95,6 +97,18 @@ func parseParams(ps []ctxsel.Param, base Options) (Options, error) {
 				return Options{}, fmt.Errorf("%w: evidence: order=%s: want rank or document", ctxsel.ErrInvalidInput, v)
 			}
 			opt.Order = o
+		case "max_k", "max_tokens":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return Options{}, fmt.Errorf("%w: evidence: %s=%q: want a whole number of at least 1", ctxsel.ErrInvalidInput, k, v)
+			}
+			if k == "max_k" {
+				opt.Caps.MaxK = n
+			} else {
+				opt.Caps.MaxTokens = n
+			}
+		case "min_k":
+			return Options{}, fmt.Errorf("%w: evidence: min_k: a token budget cannot promise passages (max_k and max_tokens are its caps)", ctxsel.ErrInvalidInput)
 		case "budget", "passages", "header", "neighbors":
 			n, err := strconv.Atoi(v)
 			if err != nil {
@@ -120,7 +134,7 @@ func parseParams(ps []ctxsel.Param, base Options) (Options, error) {
 				opt.Neighbors = n
 			}
 		default:
-			return Options{}, fmt.Errorf("%w: evidence: unknown parameter %q (known: budget, passages, header, neighbors, order)", ctxsel.ErrInvalidInput, k)
+			return Options{}, fmt.Errorf("%w: evidence: unknown parameter %q (known: budget, passages, header, neighbors, order, max_k, max_tokens)", ctxsel.ErrInvalidInput, k)
 		}
 	}
 	if opt.Budget < 1 {

@@ -39,8 +39,9 @@ func Split(text string) Units {
 }
 
 // headerLine returns the span of the text's first line when it is a header:
-// a Markdown heading, or a title — at most maxHeaderWords words, not ending
-// in sentence punctuation or a comma — with more text on later lines.
+// a Markdown heading, or a title — at most maxHeaderWords words, not
+// starting in lower case, not ending in sentence punctuation or a comma
+// (closing quotes aside) — with more text on later lines.
 func headerLine(text string) *[2]int {
 	start := len(text) - len(strings.TrimLeftFunc(text, unicode.IsSpace))
 	nl := strings.IndexByte(text[start:], '\n')
@@ -56,8 +57,11 @@ func headerLine(text string) *[2]int {
 	if strings.HasPrefix(line, "#") {
 		return h
 	}
-	last, _ := utf8.DecodeLastRuneInString(line)
-	if strings.ContainsRune(".!?,;:。！？", last) || len(strings.Fields(line)) > maxHeaderWords {
+	// A sentence's end may hide behind closing quotes ("… “Humbug.”"), and
+	// a chunk cut mid-sentence starts in lower case: neither is a title.
+	last, _ := utf8.DecodeLastRuneInString(strings.TrimRight(line, "\"'”’»)]"))
+	first, _ := utf8.DecodeRuneInString(line)
+	if strings.ContainsRune(".!?,;:。！？", last) || unicode.IsLower(first) || len(strings.Fields(line)) > maxHeaderWords {
 		return nil
 	}
 	return h

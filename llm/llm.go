@@ -84,6 +84,11 @@ type Request struct {
 	// (OpenAI response_format json_object, Ollama format "json"); callers
 	// still parse defensively, since not every server honours it.
 	JSON bool `json:"json,omitempty"`
+	// Window, when positive, is the context window in tokens the prompt
+	// was fitted to: Ollama is asked to run the model with it
+	// (options.num_ctx); OpenAI-compatible servers fix the window
+	// themselves and are not told.
+	Window int `json:"window,omitempty"`
 }
 
 // Response is the model's reply with the token counts the server reported.
@@ -211,11 +216,17 @@ func (o Options) withDefaults() Options {
 
 // Ask sends one user message and returns the reply: the common case.
 func Ask(ctx context.Context, c Client, prompt string) (Response, error) {
+	return AskWithin(ctx, c, prompt, 0)
+}
+
+// AskWithin is Ask for a prompt fitted to a context window of window
+// tokens (Request.Window; 0: none given).
+func AskWithin(ctx context.Context, c Client, prompt string, window int) (Response, error) {
 	if c == nil {
 		return Response{}, errors.New("llm: no client configured")
 	}
 	zero := 0.0
-	return c.Chat(ctx, Request{Messages: []Message{{Role: "user", Content: prompt}}, Temperature: &zero})
+	return c.Chat(ctx, Request{Messages: []Message{{Role: "user", Content: prompt}}, Temperature: &zero, Window: window})
 }
 
 // fill applies the client's defaults to req.

@@ -19,6 +19,7 @@ type Ollama struct {
 	opts     Options
 	endpoint string
 	policy   httpretry.Policy
+	window   windowMemo
 }
 
 // NewOllama returns a client for the Ollama server at opts.BaseURL, an
@@ -118,6 +119,12 @@ func (c *Ollama) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	if req.MaxTokens > 0 {
 		o.Options["num_predict"] = req.MaxTokens
+	}
+	if req.Window > 0 {
+		// Ollama runs a model with its own default context (a few
+		// thousand tokens) and silently cuts a longer prompt: the window
+		// the prompt was fitted to is sent as the context to run with.
+		o.Options["num_ctx"] = req.Window
 	}
 	if len(o.Options) == 0 {
 		o.Options = nil

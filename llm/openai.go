@@ -17,6 +17,7 @@ type OpenAI struct {
 	opts     Options
 	endpoint string
 	policy   httpretry.Policy
+	window   windowMemo
 }
 
 // NewOpenAI returns a client for the OpenAI-compatible server at
@@ -96,7 +97,7 @@ func (c *OpenAI) Chat(ctx context.Context, req Request) (Response, error) {
 		return httpretry.Do(ctx, c.opts.HTTP, httpretry.Request{Method: http.MethodPost, URL: c.endpoint, Header: h, Body: body}, c.policy)
 	})
 	if err != nil {
-		return Response{}, err
+		return Response{}, contextLength(err)
 	}
 	var r openAIResponse
 	if err := json.Unmarshal(raw, &r); err != nil {

@@ -30,7 +30,9 @@ type AskRequest struct {
 	// Strategy and Caps are the request's strategy, parsed and checked;
 	// Spec is the same as one spec string ("adaptivek:buffer=0,max_k=5",
 	// caps included) for implementations that take one. For the answering
-	// route selfroute:k=N, Strategy is nil and Spec names the route.
+	// route selfroute:k=N, Strategy is nil and Spec names the route; so
+	// it does for the default (ctxsel.DefaultStrategy, a text selector)
+	// on a server without Options.SelectorDeps: the Asker resolves it.
 	Strategy ctxsel.Strategy
 	Caps     ctxsel.Caps
 	Spec     string

@@ -34,13 +34,19 @@ func (s *Server) resolveRequest(r *commonRequest, def string, kinds ctxsel.Kind)
 	if text == "" {
 		text = def
 	}
-	res, err := ctxsel.Resolver{Kinds: kinds, Selectors: s.selectors}.Resolve(text)
+	res, err := ctxsel.Resolver{Kinds: kinds, Selectors: s.selectors, Deps: s.deps}.Resolve(text)
+	order, oerr := ctxsel.ParseOrder(r.order)
+	if err != nil && text == ctxsel.DefaultStrategy && kinds == 0 && s.deps == nil && len(r.params) == 0 && oerr == nil {
+		// The default is a text selector (evidence) whose dependency, a
+		// sentence embedder, this server was not given (SelectorDeps);
+		// the Asker, package ask, supplies its own and resolves it.
+		return resolved{order: order, spec: text}, nil
+	}
 	if err != nil {
 		return resolved{}, badField("strategy", "%s", invalidMsg(err))
 	}
-	order, err := ctxsel.ParseOrder(r.order)
-	if err != nil {
-		return resolved{}, badField("order", "%s", invalidMsg(err))
+	if oerr != nil {
+		return resolved{}, badField("order", "%s", invalidMsg(oerr))
 	}
 	switch res.Kind {
 	case ctxsel.SelectorKind:

@@ -55,6 +55,12 @@ type Options struct {
 	// Picker, when set, serves /v1/select requests with "strategy":
 	// "picker": an LLM picker configured at start (never from a request).
 	Picker ctxsel.TextSelector
+	// SelectorDeps, when set, lets requests name the registered text
+	// selector kinds it supplies dependencies for, with their parameters:
+	// the evidence selector ("evidence:budget=800", and the default of
+	// /v1/ask, ctxsel.DefaultStrategy) with its sentence embedder
+	// (ctxsel.DepEmbedder). Without it /v1/ask's default cannot resolve.
+	SelectorDeps ctxsel.Deps
 }
 
 // Server is the HTTP service. It is safe for concurrent use.
@@ -66,6 +72,7 @@ type Server struct {
 	// selectors are the text selectors requests may name: the picker, when
 	// Options.Picker set one.
 	selectors []ctxsel.TextSelector
+	deps      ctxsel.Deps
 	// The token counter's vocabulary is large: it is loaded on the first
 	// candidate that needs counting, not at start.
 	counterOnce sync.Once
@@ -128,6 +135,16 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker}
 	if s.embedder != nil {
 		s.embedder = boundedEmbedder{s.embedder}
+	}
+	if d := opts.SelectorDeps; d != nil {
+		// A request never gets an LLM of its own: the picker is the
+		// configured one (Selectors), or none.
+		s.deps = func(name string) (any, error) {
+			if name == ctxsel.DepLLM {
+				return nil, fmt.Errorf("%w: the LLM picker is not configured on this server", ctxsel.ErrNoDep)
+			}
+			return d(name)
+		}
 	}
 	if opts.Picker != nil {
 		s.selectors = []ctxsel.TextSelector{opts.Picker}

@@ -470,7 +470,13 @@ func (f fakeAsker) Ask(ctx context.Context, req AskRequest) (AskResponse, error)
 	if err != nil {
 		return AskResponse{}, err
 	}
-	sel, err := ctxsel.Select(curve, req.Strategy, req.Caps, req.Order)
+	st, caps := req.Strategy, req.Caps
+	if st == nil { // a spec left to the Asker (the default text selector): resolved here as two passages
+		if st, caps, err = ctxsel.Parse("topk:k=2"); err != nil {
+			return AskResponse{}, err
+		}
+	}
+	sel, err := ctxsel.Select(curve, st, caps, req.Order)
 	if err != nil {
 		return AskResponse{}, err
 	}

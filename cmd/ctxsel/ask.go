@@ -24,11 +24,20 @@ func cmdAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 Embeds the question, scores every chunk of the index (hybrid by default:
 cosine similarity and BM25, each one's best --candidates chunks scored by both
-and fused by z-score with weight --alpha on the cosine side), lets a strategy
-cut the score curve, and prints the selected passages (document, score, tokens),
-why the curve was cut there, and the prompt the LLM would get (the factoid QA
-template of Adaptive-k, Appendix A.1.1). When an LLM is configured it is asked
-too and its answer is printed with its token counts:
+and fused by z-score with weight --alpha on the cosine side), selects what the
+LLM gets, and prints it with why, then the prompt (the factoid QA template of
+Adaptive-k, Appendix A.1.1). By default (--strategy default, which is
+`+ask.DefaultStrategy+`) it keeps sentences, not whole chunks: the best
+sentences of the 20 best chunks within 1,500 tokens, each chunk shown under its
+document's title with the sentences kept, its tokens before and after, and why.
+Any passage strategy is one --strategy away (topk:k=20, adaptivek, …).
+
+Everything is cut to the reader's window (less --answer-reserve for the
+answer and the prompt itself): the reader spec's #window=N or --window, else
+what the server says (Ollama's /api/show, which is then sent back as num_ctx;
+vLLM's /v1/models; at most `+fmt.Sprint(ask.MaxLearnedWindow)+` tokens), else `+fmt.Sprint(ask.DefaultWindow)+`. What the window
+dropped is said. When an LLM is configured it is asked too and its answer is
+printed with its token counts:
 
   CTXSEL_LLM_MODEL      model name (required to call anything)
   CTXSEL_LLM_BASE_URL   OpenAI-compatible server, e.g. https://api.openai.com or http://localhost:8000/v1
@@ -40,11 +49,12 @@ too and its answer is printed with its token counts:
 
 Examples:
   ctxsel ask "Who is Scrooge's clerk?"
+  ctxsel ask --reader ollama:llama3.2 "Who is Scrooge's clerk?"
   ctxsel ask --strategy topk:k=5 --order edges "Who is Scrooge's clerk?"
   ctxsel ask --retriever bm25 "Who is Scrooge's clerk?"
   ctxsel ask --strategy budget:tokens=2000 --json --show-curve curve.svg "…"`, stderr)
 	loc := fs.String("index", defaultIndexLocation(), "index directory, or weaviate://host:port/Collection")
-	strategy := fs.String("strategy", ask.DefaultStrategy, "strategy spec: adaptivek, topk:k=5, budget:tokens=2000, knee, … (see ctxsel strategies)")
+	strategy := fs.String("strategy", ctxsel.DefaultName, "strategy spec: default ("+ask.DefaultStrategy+"), evidence:budget=800, topk:k=20, adaptivek, budget:tokens=2000, … (see ctxsel strategies)")
 	var params paramFlag
 	fs.Var(&params, "param", "strategy parameter key=value (repeatable), caps included: min_k, max_k, max_tokens")
 	order := fs.String("order", "rank", "passage order in the prompt: rank, document, or edges (best at both ends, against lost-in-the-middle)")
@@ -59,7 +69,8 @@ Examples:
 	useLLM := fs.Bool("llm", true, "ask the configured LLM (set -llm=false to only select)")
 	templateFile := fs.String("template", "", "prompt template file with {question} and {context} (default: the factoid QA template)")
 	reader := fs.String("reader", "", "LLM that answers: PROVIDER:MODEL[@BASE_URL][#window=N] (default: the CTXSEL_LLM_* environment)")
-	window := fs.Int("window", 0, "reader window in tokens for selfroute's long-context step (default: the spec's #window, else 32000)")
+	window := fs.Int("window", 0, "the reader's context window in tokens, which every selection is cut to (default: the reader spec's #window, else what its server says, else "+fmt.Sprint(ask.DefaultWindow)+")")
+	reserve := fs.Int("answer-reserve", llm.DefaultAnswerReserve, "tokens of the window kept for the answer")
 	pickerLLM := fs.String("picker", "", "picker LLM endpoint for --strategy picker[:budget=4000,fallback=adaptivek,order=rank]")
 	lf := addLLMFlags(fs)
 	budget := fs.String("budget", "", "token budget: N or auto (the estimate-length estimate); short for --strategy budget:tokens=N")
@@ -79,11 +90,18 @@ Examples:
 	// One opener and call cache for the run's roles: reader and picker.
 	llms := &lazyLLM{lf: lf, stderr: stderr}
 	defer llms.Close()
+	// The spec is resolved here so that a bad one fails before the index
+	// is opened; ask resolves it again with the index's counter, the
+	// CLI's dependencies (the picker's LLM, the evidence selector's
+	// cached use-lite embedder) beside its own.
 	src := &selectorSources{pickerEndpoint: *pickerLLM, openLLM: llms.get}
 	defer src.Close()
 	how, err := specResolver(src, *estimate).Resolve(params.appendTo(*strategy))
 	if err != nil {
 		return err
+	}
+	if *window < 0 || *reserve < 0 {
+		return usageError{fmt.Errorf("ask: --window and --answer-reserve must not be negative")}
 	}
 	ord, err := ctxsel.ParseOrder(*order)
 	if err != nil {
@@ -102,12 +120,8 @@ Examples:
 	if !(*alpha > 0 && *alpha <= 1) {
 		return usageError{fmt.Errorf("ask: --alpha=%v outside (0, 1] (for BM25 alone use --retriever bm25)", *alpha)}
 	}
-	opts := ask.Options{Order: ord, Candidates: *candidates, Retriever: r, Alpha: *alpha, Fusion: fm}
-	if how.Kind == ctxsel.SelectorKind {
-		opts.Selector = how.Selector // the picker, or a composition over it
-	} else {
-		opts.Strategy = how.Spec
-	}
+	opts := ask.Options{Strategy: how.Spec, Deps: src.deps, Order: ord, Candidates: *candidates, Retriever: r, Alpha: *alpha, Fusion: fm,
+		AnswerReserve: *reserve}
 	if *candidates <= 0 {
 		return usageError{fmt.Errorf("ask: --candidates=%d must be positive", *candidates)}
 	}
@@ -199,10 +213,33 @@ func printAnswer(w io.Writer, a ask.Answer, showPrompt bool) {
 	fmt.Fprintf(w, "Question: %s\n", a.Question)
 	fmt.Fprintf(w, "Selected %d of %d candidate passages (%s retrieval, %s), %d tokens of %d (ranks count from 0 = best match):\n\n", a.Selection.K, len(a.Scores), a.Retriever, ex.Strategy, a.Selection.Tokens, ex.TotalTokens)
 	for i, p := range a.Passages {
-		fmt.Fprintf(w, "[%d] %s  score %.4f  rank %d  %d tokens  bytes %d–%d\n", i+1, p.ID, p.Score, p.Rank, p.Tokens, p.Start, p.End)
-		fmt.Fprintf(w, "    %s\n", snippet(p.Text, 160))
+		ev := p.Evidence
+		if ev == nil {
+			fmt.Fprintf(w, "[%d] %s  score %.4f  rank %d  %d tokens  bytes %d–%d\n", i+1, p.ID, p.Score, p.Rank, p.Tokens, p.Start, p.End)
+			fmt.Fprintf(w, "    %s\n", snippet(p.Text, 160))
+			continue
+		}
+		// What is sent of a pruned chunk, in full: its header and kept
+		// sentences, with where they are in the chunk and why.
+		fmt.Fprintf(w, "[%d] %s  score %.4f  rank %d  %d of %d tokens sent  bytes %d–%d\n", i+1, p.ID, p.Score, p.Rank, ev.Tokens, p.Tokens, p.Start, p.End)
+		fmt.Fprintf(w, "    %s\n", ev.Why)
+		for _, line := range strings.Split(ev.Text, "\n") {
+			if strings.TrimSpace(line) != "" {
+				fmt.Fprintf(w, "    | %s\n", line)
+			}
+		}
 	}
 	fmt.Fprintf(w, "\nWhy: %s\n", ex.Reason)
+	win := a.Window
+	fmt.Fprintf(w, "Window: %d tokens (%s", win.Tokens, win.Source)
+	if win.Note != "" {
+		fmt.Fprintf(w, "; %s", win.Note)
+	}
+	fmt.Fprintf(w, ") − %d for the answer − %d for the prompt = %d for passages", win.Reserve, win.Prompt, win.Passages)
+	if win.Dropped > 0 {
+		fmt.Fprintf(w, "; %d selected passages (%d tokens) did not fit and were dropped", win.Dropped, win.DroppedTokens)
+	}
+	fmt.Fprintln(w)
 	if len(ex.CapsApplied) > 0 {
 		fmt.Fprintf(w, "Caps applied: %s\n", strings.Join(ex.CapsApplied, ", "))
 	}

@@ -120,3 +120,18 @@ func (s *selectorSources) Close() error {
 	s.closes, s.own = nil, nil
 	return errors.Join(errs...)
 }
+
+// serverSources are the text selector dependencies of serve and mcp: the
+// evidence selector's sentence embedder is the served embedder when it is
+// the embedded use-lite model (its weights were fitted with it), else a
+// use-lite model opened on first need. Requests never get an LLM from them.
+func serverSources(emb embed.Embedder) *selectorSources {
+	src := &selectorSources{}
+	src.embedder = func() (embed.Embedder, error) {
+		if emb != nil && strings.HasPrefix(emb.ModelID(), "use-lite@") {
+			return emb, nil
+		}
+		return src.defaultEmbedder()
+	}
+	return src
+}

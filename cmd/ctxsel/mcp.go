@@ -45,7 +45,9 @@ Example client configuration (Claude Desktop, Cursor, ...):
 		return err
 	}
 	defer done()
-	srv, err := server.New(server.DefaultConfig(), server.Options{Logger: logger, Embedder: emb, Asker: asker})
+	src := serverSources(emb)
+	defer src.Close()
+	srv, err := server.New(server.DefaultConfig(), server.Options{Logger: logger, Embedder: emb, Asker: asker, SelectorDeps: src.deps})
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
@@ -54,7 +56,7 @@ Example client configuration (Claude Desktop, Cursor, ...):
 
 // Search retrieves without selecting or answering: the search tool.
 func (a indexAsker) Search(ctx context.Context, query string, topN int) ([]server.Passage, error) {
-	ans, err := ask.Ask(ctx, a.store, a.e, query, ask.Options{Strategy: "full", Candidates: topN})
+	ans, err := ask.Ask(ctx, a.store, a.e, query, ask.Options{Strategy: "full", Candidates: topN, NoWindow: true})
 	if err != nil {
 		return nil, a.clientSafe(fmt.Errorf("search: %w", err))
 	}

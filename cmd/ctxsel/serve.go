@@ -213,7 +213,9 @@ Examples:
 			return nil, nil, err
 		}
 	}
-	srv, err = server.New(cfg, server.Options{Logger: logger, Embedder: emb, Asker: asker, MCP: *mcpHTTP, Picker: pick})
+	src := serverSources(emb)
+	release = func() { closeBackends(); closeCache(); src.Close() }
+	srv, err = server.New(cfg, server.Options{Logger: logger, Embedder: emb, Asker: asker, MCP: *mcpHTTP, Picker: pick, SelectorDeps: src.deps})
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve: %w", err)
 	}

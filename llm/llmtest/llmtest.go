@@ -45,6 +45,9 @@ type Call struct {
 	// JSON is set when the request asked for a JSON object answer
 	// (OpenAI response_format json_object, Ollama format "json").
 	JSON bool
+	// NumCtx is the context window an Ollama request asked to run the
+	// model with (options.num_ctx; 0 when not sent).
+	NumCtx int
 	// Auth is the Authorization header as received.
 	Auth string
 }
@@ -85,6 +88,9 @@ type Fault struct {
 	// Message is the error body's message ("scripted STATUS" when empty):
 	// a real server's may echo a key, a path or an address.
 	Message string
+	// Code is the OpenAI error body's "code" (e.g.
+	// "context_length_exceeded"); the Ollama body has none.
+	Code string
 	// RetryAfter is sent as the Retry-After header when set.
 	RetryAfter string
 	// Hang blocks until the client gives up (or the server closes).
@@ -108,6 +114,10 @@ type Server struct {
 	calls  []Call
 	done   chan struct{}
 	once   sync.Once
+	// window is the context length the model reports (0: the server
+	// cannot say); shows counts the requests asking for it.
+	window int
+	shows  int
 }
 
 // New starts a server answering with reply (Echo when nil).
@@ -119,6 +129,8 @@ func New(reply Replier) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, WireOpenAI) })
 	mux.HandleFunc("POST /api/chat", func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, WireOllama) })
+	mux.HandleFunc("POST /api/show", s.show)
+	mux.HandleFunc("GET /v1/models", s.models)
 	s.Server = httptest.NewServer(mux)
 	return s
 }
@@ -134,6 +146,58 @@ func (s *Server) OpenAISpec(model string) string { return "openai:" + model + "@
 
 // OllamaSpec: see OpenAISpec.
 func (s *Server) OllamaSpec(model string) string { return "ollama:" + model + "@" + s.URL }
+
+// SetContextLength makes the server report n tokens as every model's
+// context window, as real servers do: Ollama's POST /api/show (model_info
+// "llama.context_length") and vLLM's GET /v1/models (max_model_len). With
+// 0 (the default) neither route knows the model: /api/show answers 404
+// with Ollama's error, /v1/models lists no max_model_len.
+func (s *Server) SetContextLength(n int) {
+	s.mu.Lock()
+	s.window = n
+	s.mu.Unlock()
+}
+
+// WindowRequests is how many requests asked for a model's window
+// (/api/show or /v1/models).
+func (s *Server) WindowRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shows
+}
+
+func (s *Server) show(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string `json:"model"`
+		Name  string `json:"name"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	s.mu.Lock()
+	s.shows++
+	n := s.window
+	s.mu.Unlock()
+	if n == 0 {
+		writeError(w, WireOllama, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
+		return
+	}
+	writeJSON(w, map[string]any{
+		"modelfile": "FROM " + req.Model, "parameters": "stop \"<|eot_id|>\"", "template": "{{ .Prompt }}",
+		"details":    map[string]any{"family": "llama", "parameter_size": "3.2B", "quantization_level": "Q4_K_M"},
+		"model_info": map[string]any{"general.architecture": "llama", "llama.context_length": n, "llama.embedding_length": 3072},
+	})
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.shows++
+	n := s.window
+	s.mu.Unlock()
+	m := map[string]any{"id": "llmtest", "object": "model", "owned_by": "llmtest"}
+	if n > 0 {
+		m["max_model_len"] = n
+	}
+	writeJSON(w, map[string]any{"object": "list", "data": []any{m}})
+}
 
 // Script queues faults; each of the next requests meets one, in order.
 func (s *Server) Script(faults ...Fault) {
@@ -200,6 +264,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, wire string) {
 		if v, ok := wr.Options["num_predict"].(float64); ok {
 			c.MaxTokens = int(v)
 		}
+		if v, ok := wr.Options["num_ctx"].(float64); ok {
+			c.NumCtx = int(v)
+		}
 	}
 	s.mu.Lock()
 	s.calls = append(s.calls, c)
@@ -227,7 +294,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, wire string) {
 			if msg == "" {
 				msg = fmt.Sprintf("scripted %d", f.Status)
 			}
-			writeError(w, wire, f.Status, msg)
+			writeErrorCode(w, wire, f.Status, msg, f.Code)
 			return
 		case f.NonJSON:
 			w.Header().Set("Content-Type", "text/html")
@@ -283,10 +350,18 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 func writeError(w http.ResponseWriter, wire string, status int, msg string) {
+	writeErrorCode(w, wire, status, msg, "")
+}
+
+func writeErrorCode(w http.ResponseWriter, wire string, status int, msg, code string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	if wire == WireOpenAI {
-		json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"message": msg}})
+		e := map[string]any{"message": msg, "type": "invalid_request_error"}
+		if code != "" {
+			e["code"] = code
+		}
+		json.NewEncoder(w).Encode(map[string]any{"error": e})
 	} else {
 		json.NewEncoder(w).Encode(map[string]string{"error": msg})
 	}
