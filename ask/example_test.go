@@ -51,3 +51,52 @@ func Example() {
 	// gap cut after rank 0
 	// true 2 candidates by hybrid retrieval
 }
+
+// The default pipeline: hybrid retrieval, then the evidence selector keeps
+// the sentences that answer, each chunk under its document's title, within
+// what the reader's window leaves (Window: 4096 here, as #window=4096
+// would give it; with an LLM and no window, its server is asked). "…"
+// marks sentences left out. (A test embedder scores the chunks here; the
+// sentences are embedded with the embedded USE-lite model.)
+func Example_evidence() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "idx")
+	defer os.RemoveAll(dir)
+	store, err := index.OpenDir(dir, index.DirOptions{Create: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	tk, _ := token.New("")
+	chunker, _ := chunk.NewSentences(tk, 45)
+	text := "Mount Etna is a stratovolcano on the east coast of Sicily. It is one of the most active volcanoes in the world. " +
+		"Its summit has four craters. Farmers grow grapes and pistachios on its fertile slopes. " +
+		"The volcano erupts several times a year, and lava flows sometimes reach the villages below. " +
+		"Tourists climb it in summer."
+	chunks, _ := chunker.Chunk(ctx, "guides/Mount Etna.md", text)
+	doc := index.Document{ID: "guides/Mount Etna.md", Hash: index.Hash([]byte(text)), Text: text, Chunks: chunks}
+	for _, c := range chunks {
+		doc.Vectors = append(doc.Vectors, indextest.HashVector(c.Text))
+	}
+	cfg := index.Config{Model: indextest.HashEmbedder{}.ModelID(), Chunker: chunker.Spec(), Encoding: tk.Encoding()}
+	if err := store.Add(ctx, cfg, []index.Document{doc}); err != nil {
+		log.Fatal(err)
+	}
+
+	a, err := ask.Ask(ctx, store, indextest.HashEmbedder{}, "How often does Etna erupt?",
+		ask.Options{Strategy: "default:budget=70", Window: 4096})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range a.Passages {
+		fmt.Printf("%s: %d of %d tokens sent\n%s\n", p.ID, p.Evidence.Tokens, p.Tokens, p.Evidence.Text)
+	}
+	fmt.Println("window", a.Window.Tokens, "leaves", a.Window.Passages, "tokens for passages")
+	// Output:
+	// guides/Mount Etna.md#0: 36 of 38 tokens sent
+	// Mount Etna
+	// Mount Etna is a stratovolcano on the east coast of Sicily. It is one of the most active volcanoes in the world.
+	// guides/Mount Etna.md#1: 31 of 38 tokens sent
+	// Mount Etna
+	// … The volcano erupts several times a year, and lava flows sometimes reach the villages below. Tourists climb it in summer.
+	// window 4096 leaves 3488 tokens for passages
+}

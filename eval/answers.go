@@ -45,6 +45,10 @@ type Answering struct {
 	// OnQuestion receives every per-question record as it completes (one
 	// call at a time).
 	OnQuestion func(QuestionAnswer)
+
+	// window is Options.Window, sent with every request (Ollama runs the
+	// model with it: num_ctx).
+	window int
 }
 
 // AnswerProgress are the running totals of the answering step.
@@ -242,10 +246,10 @@ func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record,
 	qa.Calls++
 	var r llm.Response
 	if p.System == "" {
-		r, err = llm.Ask(ctx, a.Reader, prompt)
+		r, err = llm.AskWithin(ctx, a.Reader, prompt, a.window)
 	} else {
 		zero := 0.0 // as llm.Ask: ctxsel's readers answer at temperature 0
-		r, err = a.Reader.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: "system", Content: p.System}, {Role: "user", Content: prompt}}, Temperature: &zero})
+		r, err = a.Reader.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: "system", Content: p.System}, {Role: "user", Content: prompt}}, Temperature: &zero, Window: a.window})
 	}
 	if err != nil {
 		qa.failures++
@@ -326,6 +330,9 @@ type answerJob struct{ q, s int }
 // It returns the per-slot answers (nil where a question failed) and the
 // totals; err is a cancellation or too many failures.
 func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []Record, stats []questionStats, slots []strategySlot, window int) ([][]*QuestionAnswer, AnswerTotals, error) {
+	ac := *a
+	ac.window = window
+	a = &ac
 	tot := AnswerTotals{Reader: a.Reader.Describe(), Window: window}
 	if a.Judge != nil {
 		tot.Judge = a.Judge.Name()

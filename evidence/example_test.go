@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ctxsel/ctxsel"
+	_ "github.com/ctxsel/ctxsel/cutoff" // registers topk
 	"github.com/ctxsel/ctxsel/evidence"
 	"github.com/ctxsel/ctxsel/index/indextest"
 	"github.com/ctxsel/ctxsel/token"
@@ -45,4 +46,42 @@ func Example() {
 	// Charles Babbage
 	// Charles Babbage was an English polymath.
 	// sent 38 tokens
+}
+
+// Resolve a spec — alone or composed after a passage strategy — with the
+// dependencies the evidence kind asks for: the embedder (required), the
+// token counter and the model (optional).
+func Example_resolve() {
+	texts := []string{
+		"Ada Lovelace\nAda Lovelace was an English mathematician. She was born in London in 1815. She worked with Charles Babbage on the Analytical Engine.",
+		"Charles Babbage\nCharles Babbage was an English polymath. He designed the Difference Engine.",
+		"Paris\nParis is the capital of France.",
+	}
+	counter, _ := token.New("")
+	cands := make([]ctxsel.Candidate, len(texts))
+	for i, t := range texts {
+		cands[i] = ctxsel.Candidate{ID: fmt.Sprint("p", i), Score: 1 / float64(i+1), Tokens: counter.Count(t)}
+	}
+	curve, _ := ctxsel.NewCurve(cands)
+	r := ctxsel.Resolver{Deps: ctxsel.DepsOf(map[string]any{
+		ctxsel.DepEmbedder: indextest.HashEmbedder{}, // the embedded USE-lite model in a deployment
+		ctxsel.DepCounter:  counter,
+	})}
+	res, err := r.Resolve("topk:k=2+evidence:budget=30") // import cutoff for topk
+	if err != nil {
+		panic(err)
+	}
+	out, err := res.Selector.SelectTexts(context.Background(), ctxsel.TextQuery{Question: "Where was Ada Lovelace born?", Curve: curve, Texts: texts})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Spec)
+	for i, ev := range out.Evidence {
+		fmt.Printf("%s: %s\n%s\n", out.IDs[i], ev.Why, ev.Text)
+	}
+	// Output:
+	// topk:k=2+evidence:budget=30
+	// p0: kept 2 of 3 sentences of the passage ranked 0 (weakest kept p=0.033, best left out p=0.002)
+	// Ada Lovelace
+	// Ada Lovelace was an English mathematician. She was born in London in 1815.
 }

@@ -117,7 +117,7 @@ listed apart from the reader's.
 	}
 	var recs []eval.Record
 	source := sample.Name
-	answering, window, err := af.setup(stderr)
+	answering, window, err := af.setup(ctx, stderr)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,10 @@ passages, its Table 5 prompt; the default), selfroute:prompt=adaptivek the
 Adaptive-k code's (5,000 tokens, its prompt); a reply holding "unanswerable"
 is asked again with the long context and --prompt. --window cuts every selection to the
 reader's window (full keeps the best-scoring passages that fit, in document
-order); it defaults to the reader spec's #window=N.
+order) and is sent with every request (Ollama runs the model with it:
+num_ctx); it defaults to the reader spec's #window=N, else to what the
+reader's server says (Ollama's /api/show, vLLM's /v1/models), else none
+(an OpenAI-compatible server that refuses a long prompt is reported as such).
 `
 
 func addAnswerFlags(fs *flag.FlagSet) *answerFlags {
@@ -74,7 +77,7 @@ func addAnswerFlags(fs *flag.FlagSet) *answerFlags {
 		judge:        fs.String("judge", "subem", "extra judge of the answers: subem, em, f1, llm:SPEC (A.1.3), llm-any:SPEC, llm-binary:SPEC or llm-ldar:SPEC"),
 		prompt:       fs.String("prompt", "auto", "reader prompt: factoid (Adaptive-k A.1.1), holobench (A.1.2), lara (LaRA's, as LDAR's code sends it) or a template file; auto: lara on lara: data, else factoid"),
 		questionsOut: fs.String("questions-out", "", "write per-question answer records (JSONL) here"),
-		window:       fs.Int("window", 0, "reader context window in tokens (0: the reader spec's #window, else none)"),
+		window:       fs.Int("window", 0, "reader context window in tokens (0: the reader spec's #window, else what its server says, else none)"),
 		maxFailures:  fs.Int("max-failures", 10, "stop once more LLM calls than this have failed (-1: never stop)"),
 		reserve:      fs.Int("answer-reserve", 512, "tokens of the window kept for the answer"),
 		llm:          addLLMFlags(fs),
@@ -103,8 +106,10 @@ func readerTemplate(name string) (llm.Template, error) {
 }
 
 // setup validates the flags and opens the reader and the judge; nil without
-// --reader. window is the reader's window (0: none).
-func (f *answerFlags) setup(stderr io.Writer) (a *eval.Answering, window int, err error) {
+// --reader. window is the reader's window (0: none): --window, else the
+// reader spec's #window=N, else what the reader's server says (Ollama's
+// /api/show, vLLM's /v1/models), else none.
+func (f *answerFlags) setup(ctx context.Context, stderr io.Writer) (a *eval.Answering, window int, err error) {
 	window = *f.window
 	if window < 0 || *f.reserve < 0 || *f.maxFailures < -1 {
 		return nil, 0, usageError{errors.New("eval: --window, --answer-reserve must not be negative; --max-failures must be -1 or more")}
@@ -137,6 +142,19 @@ func (f *answerFlags) setup(stderr io.Writer) (a *eval.Answering, window int, er
 	if err != nil {
 		f.close()
 		return nil, 0, usageError{fmt.Errorf("eval --reader: %w", err)}
+	}
+	if window == 0 {
+		n, ok, err := llm.ContextWindow(ctx, reader)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "eval: the reader's server did not say its window (%s): selections are not cut; give #window=N to cut them\n", llm.Failure(err))
+		case ok:
+			window = n
+			fmt.Fprintf(stderr, "eval: the reader's window is %d tokens (from its server): every selection is cut to it\n", n)
+		}
+		if window > 0 && window <= *f.reserve {
+			return nil, 0, usageError{fmt.Errorf("eval: the reader's window of %d tokens leaves nothing after --answer-reserve=%d", window, *f.reserve)}
+		}
 	}
 	judge, err := answer.ParseJudge(*f.judge, answer.OpenFunc(open))
 	if err != nil {

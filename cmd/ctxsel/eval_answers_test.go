@@ -14,6 +14,7 @@ import (
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/eval/sample"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
+	"github.com/ctxsel/ctxsel/token"
 )
 
 // simTable is the simulated reader's table for records: a question is
@@ -247,5 +248,43 @@ func TestEvalFaultsGoOn(t *testing.T) {
 		"--llm-retries=0", "--max-failures=1")
 	if code != 1 || !strings.Contains(stderr, "failed") {
 		t.Fatalf("down: exit %d %s", code, stderr)
+	}
+}
+
+// eval --reader learns the window from an Ollama server that reports its
+// model's (here 2,000 tokens): every selection, full included, is cut to
+// it, and every request asks the model to run with it (num_ctx).
+func TestEvalLearnsTheReadersWindow(t *testing.T) {
+	t.Setenv("CTXSEL_LLM_CACHE", t.TempDir())
+	recs, err := sample.HotpotQA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs = recs[:8]
+	srv := llmtest.New(llmtest.Reader(simTable(recs), llmtest.ReaderOptions{}))
+	defer srv.Close()
+	srv.SetContextLength(2000)
+	jsonOut := filepath.Join(t.TempDir(), "r.json")
+	args := []string{"eval", "--limit=8", "--pool=60", "--scorer=bm25", "--strategies=topk:k=3,full",
+		"--reader=" + srv.OllamaSpec("small"), "--json=" + jsonOut}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), args, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr.String(), stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "window is 2000 tokens (from its server)") {
+		t.Fatalf("stderr: %s", stderr.String())
+	}
+	if rep := readReport(t, jsonOut); rep.Answers == nil || rep.Answers.Window != 2000 {
+		t.Fatalf("answers %+v", rep.Answers)
+	}
+	tk, _ := token.New("")
+	calls := srv.Calls()
+	if len(calls) != 16 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	for _, c := range calls {
+		if n := tk.Count(c.Prompt()); n+512 > 2000 || c.NumCtx != 2000 {
+			t.Fatalf("a prompt of %d tokens (num_ctx %d) for a 2000-token window", n, c.NumCtx)
+		}
 	}
 }

@@ -60,3 +60,65 @@ func TestEvalEvidenceSpecs(t *testing.T) {
 		t.Errorf("missing model file: exit %d: %s", code, errs)
 	}
 }
+
+// select --question with texts and an evidence spec prints, per selected
+// passage, the kept sentences as byte spans of its text, the pruned text,
+// its tokens before and after, and why.
+func TestSelectEvidence(t *testing.T) {
+	t.Setenv(envEmbedCache, filepath.Join(t.TempDir(), "cache"))
+	texts := map[string]string{
+		"a": "Ebenezer Scrooge\nScrooge was a miser in London. His clerk was Bob Cratchit, who worked in a cold office. The weather that winter was bad.",
+		"b": "Jacob Marley was dead. Marley had been Scrooge's partner for many years. Nobody mourned him.",
+		"c": "Paris is the capital of France. It lies on the Seine.",
+	}
+	var in strings.Builder
+	for i, id := range []string{"a", "b", "c"} {
+		b, _ := json.Marshal(map[string]any{"id": id, "score": 1 - 0.3*float64(i), "text": texts[id]})
+		in.Write(b)
+		in.WriteByte('\n')
+	}
+	code, out, errs := runCLI(t, in.String(), "select", "--strategy", "evidence:budget=40", "--question", "Who was Scrooge's clerk?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var sel struct {
+		IDs      []string `json:"ids"`
+		Tokens   int      `json:"tokens"`
+		Evidence []struct {
+			Spans         [][2]int `json:"spans"`
+			Text          string   `json:"text"`
+			Tokens        int      `json:"tokens"`
+			PassageTokens int      `json:"passage_tokens"`
+			Why           string   `json:"why"`
+		} `json:"evidence"`
+	}
+	if err := json.Unmarshal([]byte(out), &sel); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(sel.IDs) == 0 || len(sel.Evidence) != len(sel.IDs) || sel.Tokens > 40 {
+		t.Fatalf("selection: %s", out)
+	}
+	sum := 0
+	for i, ev := range sel.Evidence {
+		text := texts[sel.IDs[i]]
+		for _, sp := range ev.Spans {
+			if sp[0] < 0 || sp[1] > len(text) || !strings.Contains(ev.Text, text[sp[0]:sp[1]]) {
+				t.Fatalf("span %v of %q is not in the sent text %q", sp, sel.IDs[i], ev.Text)
+			}
+		}
+		if ev.Tokens <= 0 || ev.Tokens > ev.PassageTokens || !strings.HasPrefix(ev.Why, "kept ") {
+			t.Fatalf("passage %s: %+v", sel.IDs[i], ev)
+		}
+		sum += ev.Tokens
+	}
+	if sum != sel.Tokens {
+		t.Fatalf("tokens %d, the passages' sum %d", sel.Tokens, sum)
+	}
+	// Without --question, or with a candidate without text, it says why.
+	if code, _, errs := runCLI(t, in.String(), "select", "--strategy", "evidence:budget=40"); code != 2 || !strings.Contains(errs, "--question") {
+		t.Fatalf("no question: %d %s", code, errs)
+	}
+	if code, _, errs := runCLI(t, `{"id":"x","score":1,"tokens":5}`, "select", "--strategy", "default", "--question", "q"); code != 2 || !strings.Contains(errs, "text") {
+		t.Fatalf("no text: %d %s", code, errs)
+	}
+}

@@ -52,15 +52,23 @@ ignored, unless they look like a misspelt field ("Score", "tokns"), which is
 an error as in the server. Errors name the candidate by its place in the
 input, from 1.
 
-Example:
-  printf '{"id":"a","score":0.9,"tokens":50}\n{"id":"b","score":0.2,"tokens":70}\n' | ctxsel select --strategy adaptivek --param buffer=0`, stderr)
+A text selector reads the candidates' texts and --question: with
+--strategy evidence:budget=500 (or default, `+ctxsel.DefaultStrategy+`, or
+topk:k=30+evidence:budget=500) it keeps sentences, not whole passages, and
+the output's "evidence" gives per selected passage (aligned with "ids") the
+kept sentences as byte spans into its text, the pruned text that would be
+sent, its tokens before ("passage_tokens") and after ("tokens"), and why.
+
+Examples:
+  printf '{"id":"a","score":0.9,"tokens":50}\n{"id":"b","score":0.2,"tokens":70}\n' | ctxsel select --strategy adaptivek --param buffer=0
+  ctxsel select --strategy evidence:budget=300 --question "Who is Scrooge's clerk?" < candidates_with_text.jsonl`, stderr)
 	strategy := fs.String("strategy", ctxsel.DefaultSelectStrategy, "strategy name, optionally with parameters (adaptivek:head=0.05)")
 	var params paramFlag
 	fs.Var(&params, "param", "strategy parameter key=value (repeatable), caps included: min_k, max_k, max_tokens")
 	order := fs.String("order", "rank", "order of the selected passages: rank, document (input order) or edges")
 	encoding := fs.String("encoding", token.Default, "token encoding for candidates given as text")
 	pickerLLM := fs.String("picker", "", "picker LLM endpoint for --strategy picker[:budget=4000,fallback=adaptivek,order=rank] (every candidate needs \"text\")")
-	question := fs.String("question", "", "the question, for --strategy picker (the picker reads it with the texts)")
+	question := fs.String("question", "", "the question, for a text selector (evidence, picker), which reads it with the texts")
 	llmf := addLLMFlags(fs)
 	estimate := fs.String("estimate", "", "length estimate report that budget:tokens=auto reads (default $"+envLengthEstimate+")")
 	if err := parseFlags(fs, args); err != nil {
