@@ -21,7 +21,7 @@ const DepModel = "evidence.model"
 var params = []ctxsel.ParamDoc{
 	{Name: "budget", Default: "(required)", Doc: "tokens all pruned passages may take together, headers and gap markers included"},
 	{Name: "passages", Default: "model (20)", Doc: "how many of the curve's best passages are candidates; after a strategy (topk:k=30+evidence:…) every passage it kept is"},
-	{Name: "header", Default: "1", Doc: "1 sends each kept passage's header (its title line, or the index's title and section) once; 0 none"},
+	{Name: "header", Default: "1", Doc: "1 sends each kept passage's header (its title line, or the title its source gives: ask, the document's) once; 0 none"},
 	{Name: "neighbors", Default: "model (0)", Doc: "1 sends a kept sentence's predecessor with it"},
 	{Name: "order", Default: "rank", Doc: "rank (by the passage's rank) or document (input order)"},
 	{Name: "max_k", Default: "none", Doc: "cap: at most this many passages opened"},

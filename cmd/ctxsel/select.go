@@ -279,7 +279,7 @@ func clip(raw []byte) string {
 }
 
 func cmdStrategies(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("strategies", "Usage: ctxsel strategies\n\nLists every strategy with its parameters: default, range ([ ] includes the\nbound, ( ) excludes it; \"whole\" for whole numbers) and meaning.", stderr)
+	fs := newFlags("strategies", "Usage: ctxsel strategies\n\nLists every strategy with its parameters: default, range ([ ] includes the\nbound, ( ) excludes it; \"whole\" for whole numbers) and meaning; then the\ntext selectors and the defaults.", stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -293,6 +293,14 @@ func cmdStrategies(args []string, stdout, stderr io.Writer) error {
 	for _, p := range ctxsel.CapParams {
 		fmt.Fprintf(stdout, "    %-19s default %-8g %-27s %s\n", p.Name, p.Default, paramRange(p), p.Doc)
 	}
+	fmt.Fprintln(stdout, "\ntext selectors, which read the question and the passages' texts (select --question, ask, eval):")
+	for _, d := range ctxsel.SelectorDefs() {
+		fmt.Fprintf(stdout, "%s — %s\n", d.Name, d.Doc)
+		for _, p := range d.Params {
+			fmt.Fprintf(stdout, "    %-19s default %-12s %s\n", p.Name, p.Default, p.Doc)
+		}
+	}
+	fmt.Fprintf(stdout, "\ndefault (ask, /v1/ask, the name \"default\"): %s; select and rerank: %s\n", ctxsel.DefaultStrategy, ctxsel.DefaultSelectStrategy)
 	fmt.Fprintln(stdout, "\nexample: ctxsel select --strategy adaptivek:head=0.05,buffer=3,max_tokens=4000 < candidates.jsonl")
 	return nil
 }
