@@ -252,9 +252,17 @@ func checkSegmentHeader(f *os.File, path string, size int64) error {
 	if size < segHeaderSize+4 {
 		return corruptf(path, "too short (%d bytes)", size)
 	}
-	var h [segHeaderSize]byte
-	if _, err := f.ReadAt(h[:], 0); err != nil {
+	var h [segHeaderSize2]byte
+	n, err := f.ReadAt(h[:], 0)
+	if err != nil && n < segHeaderSize {
 		return fmt.Errorf("check %s: %w", path, err)
+	}
+	if string(h[:8]) == segMagic2 {
+		if n < segHeaderSize2 {
+			return corruptf(path, "too short (%d bytes)", size)
+		}
+		_, err := parseHeader2(path, h[:], size)
+		return err
 	}
 	le := binary.LittleEndian
 	if string(h[:8]) != segMagic || le.Uint32(h[8:]) != segVersion || Format(le.Uint32(h[12:])).elemSize() == 0 {

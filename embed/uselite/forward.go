@@ -91,6 +91,7 @@ func newWorker(w *weights, impl *gemmImpl, prec Precision) *worker {
 	case Int8:
 		wk.u8 = make([]uint8, groupRows*ffnDim)
 		wk.sa = make([]float32, groupRows)
+		wk.ab = make([]uint16, groupRows*embedDim) // Layer_0's bf16 projections
 	case BF16:
 		wk.ab = make([]uint16, groupRows*ffnDim)
 	}
@@ -101,7 +102,11 @@ func newWorker(w *weights, impl *gemmImpl, prec Precision) *worker {
 // set, in wk's precision; x has m rows of W.k values (stride ldx), and
 // nonneg says they are never negative (a ReLU's output).
 func (wk *worker) dense(W *packed, x []float32, ldx, m int, c []float32, ldc int, relu, nonneg bool) {
-	switch wk.prec {
+	prec := wk.prec
+	if prec == Int8 && W.int8AsBF16 {
+		prec = BF16
+	}
+	switch prec {
 	case Int8:
 		q := W.q8
 		quantRows(wk.g.impl, x, ldx, m, q.k, q.kp, nonneg, wk.u8, wk.sa)

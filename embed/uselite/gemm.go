@@ -58,10 +58,14 @@ type packed struct {
 	// A weight matrix's forms are built on first use from rows, which
 	// calls each with every row in order: data (ensureF32) and the
 	// reduced-precision forms (weights.prepare).
-	rows func(each func(i int, row []float32))
-	f32  sync.Once
-	q8   *q8Matrix
-	bf   *bfMatrix
+	rows  func(each func(i int, row []float32))
+	f32   sync.Once
+	q8    *q8Matrix
+	bf    *bfMatrix
+	forms reducedForms
+	// int8AsBF16 marks the matrices the Int8 precision runs in bf16
+	// (see Int8)
+	int8AsBF16 bool
 }
 
 func newPacked(k, n int) *packed {

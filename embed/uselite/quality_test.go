@@ -24,7 +24,9 @@ import (
 // error. It embeds tens of thousands of passages per precision, so it runs
 // only when CTXSEL_PRECISION_RECALL names a directory for its report
 // (recall.json); vectors go through the embedding cache of
-// CTXSEL_EMBED_CACHE when set. docs/embedding.md reports its figures.
+// CTXSEL_EMBED_CACHE when set, except for the precisions listed in
+// CTXSEL_PRECISION_RECALL_FRESH (e.g. "int8" after changing its
+// arithmetic). docs/embedding.md reports its figures.
 func TestRecallByPrecision(t *testing.T) {
 	out := os.Getenv("CTXSEL_PRECISION_RECALL")
 	if out == "" {
@@ -70,7 +72,7 @@ func TestRecallByPrecision(t *testing.T) {
 				t.Fatal(err)
 			}
 			var e embed.Embedder = m
-			if store != nil {
+			if store != nil && !slices.Contains(strings.Split(os.Getenv("CTXSEL_PRECISION_RECALL_FRESH"), ","), p.String()) {
 				e = cache.Wrap(m, store)
 			}
 			sc := eval.NewEmbedScorer("use-lite", e)

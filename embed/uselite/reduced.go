@@ -155,53 +155,37 @@ func (b *bfMatrix) emulation() *packed {
 	return e
 }
 
-// reducedForms builds, once per process and form, the weights of the
-// dense layers that run per token in the forms a precision needs. The
-// per-sequence layers (Layer_1's last projection on the mean, the output
-// layer) are always float32.
-type reducedForms struct {
-	q8, q8emu, bf, bfemu sync.Once
-}
-
 func (w *weights) denseMatrices() []*packed {
 	l0, l1 := &w.layers[0], &w.layers[1]
 	return []*packed{l0.dense, l0.qkv, l0.out, l0.ff1, l0.ff2, l1.qkv, l1.out, l1.ff1}
 }
 
-// prepare makes sure the forms precision p needs with impl exist.
+// prepare builds, once per process and form, the weights of the dense
+// layers that run per token in the forms precision p needs with impl (the
+// per-sequence layers, Layer_1's last projection on the mean and the
+// output layer, are always float32).
 func (w *weights) prepare(p Precision, impl *gemmImpl) {
-	switch p {
-	case FP32:
-		for _, m := range w.denseMatrices() {
+	for _, m := range w.denseMatrices() {
+		switch {
+		case p == FP32:
 			m.ensureF32()
-		}
-	case Int8:
-		w.reduced.q8.Do(func() {
-			for _, m := range w.denseMatrices() {
-				m.q8 = quantizeColumns(m)
+		case p == Int8 && !m.int8AsBF16:
+			m.forms.q8.Do(func() { m.q8 = quantizeColumns(m) })
+			if impl.int8 == nil {
+				m.forms.q8emu.Do(func() { m.q8.emu = m.q8.emulation() })
 			}
-		})
-		if impl.int8 == nil {
-			w.reduced.q8emu.Do(func() {
-				for _, m := range w.denseMatrices() {
-					m.q8.emu = m.q8.emulation()
-				}
-			})
-		}
-	case BF16:
-		w.reduced.bf.Do(func() {
-			for _, m := range w.denseMatrices() {
-				m.bf = bf16Columns(m)
+		default: // BF16, and Int8's bf16 layers
+			m.forms.bf.Do(func() { m.bf = bf16Columns(m) })
+			if impl.bf16 == nil {
+				m.forms.bfemu.Do(func() { m.bf.emu = m.bf.emulation() })
 			}
-		})
-		if impl.bf16 == nil {
-			w.reduced.bfemu.Do(func() {
-				for _, m := range w.denseMatrices() {
-					m.bf.emu = m.bf.emulation()
-				}
-			})
 		}
 	}
+}
+
+// reducedForms guards the building of a matrix's reduced forms.
+type reducedForms struct {
+	q8, q8emu, bf, bfemu sync.Once
 }
 
 // Row quantization, shared by every int8 path. The vectorised versions
