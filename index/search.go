@@ -51,6 +51,14 @@ func (d *Dir) Search(ctx context.Context, vec []float32, limit int) (hits []Hit,
 	return s.search(ctx, Normalize(vec), limit, d.opts.Workers)
 }
 
+// Preload starts loading the current snapshot (mapping and verifying the
+// files) in the background, so that the first search, which waits for it,
+// finds it ready: a one-shot command loads the index while it loads its
+// embedding model. Problems are reported by that search.
+func (d *Dir) Preload(ctx context.Context) {
+	go d.snapshot(context.WithoutCancel(ctx)) //nolint:errcheck // the search reports them
+}
+
 // snapshot returns the current view, reloading when the manifest changed.
 // Segments are immutable, so those already loaded are reused.
 func (d *Dir) snapshot(ctx context.Context) (*snapshot, error) {

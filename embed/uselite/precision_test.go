@@ -3,6 +3,7 @@ package uselite
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -304,4 +305,46 @@ func readCasesIfPresent(path string) []refCase {
 		return nil
 	}
 	return cases
+}
+
+var updateInt8 = flag.Bool("update-int8", false, "rewrite model_int8.bin from the float32 weights")
+
+// TestInt8WeightsFile checks that the Int8 weights stored in the binary are
+// those quantizeColumns and bf16Columns compute from the float32 model, and
+// that they load.
+func TestInt8WeightsFile(t *testing.T) {
+	w, err := loadWeights(modelJSON, vocabJSON, shardsList)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := encodeInt8Forms(w)
+	if *updateInt8 {
+		if err := os.WriteFile("model_int8.bin", want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if int8Weights != string(want) {
+		t.Fatalf("model_int8.bin (%d bytes) is not the quantization of model/ (%d bytes): go generate", len(int8Weights), len(want))
+	}
+	q8, bf, err := int8Forms(w, int8Weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range w.denseMatrices() {
+		if (q8[i] == nil) != m.int8AsBF16 || (bf[i] == nil) == m.int8AsBF16 {
+			t.Errorf("matrix %d: wrong form", i)
+		}
+		if q8[i] != nil {
+			ref := quantizeColumns(m)
+			if !slices.Equal(q8[i].data, ref.data) || !slices.Equal(q8[i].scale, ref.scale) || !slices.Equal(q8[i].corr, ref.corr) {
+				t.Errorf("matrix %d: int8 form differs", i)
+			}
+		}
+	}
+	for _, bad := range []string{"", "USELI8\x00\x02", int8Weights[:len(int8Weights)-1], int8Weights + "x"} {
+		if _, _, err := int8Forms(w, bad); err == nil {
+			t.Errorf("int8Forms accepted %d bytes", len(bad))
+		}
+	}
 }

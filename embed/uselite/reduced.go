@@ -165,6 +165,22 @@ func (w *weights) denseMatrices() []*packed {
 // per-sequence layers, Layer_1's last projection on the mean and the
 // output layer, are always float32).
 func (w *weights) prepare(p Precision, impl *gemmImpl) {
+	if p == Int8 {
+		w.int8Once.Do(func() {
+			// the forms stored in the binary, else computed
+			q8, bf, err := int8Forms(w, int8Weights)
+			if err != nil {
+				return
+			}
+			for i, m := range w.denseMatrices() {
+				if q8[i] != nil {
+					m.forms.q8.Do(func() { m.q8 = q8[i] })
+				} else {
+					m.forms.bf.Do(func() { m.bf = bf[i] })
+				}
+			}
+		})
+	}
 	for _, m := range w.denseMatrices() {
 		switch {
 		case p == FP32:

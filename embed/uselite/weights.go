@@ -310,6 +310,8 @@ type weights struct {
 	tanhB   []float32
 	tok     *tokenizer
 	loadDur time.Duration
+
+	int8Once sync.Once // the Int8 forms read from int8Weights
 }
 
 var (
