@@ -471,14 +471,14 @@ func (d *Dir) compact(ctx context.Context, m *manifest) error {
 	return nil
 }
 
-// collectGarbage deletes segment and temporary files m does not name. It
-// runs under the writer lock, so no writer is creating them; readers with
-// an older snapshot re-read the manifest when a segment has gone.
+// collectGarbage deletes segment files (of every kind listedFiles knows)
+// and temporary files m does not name. It runs under the writer lock, so no
+// writer is creating them; readers with an older snapshot re-read the
+// manifest when a segment has gone.
 func (d *Dir) collectGarbage(m *manifest) {
 	keep := map[string]bool{}
-	for _, s := range m.Segments {
-		keep[s.Name] = true
-		keep[lexName(s.Name)] = s.LexSize != 0
+	for _, f := range listedFiles(m) {
+		keep[f.Name] = true
 	}
 	ents, err := os.ReadDir(d.path)
 	if err != nil {
@@ -486,7 +486,8 @@ func (d *Dir) collectGarbage(m *manifest) {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if (strings.HasPrefix(n, "seg-") && (strings.HasSuffix(n, segSuffix) || strings.HasSuffix(n, lexSuffix)) && !keep[n]) || n == manifestName+".tmp" {
+		if (strings.HasPrefix(n, "seg-") && slices.ContainsFunc(segFileSuffixes, func(s string) bool { return strings.HasSuffix(n, s) }) && !keep[n]) ||
+			n == manifestName+".tmp" {
 			os.Remove(filepath.Join(d.path, n))
 		}
 	}

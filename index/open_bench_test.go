@@ -2,11 +2,15 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxsel/ctxsel/chunk"
 )
 
 // TestOpenTiming times what a fresh process does before its first answer
@@ -72,4 +76,69 @@ func parseInt(s string) (int, error) {
 		n = n*10 + int(c-'0')
 	}
 	return n, nil
+}
+
+// BenchmarkOpenFirstQuery times what a fresh process pays on an index of n
+// chunks before its first answer: open the directory (manifest), then one
+// hybrid query, which maps and verifies every segment and lexical file.
+// Each iteration uses a new Dir; the files are in the page cache. Chunks
+// are one per document (the manifest's worst case), about 1,500 bytes of
+// text each, 512-dimensional float32 vectors; ns/chunk is the per-chunk
+// cost that projects the time to larger indexes.
+func BenchmarkOpenFirstQuery(b *testing.B) {
+	for _, n := range []int{10_000, 20_000} {
+		b.Run(fmt.Sprintf("chunks=%d", n), func(b *testing.B) {
+			dir := openBenchIndex(b, n)
+			r := rand.New(rand.NewPCG(1, 2))
+			q := randUnit(r, benchDim)
+			ctx := context.Background()
+			for b.Loop() {
+				d, err := OpenDir(dir, DirOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := d.Stats(ctx); err != nil {
+					b.Fatal(err)
+				}
+				hits, err := d.SearchQuery(ctx, Query{Vector: q, Text: "river delta flood sediment w123", Limit: 100})
+				if err != nil || len(hits) == 0 {
+					b.Fatalf("%d hits, %v", len(hits), err)
+				}
+				d.Close()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/chunk")
+		})
+	}
+}
+
+// openBenchIndex builds an index of n chunks in a temporary directory.
+func openBenchIndex(b *testing.B, n int) string {
+	b.Helper()
+	dir := b.TempDir()
+	d, err := OpenDir(dir, DirOptions{Create: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(uint64(n), 5))
+	z := rand.NewZipf(r, 1.1, 1, 50_000)
+	cfg := Config{Model: "bench", Dim: benchDim, Chunker: "c", Encoding: "e"}
+	const batch = 2000
+	for lo := 0; lo < n; lo += batch {
+		var docs []Document
+		for i := lo; i < min(n, lo+batch); i++ {
+			var sb strings.Builder
+			for sb.Len() < 1500 {
+				fmt.Fprintf(&sb, "w%d ", z.Uint64())
+			}
+			text := sb.String()
+			id := fmt.Sprintf("doc%07d", i)
+			docs = append(docs, Document{ID: id, Hash: id, Source: "/bench/" + id, Text: text,
+				Chunks:  []chunk.Chunk{{Doc: id, End: len(text), CharEnd: len(text), Tokens: 300, Text: text}},
+				Vectors: [][]float32{randUnit(r, benchDim)}})
+		}
+		if err := d.Add(context.Background(), cfg, docs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
 }

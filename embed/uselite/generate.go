@@ -9,3 +9,7 @@ package uselite
 // model/ (after changing the model or the quantization):
 //
 //go:generate go test -run TestInt8WeightsFile -update-int8 .
+
+// Regenerate reduced_amd64.s, the reduced-precision kernels:
+//
+//go:generate go run ./internal/genreduced -out reduced_amd64.s

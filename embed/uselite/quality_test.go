@@ -15,13 +15,15 @@ import (
 	"github.com/ctxsel/ctxsel/embed/cache"
 	"github.com/ctxsel/ctxsel/embed/uselite"
 	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/fusion"
 )
 
 // TestRecallByPrecision measures what a reduced precision costs retrieval:
-// dense recall at fixed top-k of every precision against fp32 on the same
-// pooled contexts (HotpotQA, MuSiQue, SummHay; pool 1000, seed 1, as
-// `ctxsel eval`), with the paired difference per question and its standard
-// error. It embeds tens of thousands of passages per precision, so it runs
+// recall at fixed top-k of every precision against fp32 on the same pooled
+// contexts (HotpotQA, MuSiQue, SummHay; pool 1000, seed 1, as `ctxsel
+// eval`), dense (cosine) and hybrid (the default pipeline's z-score fusion
+// with BM25, alpha 0.5), with the paired difference per question and its
+// standard error. It embeds tens of thousands of passages per precision, so it runs
 // only when CTXSEL_PRECISION_RECALL names a directory for its report
 // (recall.json); vectors go through the embedding cache of
 // CTXSEL_EMBED_CACHE when set, except for the precisions listed in
@@ -43,6 +45,7 @@ func TestRecallByPrecision(t *testing.T) {
 	ks := []int{1, 5, 10, 20, 50}
 	type row struct {
 		Data      string             `json:"data"`
+		Scorer    string             `json:"scorer"`
 		Questions int                `json:"questions"`
 		Precision string             `json:"precision"`
 		K         int                `json:"k"`
@@ -64,7 +67,7 @@ func TestRecallByPrecision(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recall := map[uselite.Precision][][]float64{} // per precision, per k, per question
+		recall := map[string][][]float64{} // per scorer and precision, per k, per question
 		vecsOf := map[uselite.Precision]map[string][]float32{}
 		for _, p := range []uselite.Precision{uselite.FP32, uselite.Int8, uselite.BF16} {
 			m, err := uselite.New(uselite.Options{Precision: p})
@@ -76,42 +79,52 @@ func TestRecallByPrecision(t *testing.T) {
 				e = cache.Wrap(m, store)
 			}
 			sc := eval.NewEmbedScorer("use-lite", e)
-			curves, _, err := eval.Curves(ctx, pooled, sc, nil, 0)
+			hy, err := eval.NewHybrid(sc, fusion.ZScore, 0.5)
 			if err != nil {
 				t.Fatal(err)
 			}
-			per := make([][]float64, len(ks))
-			for _, c := range curves {
-				order := make([]int, len(c.Scores))
-				for i := range order {
-					order[i] = i
+			for _, scorer := range []eval.Scorer{sc, hy} {
+				name := "dense"
+				if scorer == eval.Scorer(hy) {
+					name = "hybrid"
 				}
-				slices.SortStableFunc(order, func(a, b int) int {
-					switch {
-					case c.Scores[a] > c.Scores[b]:
-						return -1
-					case c.Scores[a] < c.Scores[b]:
-						return 1
-					}
-					return 0
-				})
-				gold := 0
-				for _, g := range c.Gold {
-					if g {
-						gold++
-					}
+				curves, _, err := eval.Curves(ctx, pooled, scorer, nil, 0)
+				if err != nil {
+					t.Fatal(err)
 				}
-				for ki, k := range ks {
-					found := 0
-					for _, i := range order[:min(k, len(order))] {
-						if c.Gold[i] {
-							found++
+				per := make([][]float64, len(ks))
+				for _, c := range curves {
+					order := make([]int, len(c.Scores))
+					for i := range order {
+						order[i] = i
+					}
+					slices.SortStableFunc(order, func(a, b int) int {
+						switch {
+						case c.Scores[a] > c.Scores[b]:
+							return -1
+						case c.Scores[a] < c.Scores[b]:
+							return 1
+						}
+						return 0
+					})
+					gold := 0
+					for _, g := range c.Gold {
+						if g {
+							gold++
 						}
 					}
-					per[ki] = append(per[ki], float64(found)/float64(gold))
+					for ki, k := range ks {
+						found := 0
+						for _, i := range order[:min(k, len(order))] {
+							if c.Gold[i] {
+								found++
+							}
+						}
+						per[ki] = append(per[ki], float64(found)/float64(gold))
+					}
 				}
+				recall[name+"/"+p.String()] = per
 			}
-			recall[p] = per
 			// the passages' vectors, to compare with fp32's (a sample)
 			vecsOf[p] = map[string][]float32{}
 			var sample []string
@@ -139,36 +152,38 @@ func TestRecallByPrecision(t *testing.T) {
 				n++
 			}
 			cosines := map[string]float64{"worst": worst, "mean": mean / float64(n), "passages": float64(n)}
-			for ki, k := range ks {
-				a, b := recall[p][ki], recall[uselite.FP32][ki]
-				var ra, rb, d, dd float64
-				changed := 0
-				for i := range a {
-					ra += a[i]
-					rb += b[i]
-					d += a[i] - b[i]
-					if a[i] != b[i] {
-						changed++
+			for _, scorer := range []string{"dense", "hybrid"} {
+				for ki, k := range ks {
+					a, b := recall[scorer+"/"+p.String()][ki], recall[scorer+"/fp32"][ki]
+					var ra, rb, d, dd float64
+					changed := 0
+					for i := range a {
+						ra += a[i]
+						rb += b[i]
+						d += a[i] - b[i]
+						if a[i] != b[i] {
+							changed++
+						}
 					}
+					n := float64(len(a))
+					mean := d / n
+					for i := range a {
+						x := a[i] - b[i] - mean
+						dd += x * x
+					}
+					se := 0.0
+					if n > 1 {
+						se = math.Sqrt(dd/(n-1)) / math.Sqrt(n)
+					}
+					r := row{Data: strings.SplitN(data, ".", 2)[0], Scorer: scorer, Questions: len(a), Precision: p.String(), K: k,
+						Recall: ra / n, FP32: rb / n, Diff: 100 * mean, SE: 100 * se, Changed: changed}
+					if ki == 0 && scorer == "dense" {
+						r.Cosine = cosines
+					}
+					rows = append(rows, r)
+					t.Logf("%-16s %-6s %s k=%2d recall %.4f fp32 %.4f diff %+.2f ± %.2f points (%d questions changed)",
+						r.Data, scorer, p, k, r.Recall, r.FP32, r.Diff, r.SE, changed)
 				}
-				n := float64(len(a))
-				mean := d / n
-				for i := range a {
-					x := a[i] - b[i] - mean
-					dd += x * x
-				}
-				se := 0.0
-				if n > 1 {
-					se = math.Sqrt(dd/(n-1)) / math.Sqrt(n)
-				}
-				r := row{Data: strings.SplitN(data, ".", 2)[0], Questions: len(a), Precision: p.String(), K: k,
-					Recall: ra / n, FP32: rb / n, Diff: 100 * mean, SE: 100 * se, Changed: changed}
-				if ki == 0 {
-					r.Cosine = cosines
-				}
-				rows = append(rows, r)
-				t.Logf("%-16s %s k=%2d recall %.4f fp32 %.4f diff %+.2f ± %.2f points (%d questions changed)",
-					r.Data, p, k, r.Recall, r.FP32, r.Diff, r.SE, changed)
 			}
 			t.Logf("%-16s %s cosine to fp32 over %d passages: worst %.5f mean %.6f", data, p, n, worst, mean/float64(n))
 		}
