@@ -409,8 +409,9 @@ func (d *Dir) commit(ctx context.Context, m *manifest) error {
 	return nil
 }
 
-// compact rewrites half-dead segments, and small segments when there are
-// more than maxSmallSegs of them, into one new segment.
+// compact rewrites half-dead segments, segments written before version 2,
+// and small segments when there are more than maxSmallSegs of them, into
+// one new segment.
 func (d *Dir) compact(ctx context.Context, m *manifest) error {
 	live := map[string]int{}
 	for _, e := range m.Docs {
@@ -423,6 +424,10 @@ func (d *Dir) compact(ctx context.Context, m *manifest) error {
 		case live[s.Name] == 0:
 			// dropped by commit without rewriting
 		case 2*live[s.Name] < s.Chunks:
+			victims = append(victims, s)
+		case littleEndian && !d.isVersion2(s.Name):
+			// written before version 2: rewritten once, so that it is
+			// opened in place from now on
 			victims = append(victims, s)
 		case s.Size < smallSegment:
 			small = append(small, s)
@@ -469,6 +474,13 @@ func (d *Dir) compact(ctx context.Context, m *manifest) error {
 	}
 	m.Segments = append(m.Segments, si)
 	return nil
+}
+
+// isVersion2 reports whether segment file name is in version 2 (an
+// unreadable one counts as version 2: compaction leaves it to the checks).
+func (d *Dir) isVersion2(name string) bool {
+	v2, err := isSegment2(filepath.Join(d.path, name))
+	return v2 || err != nil
 }
 
 // collectGarbage deletes segment files (of every kind listedFiles knows)

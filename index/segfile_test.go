@@ -112,6 +112,21 @@ func TestReadsVersion1Files(t *testing.T) {
 					t.Fatalf("check full=%v: %+v %v", full, rep, err)
 				}
 			}
+			// the next commit rewrites them in version 2, answering the same
+			extra := Document{ID: "zz", Hash: "h-zz", Text: "Nothing about planets."}
+			if err := old.Add(ctx, cfg, []Document{extra}); err != nil {
+				t.Fatal(err)
+			}
+			m, _, _ = readManifest(dir)
+			for _, si := range m.Segments {
+				if b, _ := os.ReadFile(filepath.Join(dir, si.Name)); string(b[:8]) != segMagic2 {
+					t.Fatalf("%s still in version 1 after a commit", si.Name)
+				}
+			}
+			fresh, _ := OpenDir(dir, DirOptions{})
+			if got := queries(t, fresh); !reflect.DeepEqual(got, want) {
+				t.Fatalf("after the rewrite\n%+v\nwant\n%+v", got, want)
+			}
 		})
 	}
 }
