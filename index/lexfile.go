@@ -226,7 +226,7 @@ func (d *lexDict) decode(i int, lens []uint32) (postings, error) {
 			return postings{}, corruptf(d.path, "term %d: bad posting %d", i, k)
 		}
 		tf, n2 := binary.Uvarint(p[n1:])
-		if n2 <= 0 || (k > 0 && delta == 0) || tf == 0 {
+		if n2 <= 0 || (k > 0 && delta == 0) || delta >= uint64(len(lens)) || tf == 0 {
 			return postings{}, corruptf(d.path, "term %d: bad posting %d", i, k)
 		}
 		p = p[n1+n2:]

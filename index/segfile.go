@@ -247,7 +247,8 @@ func viewSegment2(path, name string, data []byte, crc uint32) (*segment, error) 
 		d, c := s.rowDoc[r], s.rowIdx[r]
 		switch {
 		case r == 0 && (d != 0 || c != 0),
-			r > 0 && !(d == s.rowDoc[r-1] && c == s.rowIdx[r-1]+1 || d == s.rowDoc[r-1]+1 && c == 0):
+			r > 0 && !(d == s.rowDoc[r-1] && c == s.rowIdx[r-1]+1 || d == s.rowDoc[r-1]+1 && c == 0),
+			int64(d) >= l.docs:
 			return nil, corruptf(path, "row %d: rows out of order", r)
 		}
 		sp := v.spans[5*r : 5*r+5]

@@ -318,3 +318,42 @@ func TestLexicalViewsMatchDecoded(t *testing.T) {
 		}
 	}
 }
+
+// TestSegmentRowsPastDocuments: rows that name more documents than the
+// file holds are refused, not followed (a crafted file with a valid
+// checksum).
+func TestSegmentRowsPastDocuments(t *testing.T) {
+	docs, cfg := versionDocs()
+	var sdocs []segDoc
+	var vecs [][]float32
+	for _, d := range docs {
+		sd := segDoc{ID: d.ID, Source: d.Source, Text: d.Text}
+		for i, c := range d.Chunks {
+			sd.Chunks = append(sd.Chunks, [5]int{c.Start, c.End, c.CharStart, c.CharEnd, c.Tokens})
+			vecs = append(vecs, d.Vectors[i])
+		}
+		sdocs = append(sdocs, sd)
+	}
+	data, err := encodeSegment2(F32, cfg.Dim, sdocs, newMatrix(F32, cfg.Dim, vecs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := parseHeader2("x", data, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// every row its own document (6 rows, 3 documents): consecutive, but past the table
+	for r := range l.rows {
+		binary.LittleEndian.PutUint32(data[l.rowsOff+4*r:], uint32(r))
+		binary.LittleEndian.PutUint32(data[l.rowsOff+4*l.rows+4*r:], 0)
+	}
+	binary.LittleEndian.PutUint32(data[len(data)-4:], crc32.Checksum(data[:len(data)-4], castagnoli))
+	p := filepath.Join(t.TempDir(), "seg")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := binary.LittleEndian.Uint32(data[len(data)-4:])
+	if _, err := openSegment(p, "seg", int64(len(data)), sum); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("open: %v, want ErrCorrupt", err)
+	}
+}
