@@ -69,8 +69,17 @@ type listedFile struct {
 // listedFiles is every segment file the manifest lists, whatever its kind.
 // Every kind follows one convention, checked generically: the file's size
 // and CRC-32C are recorded in the manifest, and its last 4 bytes hold the
-// CRC-32C (little-endian) of everything before them. A new kind of file
-// per segment (e.g. a lexical index beside the vectors) is added here.
+// CRC-32C (little-endian) of everything before them.
+//
+// A new kind of file per segment (the lexical postings were the first; the
+// chunks' sentence vectors could be the next) is added here and in
+// segFileSuffixes, with its size and checksum fields in segInfo: it is then
+// written and fsynced before the manifest that names it (Dir.newSegment),
+// checked by verify, dropped with its segment by repair, and deleted by
+// garbage collection once no manifest names it, like the others.
+// segFileSuffixes are the name suffixes of every kind of segment file.
+var segFileSuffixes = []string{segSuffix, lexSuffix}
+
 func listedFiles(m *manifest) []listedFile {
 	out := make([]listedFile, 0, len(m.Segments))
 	for _, s := range m.Segments {
@@ -279,9 +288,17 @@ func checkSegmentHeader(f *os.File, path string, size int64) error {
 	if size < segHeaderSize+4 {
 		return corruptf(path, "too short (%d bytes)", size)
 	}
-	var h [segHeaderSize]byte
-	if _, err := f.ReadAt(h[:], 0); err != nil {
+	var h [segHeaderSize2]byte
+	n, err := f.ReadAt(h[:], 0)
+	if err != nil && n < segHeaderSize {
 		return fmt.Errorf("check %s: %w", path, err)
+	}
+	if string(h[:8]) == segMagic2 {
+		if n < segHeaderSize2 {
+			return corruptf(path, "too short (%d bytes)", size)
+		}
+		_, err := parseHeader2(path, h[:], size)
+		return err
 	}
 	le := binary.LittleEndian
 	if string(h[:8]) != segMagic || le.Uint32(h[8:]) != segVersion || Format(le.Uint32(h[12:])).elemSize() == 0 {
