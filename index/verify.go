@@ -270,12 +270,30 @@ func checkLexHeader(f *os.File, path string, size int64, rows int) error {
 	if size < lexHeaderSize+4 {
 		return corruptf(path, "too short (%d bytes)", size)
 	}
-	var h [lexHeaderSize]byte
-	if _, err := f.ReadAt(h[:], 0); err != nil {
+	var h [lexHeaderSize2]byte
+	n, err := f.ReadAt(h[:], 0)
+	if err != nil && n < lexHeaderSize {
 		return fmt.Errorf("check %s: %w", path, err)
 	}
 	le := binary.LittleEndian
-	if string(h[:8]) != lexMagic || le.Uint32(h[8:]) != lexVersion {
+	switch {
+	case string(h[:8]) == lexMagic2 && le.Uint32(h[8:]) == lexVersion2:
+		// Version 2 (lexfile.go): the header names every block's offset;
+		// they must be the layout its counts give and end where the file does.
+		if n < lexHeaderSize2 {
+			return corruptf(path, "too short (%d bytes)", size)
+		}
+		l := lexLayout{rows: int64(le.Uint32(h[12:])), terms: int64(le.Uint32(h[16:])),
+			termBytesLen: int64(le.Uint64(h[64:])), postBytesLen: int64(le.Uint64(h[72:]))}
+		if l.rows != int64(rows) || l.terms > size || l.termBytesLen < 0 || l.termBytesLen > size || l.postBytesLen < 0 || l.postBytesLen > size {
+			return corruptf(path, "bad header (%d rows for a segment of %d, %d terms in %d bytes)", l.rows, rows, l.terms, size)
+		}
+		l.layout()
+		if l.size != size || [4]int64{int64(le.Uint64(h[32:])), int64(le.Uint64(h[40:])), int64(le.Uint64(h[48:])), int64(le.Uint64(h[56:]))} != [4]int64{l.lens, l.dfs, l.termOffs, l.postOffs} {
+			return corruptf(path, "header block offsets do not fit the file")
+		}
+		return nil
+	case string(h[:8]) != lexMagic || le.Uint32(h[8:]) != lexVersion:
 		return corruptf(path, "bad header (magic or version)")
 	}
 	if n, terms := int64(le.Uint32(h[12:])), int64(le.Uint32(h[16:])); n != int64(rows) || n > size || terms > size {
