@@ -100,7 +100,7 @@ func (s *selectorSources) defaultEmbedder() (embed.Embedder, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.own == nil {
-		e, closeFn, err := openEmbedder(defaultDense)
+		e, closeFn, err := openEmbedder(defaultDense, "")
 		if err != nil {
 			return nil, err
 		}

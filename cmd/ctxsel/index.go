@@ -26,8 +26,9 @@ const (
 	defaultIndex = ".ctxsel-index"
 )
 
-// openEmbedder builds the named embedder; tests replace it.
-var openEmbedder = newEmbedder
+// openEmbedder builds the named embedder for an index built with
+// indexModel ("" for none); tests replace it.
+var openEmbedder = newEmbedderFor
 
 const indexUsage = `Usage:
   ctxsel index add [flags] PATH...   add files or folders (.txt .md .html .jsonl, LaRA's datasets)
@@ -113,7 +114,7 @@ func openStore(ctx context.Context, location string, create bool, vectors string
 // embedderFor picks the embedder: the flag when given, else the one the
 // index was built with (from its recorded model id), else use-lite.
 func embedderFor(name, model string) (embed.Embedder, func() error, error) {
-	return openEmbedder(embedderName(name, model))
+	return openEmbedder(embedderName(name, model), model)
 }
 
 // embedderName is the embedder --embedder names, else the one an index
