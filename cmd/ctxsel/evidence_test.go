@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxsel/ctxsel/llm/llmtest"
+	"github.com/ctxsel/ctxsel/token"
 )
 
 // eval resolves evidence specs like any other (no special case): alone,
@@ -120,5 +124,58 @@ func TestSelectEvidence(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, `{"id":"x","score":1,"tokens":5}`, "select", "--strategy", "default", "--question", "q"); code != 2 || !strings.Contains(errs, "text") {
 		t.Fatalf("no text: %d %s", code, errs)
+	}
+}
+
+// ctxsel ask against an Ollama server whose model takes 4,096 tokens: the
+// window is learned, no prompt sent is larger, and the output says what
+// the window dropped; against an OpenAI-compatible server answering
+// "context length exceeded" the error names the window and #window=N.
+func TestAskFitsTheReadersWindow(t *testing.T) {
+	useHashEmbedder(t)
+	t.Setenv("CTXSEL_LLM_CACHE", "off")
+	root := t.TempDir()
+	book, err := os.ReadFile("../../../shared/data/lara/datasets/32k/book/A Christmas Carol.txt")
+	if err != nil {
+		t.Fatalf("test data: %v", err)
+	}
+	docs := filepath.Join(root, "docs")
+	os.MkdirAll(docs, 0o755)
+	os.WriteFile(filepath.Join(docs, "A Christmas Carol.txt"), book, 0o644)
+	idx := filepath.Join(root, "idx")
+	if code, _, errs := runCLI(t, "", "index", "add", "--index", idx, docs); code != 0 {
+		t.Fatalf("add: %s", errs)
+	}
+	srv := llmtest.New(nil)
+	defer srv.Close()
+	srv.SetContextLength(4096)
+	code, out, errs := runCLI(t, "", "ask", "--index", idx, "--reader", srv.OllamaSpec("llama3.2"), "--strategy", "topk:k=20", "--prompt=false", "What did Gordon say about Christmas?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"Window: 4096 tokens (server) − 512 for the answer", "did not fit and were dropped", "--- answer ("} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+	tk, _ := token.New("")
+	for _, c := range srv.Calls() {
+		if n := tk.Count(c.Prompt()); n+512 > 4096 || c.NumCtx != 4096 {
+			t.Fatalf("sent %d prompt tokens with num_ctx %d to a 4096-token model", n, c.NumCtx)
+		}
+	}
+	// The default prunes, each chunk under its document's title.
+	code, out, errs = runCLI(t, "", "ask", "--index", idx, "--reader", srv.OllamaSpec("llama3.2"), "--prompt=false", "What did Gordon say about Christmas?")
+	if code != 0 || !strings.Contains(out, "evidence:budget=1500") || !strings.Contains(out, "    | A Christmas Carol\n") || !strings.Contains(out, "tokens sent") {
+		t.Fatalf("default: exit %d %s\n%s", code, errs, out)
+	}
+
+	oa := llmtest.New(nil)
+	defer oa.Close()
+	oa.Script(llmtest.Fault{Status: http.StatusBadRequest, Code: "context_length_exceeded",
+		Message: "This model's maximum context length is 2048 tokens. However, your messages resulted in 9000 tokens."})
+	code, _, errs = runCLI(t, "", "ask", "--index", idx, "--reader", oa.OpenAISpec("small"), "--strategy", "topk:k=20", "--prompt=false", "Who is Gordon's clerk?")
+	if code == 0 || !strings.Contains(errs, "the server says the model takes 2048") || !strings.Contains(errs, "#window=N") || !strings.Contains(errs, "32000 tokens") {
+		t.Fatalf("context length exceeded: exit %d: %s", code, errs)
 	}
 }
