@@ -10,7 +10,8 @@ import (
 // (and its caps), then lets then select among the passages it kept, as
 // Resolve builds "topk:k=30+picker": the strategy bounds what a costly
 // selector reads. then sees the kept passages as a curve of their own, in
-// input order, with the query's question, caps and order; the result is
+// input order, with the query's question, headers, caps and order, and
+// the whole curve as the query's Pool (PoolIndex maps them); the result is
 // over the whole curve (indices, N and total tokens), and its reason says
 // what the strategy kept first. name is the composition's spec. When then
 // is a MeteredSelector, so is the composition.
@@ -63,16 +64,32 @@ func (c *composed) cut(ctx context.Context, q TextQuery) (TextQuery, []int, stri
 	kept := slices.Sorted(slices.Values(stage.Indices))
 	cands := make([]Candidate, len(kept))
 	texts := make([]string, len(kept))
+	var headers []string
+	if q.Headers != nil {
+		headers = make([]string, len(kept))
+	}
 	for i, idx := range kept {
 		cands[i] = q.Curve.cands[idx]
 		texts[i] = q.Texts[idx]
+		if headers != nil {
+			headers[i] = q.Headers[idx]
+		}
 	}
 	curve, err := NewCurve(cands)
 	if err != nil {
 		return TextQuery{}, nil, "", err
 	}
 	note := fmt.Sprintf("%s kept %d of %d passages (%d tokens): %s; then %s: ", c.first.Name(), stage.K, q.Curve.Len(), stage.Tokens, stage.Explanation.Reason, c.then.Name())
-	return TextQuery{Question: q.Question, Curve: curve, Texts: texts, Caps: q.Caps, Order: q.Order}, kept, note, nil
+	// The pool is the outermost curve: a composition inside another maps
+	// its indices through.
+	pool, poolIndex := q.Curve, kept
+	if q.Pool != nil {
+		pool, poolIndex = q.Pool, make([]int, len(kept))
+		for i, idx := range kept {
+			poolIndex[i] = q.PoolIndex[idx]
+		}
+	}
+	return TextQuery{Question: q.Question, Curve: curve, Texts: texts, Headers: headers, Caps: q.Caps, Order: q.Order, Pool: pool, PoolIndex: poolIndex}, kept, note, nil
 }
 
 // lift maps a selection over the kept passages back onto the whole curve.

@@ -2,6 +2,7 @@ package ctxsel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -88,7 +89,46 @@ const (
 	DepLLM = "llm"
 	// DepEmbedder embeds texts (an embed.Embedder): the evidence selector's.
 	DepEmbedder = "embedder"
+	// DepCounter counts tokens the way the caller counts its candidates'
+	// (a token.Counter); optional where a selector has a default.
+	DepCounter = "counter"
 )
+
+// DepsOf serves the dependencies in m by name; a name m lacks answers an
+// error wrapping ErrNoDep.
+func DepsOf(m map[string]any) Deps {
+	return func(name string) (any, error) {
+		if v, ok := m[name]; ok {
+			return v, nil
+		}
+		return nil, fmt.Errorf("%w: %s", ErrNoDep, name)
+	}
+}
+
+// ErrNoDep is what a Deps wraps in its error for a name it does not
+// supply, so that a selector can tell an optional dependency left out
+// (OptionalDep: use its default) from one that failed to build.
+var ErrNoDep = errors.New("dependency not supplied")
+
+// OptionalDep fetches an optional dependency: ok is false, with no error,
+// when d is nil, answers nil, or its error wraps ErrNoDep.
+func OptionalDep[T any](d Deps, name string) (t T, ok bool, err error) {
+	if d == nil {
+		return t, false, nil
+	}
+	v, err := d(name)
+	if errors.Is(err, ErrNoDep) || (err == nil && v == nil) {
+		return t, false, nil
+	}
+	if err != nil {
+		return t, false, fmt.Errorf("needs %s: %w", name, err)
+	}
+	t, ok = v.(T)
+	if !ok {
+		return t, false, fmt.Errorf("needs %s: got %T, want %T", name, v, t)
+	}
+	return t, true, nil
+}
 
 // Dep fetches the dependency name from d as a T; the error wraps
 // ErrInvalidInput when d cannot supply it (that is the caller's

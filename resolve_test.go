@@ -386,3 +386,73 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// spyQuery records the query a composition hands its text selector.
+type spyQuery struct{ got *ctxsel.TextQuery }
+
+func (s spyQuery) Name() string { return "spy" }
+func (s spyQuery) SelectTexts(ctx context.Context, q ctxsel.TextQuery) (ctxsel.Selection, error) {
+	*s.got = q
+	return ctxsel.StrategyTexts(cutoff.TopK(1)).SelectTexts(ctx, q)
+}
+
+// A composition hands its selector the kept passages' texts and headers,
+// and the whole curve as the pool, with each kept passage's index in it,
+// also when compositions nest.
+func TestCompositionCarriesPoolAndHeaders(t *testing.T) {
+	cands := make([]ctxsel.Candidate, 6)
+	texts, headers := make([]string, 6), make([]string, 6)
+	for i := range cands {
+		cands[i] = ctxsel.Candidate{ID: fmt.Sprint("p", i), Score: float64(i % 4), Tokens: 10}
+		texts[i], headers[i] = fmt.Sprint("text ", i), fmt.Sprint("title ", i)
+	}
+	curve, err := ctxsel.NewCurve(cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got ctxsel.TextQuery
+	inner := ctxsel.Compose(cutoff.TopK(2), ctxsel.Caps{}, spyQuery{&got}, "topk:k=2+spy")
+	outer := ctxsel.Compose(cutoff.TopK(4), ctxsel.Caps{}, inner, "topk:k=4+topk:k=2+spy")
+	if _, err := outer.SelectTexts(context.Background(), ctxsel.TextQuery{Question: "q", Curve: curve, Texts: texts, Headers: headers}); err != nil {
+		t.Fatal(err)
+	}
+	// scores 0 1 2 3 0 1: the top 4 are p3, p2, p1, p5; their top 2 p3, p2.
+	if got.Pool != curve || !slices.Equal(got.PoolIndex, []int{2, 3}) {
+		t.Fatalf("pool %p (whole %p), indices %v", got.Pool, curve, got.PoolIndex)
+	}
+	if !slices.Equal(got.Texts, []string{"text 2", "text 3"}) || !slices.Equal(got.Headers, []string{"title 2", "title 3"}) {
+		t.Fatalf("texts %q headers %q", got.Texts, got.Headers)
+	}
+	// Headers must be one per candidate; a pool index must lie in the pool.
+	bad := ctxsel.TextQuery{Question: "q", Curve: curve, Texts: texts, Headers: headers[:2]}
+	if err := bad.Validate(); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("2 headers for 6: %v", err)
+	}
+	bad = ctxsel.TextQuery{Question: "q", Curve: curve, Texts: texts, Pool: curve, PoolIndex: []int{0, 1, 2, 3, 4, 6}}
+	if err := bad.Validate(); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("index 6 of 6: %v", err)
+	}
+}
+
+func TestOptionalDep(t *testing.T) {
+	deps := ctxsel.DepsOf(map[string]any{"n": 3, "s": "x"})
+	if v, ok, err := ctxsel.OptionalDep[int](deps, "n"); v != 3 || !ok || err != nil {
+		t.Fatalf("n: %v %v %v", v, ok, err)
+	}
+	if _, ok, err := ctxsel.OptionalDep[int](deps, "missing"); ok || err != nil {
+		t.Fatalf("missing: %v %v", ok, err)
+	}
+	if _, ok, err := ctxsel.OptionalDep[int](nil, "n"); ok || err != nil {
+		t.Fatalf("nil deps: %v %v", ok, err)
+	}
+	if _, _, err := ctxsel.OptionalDep[int](deps, "s"); err == nil {
+		t.Fatal("a string served as an int")
+	}
+	failing := func(string) (any, error) { return nil, errors.New("cannot open the model") }
+	if _, _, err := ctxsel.OptionalDep[int](failing, "n"); err == nil || !strings.Contains(err.Error(), "cannot open") {
+		t.Fatalf("a failing dependency: %v", err)
+	}
+	if _, err := ctxsel.Dep[int](deps, "missing"); !errors.Is(err, ctxsel.ErrNoDep) {
+		t.Fatalf("required and missing: %v", err)
+	}
+}

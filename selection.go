@@ -120,10 +120,45 @@ type Selection struct {
 	// IDs are the selected candidates' ids in the requested order.
 	IDs []string `json:"ids"`
 	// Indices are their input positions, in the same order.
-	Indices     []int       `json:"indices"`
-	K           int         `json:"k"`
+	Indices []int `json:"indices"`
+	K       int   `json:"k"`
+	// Tokens counts what is sent: the selected passages, or, when Evidence
+	// is set, their pruned texts.
 	Tokens      int         `json:"tokens"`
 	Explanation Explanation `json:"explanation"`
+	// Evidence is set by a selector that prunes inside passages (package
+	// evidence): Evidence[i] is what is sent of passage Indices[i]. Nil
+	// means whole passages are sent.
+	Evidence []Evidence `json:"evidence,omitempty"`
+}
+
+// Evidence is what a pruning selector keeps of one selected passage: its
+// header and some of its sentences, as byte spans into the passage text and
+// as the text that is sent.
+type Evidence struct {
+	// Header is the passage's context line (a title, a Markdown heading)
+	// when one is sent, as byte offsets [start, end) into the passage.
+	Header *[2]int `json:"header,omitempty"`
+	// Title is the header sent when the passage's text has none of its
+	// own and its source gave one (TextQuery.Headers: an index's document
+	// title and section); it is the only text sent that is not the
+	// passage's.
+	Title string `json:"title,omitempty"`
+	// Spans are the kept sentences, byte offsets [start, end) into the
+	// passage, in document order, disjoint.
+	Spans [][2]int `json:"spans"`
+	// Text is what is sent: the header (or Title), a line break, then the
+	// kept sentences in document order, a gap between them marked by " … ".
+	Text string `json:"text"`
+	// Tokens is the exact token count of Text; PassageTokens that of the
+	// whole passage.
+	Tokens        int `json:"tokens"`
+	PassageTokens int `json:"passage_tokens"`
+	// KeptScore is the score of the weakest kept sentence and DroppedScore
+	// that of the best dropped one (nil when none was dropped): why the
+	// cut fell where it did.
+	KeptScore    float64  `json:"kept_score"`
+	DroppedScore *float64 `json:"dropped_score,omitempty"`
 }
 
 // Strategy decides where to cut a similarity curve. Implementations are pure

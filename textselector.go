@@ -13,8 +13,21 @@ type TextQuery struct {
 	Curve *Curve
 	// Texts[i] is the text of Curve.Candidate(i); one per candidate.
 	Texts []string
-	Caps  Caps
-	Order Order
+	// Headers, when set, holds one per candidate: the context line its
+	// source knows for it (an index's document title and section), for a
+	// selector that shows each passage under a header when the text has
+	// none of its own; "" for none.
+	Headers []string
+	Caps    Caps
+	Order   Order
+	// Pool is set when Curve holds only the passages a strategy kept
+	// (Compose): the whole curve they were cut from, PoolIndex[i] the
+	// index in Pool of Curve's passage i. A selector whose features read
+	// the curve's shape (a passage's rank, the spread of the scores)
+	// reads it from Pool, so that it sees the same values composed as
+	// alone.
+	Pool      *Curve
+	PoolIndex []int
 }
 
 // Validate reports a query a TextSelector cannot work on.
@@ -24,6 +37,19 @@ func (q TextQuery) Validate() error {
 	}
 	if len(q.Texts) != q.Curve.Len() {
 		return invalidf("%d texts for %d candidates", len(q.Texts), q.Curve.Len())
+	}
+	if q.Headers != nil && len(q.Headers) != q.Curve.Len() {
+		return invalidf("%d headers for %d candidates", len(q.Headers), q.Curve.Len())
+	}
+	if q.Pool != nil {
+		if len(q.PoolIndex) != q.Curve.Len() {
+			return invalidf("%d pool indices for %d candidates", len(q.PoolIndex), q.Curve.Len())
+		}
+		for _, j := range q.PoolIndex {
+			if j < 0 || j >= q.Pool.Len() {
+				return invalidf("pool index %d outside the pool of %d", j, q.Pool.Len())
+			}
+		}
 	}
 	return q.Caps.Validate()
 }

@@ -9,7 +9,8 @@ import (
 // best-scoring selected passages that fit in budget tokens, counting each
 // passage as its tokens plus perPassage (the prompt's formatting around it),
 // stops before the first passage that would cross the budget, and returns
-// the kept passages in the given order. The explanation's Reason says what
+// the kept passages in the given order. A pruned passage (Selection.Evidence)
+// counts the tokens of its pruned text. The explanation's Reason says what
 // was dropped. A selection that already fits is returned unchanged except
 // for its order. Pure: no I/O.
 func FitWindow(c *Curve, sel Selection, budget, perPassage int, order Order) (Selection, error) {
@@ -30,9 +31,25 @@ func FitWindow(c *Curve, sel Selection, budget, perPassage int, order Order) (Se
 		}
 	}
 	slices.SortFunc(ranked, func(a, b int) int { return rank[a] - rank[b] })
+	// a pruned passage costs what is sent of it
+	evidence := map[int]Evidence{}
+	if sel.Evidence != nil {
+		if len(sel.Evidence) != len(sel.Indices) {
+			return Selection{}, invalidf("selection has %d evidence entries for %d passages", len(sel.Evidence), len(sel.Indices))
+		}
+		for i, idx := range sel.Indices {
+			evidence[idx] = sel.Evidence[i]
+		}
+	}
+	cost := func(idx int) int {
+		if e, ok := evidence[idx]; ok {
+			return e.Tokens
+		}
+		return c.TokensOf(idx)
+	}
 	kept, used, tokens := 0, 0, 0
 	for _, idx := range ranked {
-		t := c.TokensOf(idx)
+		t := cost(idx)
 		if used+t+perPassage > budget {
 			break
 		}
@@ -45,6 +62,12 @@ func FitWindow(c *Curve, sel Selection, budget, perPassage int, order Order) (Se
 	out.IDs = make([]string, len(out.Indices))
 	for i, idx := range out.Indices {
 		out.IDs[i] = c.cands[idx].ID
+	}
+	if sel.Evidence != nil {
+		out.Evidence = make([]Evidence, len(out.Indices))
+		for i, idx := range out.Indices {
+			out.Evidence[i] = evidence[idx]
+		}
 	}
 	out.K, out.Tokens = kept, tokens
 	out.Explanation.Tokens = tokens

@@ -90,3 +90,27 @@ func (fullStrategy) Params() map[string]float64 { return nil }
 func (fullStrategy) Cut(c *ctxsel.Curve) (ctxsel.Cut, error) {
 	return ctxsel.Cut{End: c.Len(), Reason: "all"}, nil
 }
+
+func TestFitWindowCountsPrunedText(t *testing.T) {
+	cands := []ctxsel.Candidate{{ID: "a", Score: 0.9, Tokens: 500}, {ID: "b", Score: 0.8, Tokens: 500}, {ID: "c", Score: 0.7, Tokens: 500}}
+	c, err := ctxsel.NewCurve(cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a pruning selector sent 40, 50 and 60 tokens of the three passages
+	sel := ctxsel.Selection{IDs: []string{"c", "a", "b"}, Indices: []int{2, 0, 1}, K: 3, Tokens: 150,
+		Evidence: []ctxsel.Evidence{{Text: "c…", Tokens: 60}, {Text: "a…", Tokens: 40}, {Text: "b…", Tokens: 50}}}
+	got, err := ctxsel.FitWindow(c, sel, 100, 0, ctxsel.DocumentOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// whole passages would not fit at all; pruned, the best two (a, b) do
+	if !slices.Equal(got.IDs, []string{"a", "b"}) || got.Tokens != 90 || len(got.Evidence) != 2 ||
+		got.Evidence[0].Text != "a…" || got.Evidence[1].Text != "b…" {
+		t.Fatalf("fit: %+v", got)
+	}
+	sel.Evidence = sel.Evidence[:2]
+	if _, err := ctxsel.FitWindow(c, sel, 100, 0, ctxsel.RankOrder); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("misaligned evidence: %v", err)
+	}
+}

@@ -193,6 +193,27 @@ func TestSplitSentences(t *testing.T) {
 		{"你好。世界！好的", []string{"你好。", "世界！", "好的"}},
 		{"e.g. this is one. (And this.) Next", []string{"e.g. this is one.", "(And this.)", "Next"}},
 		{"No terminal at all", []string{"No terminal at all"}},
+		// abbreviations, dotted initialisms and decimals
+		{"He moved to the U.S. in 1990 and paid $3.50 a day. Then Dr. Li came.", []string{"He moved to the U.S. in 1990 and paid $3.50 a day.", "Then Dr. Li came."}},
+		{"It opened at 9 a.m. on Monday. Ph.D. students came.", []string{"It opened at 9 a.m. on Monday.", "Ph.D. students came."}},
+		{"Pi is 3.14159. E is 2.718.", []string{"Pi is 3.14159.", "E is 2.718."}},
+		{"Andrew Jaspan, (b. 1952) is an editor. Rostker v. Goldberg was a case.", []string{"Andrew Jaspan, (b. 1952) is an editor.", "Rostker v. Goldberg was a case."}},
+		// quotes
+		{`“It rains.” He left. 'Go!' she said.`, []string{"“It rains.”", "He left.", "'Go!' she said."}},
+		// a title line, a Markdown heading and list items end at a single line break
+		{"Ed Wood (film)\nEd Wood is a 1994 film. It stars Johnny Depp.", []string{"Ed Wood (film)", "Ed Wood is a 1994 film.", "It stars Johnny Depp."}},
+		{"Tere Mere Phere\n\"Tere Mere Phere\" is a 2011 film.", []string{"Tere Mere Phere", "\"Tere Mere Phere\" is a 2011 film."}},
+		{"# Install\nRun the script. Then wait.", []string{"# Install", "Run the script.", "Then wait."}},
+		{"Steps:\n1. Open the box\n2. Take the cable\n- a bullet\n* another", []string{"Steps:", "1. Open the box", "2. Take the cable", "- a bullet", "* another"}},
+		{"10. Tenth item. Still it.", []string{"10. Tenth item.", "Still it."}},
+		// wrapped prose goes on across a single line break
+		{"The treaty was signed by\nFrance and Spain in 1659. Peace followed.", []string{"The treaty was signed by\nFrance and Spain in 1659.", "Peace followed."}},
+		{"A long sentence that runs on and on across the page width here\nContinues. Done.", []string{"A long sentence that runs on and on across the page width here\nContinues.", "Done."}},
+		// non-English punctuation
+		{"यह एक वाक्य है। यह दूसरा है।", []string{"यह एक वाक्य है।", "यह दूसरा है।"}},
+		{"هل أنت بخير؟ نعم.", []string{"هل أنت بخير؟", "نعم."}},
+		{"东京．大阪。", []string{"东京．", "大阪。"}},
+		{"Wow‼ Really⁇ Yes.", []string{"Wow‼", "Really⁇", "Yes."}},
 	}
 	for _, tc := range cases {
 		spans := chunk.SplitSentences(tc.text)

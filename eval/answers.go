@@ -213,8 +213,9 @@ func (a *Answering) newRecord(rec Record, sel ctxsel.Selection) QuestionAnswer {
 	return qa
 }
 
-// read renders the prompt from sel's passages (in sel's order) and asks the
-// reader, adding the call to qa.
+// read renders the prompt from sel's passages (in sel's order; pruned
+// texts when sel carries Evidence) and asks the reader, adding the call to
+// qa.
 func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, p ReaderPrompt, qa *QuestionAnswer) (llm.Response, error) {
 	ps := make([]llm.Passage, len(sel.Indices))
 	for i, idx := range sel.Indices {
@@ -222,6 +223,9 @@ func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record,
 			return llm.Response{}, fmt.Errorf("record %q: selected index %d out of range", rec.ID, idx)
 		}
 		ps[i] = llm.Passage{Text: rec.Passages[idx].Text}
+		if sel.Evidence != nil { // a pruning selector sends its pruned text
+			ps[i].Text = sel.Evidence[i].Text
+		}
 	}
 	format := p.Context
 	if format == nil {
@@ -357,7 +361,7 @@ func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []
 				if slots[j.s].route != nil {
 					var final ctxsel.Selection
 					qa, final, err = a.route(ctx, counter, recs[j.q], slots[j.s].route, st.steps)
-					st.setSelection(final, stats[j.q].goldOf)
+					st.setSelection(final, &stats[j.q])
 				} else {
 					qa, err = a.Answer(ctx, counter, recs[j.q], st.sel)
 				}

@@ -80,6 +80,8 @@ func blankRecall(rep *Report) (any, error) {
 			delete(r.(map[string]any), f)
 		}
 	}
-	delete(m, "frontier")
+	for _, k := range []string{"frontier", "answer_frontier", "answer_budget_frontier"} {
+		delete(m, k) // their points are named "recall"
+	}
 	return m, nil
 }

@@ -21,6 +21,30 @@ type Passage struct {
 	ID   string `json:"id"`
 	Text string `json:"text"`
 	Gold bool   `json:"gold"`
+	// GoldSpans are the UTF-8 byte offsets [start, end) into Text of each
+	// gold evidence sentence (sentence-level labels, e.g. HotpotQA's
+	// supporting facts); Gold is then true. Optional.
+	GoldSpans [][2]int `json:"gold_spans,omitempty"`
+}
+
+// HasSpans reports whether the record carries sentence-level labels: at
+// least one passage with gold spans.
+func (r *Record) HasSpans() bool {
+	for _, p := range r.Passages {
+		if len(p.GoldSpans) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// SpanCount is the number of gold spans over all passages.
+func (r *Record) SpanCount() int {
+	n := 0
+	for _, p := range r.Passages {
+		n += len(p.GoldSpans)
+	}
+	return n
 }
 
 // Record is one question with its passages, in the common format of
@@ -129,6 +153,14 @@ func (r *Record) validate() error {
 			return fmt.Errorf("record %q: duplicate passage id %q", r.ID, p.ID)
 		}
 		ids[p.ID] = true
+		for _, sp := range p.GoldSpans {
+			if sp[0] < 0 || sp[1] <= sp[0] || sp[1] > len(p.Text) {
+				return fmt.Errorf("record %q: passage %q: gold span [%d, %d) is not inside its %d bytes", r.ID, p.ID, sp[0], sp[1], len(p.Text))
+			}
+		}
+		if len(p.GoldSpans) > 0 && !p.Gold {
+			return fmt.Errorf("record %q: passage %q has gold spans but is not gold", r.ID, p.ID)
+		}
 	}
 	return nil
 }

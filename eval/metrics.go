@@ -51,6 +51,15 @@ type Result struct {
 	BestSingleRecall float64 `json:"best_single_recall,omitempty"`
 	GainVsBestSingle float64 `json:"gain_vs_best_single,omitempty"`
 	BestSingleSE     float64 `json:"gain_vs_best_single_se,omitempty"`
+	// Prunes marks a selector that sends parts of passages (pruned
+	// texts): its passage Recall counts gold passages it took anything
+	// from, so it is not comparable with whole-passage strategies; compare
+	// EvidenceRecall and AnswerPresent instead.
+	Prunes bool `json:"prunes,omitempty"`
+	// EvidenceResult holds evidence_recall and its gain (data with
+	// gold_spans); PresenceResult answer_present and its gain.
+	*EvidenceResult
+	*PresenceResult
 	// AnswerResult holds the answer figures when a reader ran.
 	*AnswerResult
 	// Selector is the model usage of a selector that reads texts (a
@@ -78,6 +87,12 @@ type questionStats struct {
 	perStrategy   []selStats
 	contextLength int
 	goldOf        []bool // per passage, input order
+	// ev holds the sentence labels and answers; spanPrefix[k] counts the
+	// gold spans in the top k passages, ansPrefix[k] is 1 when an answer
+	// is in them.
+	ev         *recordEvidence
+	spanPrefix []int
+	ansPrefix  []int
 }
 
 // selStats is one strategy's selection on one question; steps are an
@@ -88,14 +103,22 @@ type selStats struct {
 	sel             ctxsel.Selection
 	steps           []ctxsel.RouteStep
 	call            *callStats // a ctxsel.MeteredSelector's own usage
+	// spansKept counts the gold spans sent, present whether an answer is
+	// in the sent text, pruned whether the selection sent pruned texts.
+	spansKept       int
+	present, pruned bool
 }
 
-func (s *selStats) setSelection(sel ctxsel.Selection, goldOf []bool) {
+func (s *selStats) setSelection(sel ctxsel.Selection, q *questionStats) {
 	s.sel, s.k, s.tokens, s.gold = sel, sel.K, sel.Tokens, 0
 	for _, idx := range sel.Indices {
-		if goldOf[idx] {
+		if q.goldOf[idx] {
 			s.gold++
 		}
+	}
+	s.pruned = sel.Evidence != nil
+	if q.ev != nil {
+		s.spansKept, s.present = q.ev.measureSelection(sel)
 	}
 }
 
@@ -199,6 +222,7 @@ func aggregate(name string, idx int, qs []questionStats, pts []FrontierPoint) Re
 		}
 		r.MeanTrueK += float64(q.trueK)
 		r.DiffK += absInt(s.k - q.trueK)
+		r.Prunes = r.Prunes || s.pruned
 	}
 	n := float64(len(qs))
 	for _, p := range []*float64{&r.Recall, &r.Precision, &r.AllGold, &r.MeanK, &r.MeanTokens, &r.TokenFraction, &r.MeanTrueK, &r.DiffK} {

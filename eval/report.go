@@ -24,9 +24,18 @@ func WriteTable(w io.Writer, rep *Report) error {
 		head += "best single@tokens\tgain vs best single\t"
 	}
 	fmt.Fprintln(tw, head)
+	pruning := false
 	for _, r := range rep.Results {
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.1f\t%.0f\t%.2f\t%.1f\t%.1f\t%.1f\t%.3f\t%+.3f\t%.3f\t%+.3f ± %.3f\t",
-			r.Strategy, r.Recall, r.Precision, r.AllGold, r.MeanK, r.MeanTokens, 100*r.TokenFraction, r.ReductionPct,
+		recall := fmt.Sprintf("%.3f", r.Recall)
+		if r.Prunes {
+			pruning = true
+			recall = "n/c"
+			if rep.SpanLabels {
+				recall = fmt.Sprintf("%.3f†", r.Recall)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.1f\t%.0f\t%.2f\t%.1f\t%.1f\t%.1f\t%.3f\t%+.3f\t%.3f\t%+.3f ± %.3f\t",
+			r.Strategy, recall, r.Precision, r.AllGold, r.MeanK, r.MeanTokens, 100*r.TokenFraction, r.ReductionPct,
 			r.MeanTrueK, r.DiffK, r.FrontierRecall, r.GainVsTopK, r.EnvelopeRecall, r.GainVsEnvelope, r.GainSE)
 		if single {
 			fmt.Fprintf(tw, "%.3f\t%+.3f ± %.3f\t", r.BestSingleRecall, r.GainVsBestSingle, r.BestSingleSE)
@@ -45,7 +54,17 @@ func WriteTable(w io.Writer, rep *Report) error {
 		}
 		_, err = fmt.Fprintf(w, "gain vs best single = recall − the best top-k/budget envelope of the single scorers (%s).\n", strings.Join(names, ", "))
 	}
+	if err == nil && pruning {
+		note := "n/c: a pruning selector sends parts of passages, so its passage recall (gold passages it took anything from) is not comparable with whole passages; this data has no sentence labels (gold_spans) to measure the evidence it sends."
+		if rep.SpanLabels {
+			note = "†: a pruning selector's passage recall counts gold passages it took anything from, not comparable with whole passages: compare evidence recall below."
+		}
+		_, err = fmt.Fprintln(w, note)
+	}
 	if err != nil {
+		return err
+	}
+	if err := writeEvidenceTable(w, rep); err != nil {
 		return err
 	}
 	if rep.Answers != nil {
@@ -54,6 +73,66 @@ func WriteTable(w io.Writer, rep *Report) error {
 		}
 	}
 	return writeSelectorCalls(w, rep)
+}
+
+// writeEvidenceTable lists what each strategy sends, measured on the
+// sentence labels (evidence recall) and the answers (answer present),
+// each against whole passages' top-k/budget envelope at its own tokens.
+func writeEvidenceTable(w io.Writer, rep *Report) error {
+	var ev, an bool
+	for _, r := range rep.Results {
+		ev = ev || r.EvidenceResult != nil
+		an = an || r.PresenceResult != nil
+	}
+	if !ev && !an {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "\nstrategy\t"
+	if ev {
+		head += "evidence recall\ttokens\tpassage envelope@tokens\tgain\t"
+	}
+	if an {
+		head += "answer present\ttokens\tpassage envelope@tokens\tgain\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range rep.Results {
+		fmt.Fprintf(tw, "%s\t", r.Strategy)
+		if ev {
+			if e := r.EvidenceResult; e != nil {
+				fmt.Fprintf(tw, "%.3f\t%.0f\t%.3f\t%+.3f ± %.3f\t", e.EvidenceRecall, e.EvidenceTokens, e.EvidenceEnvelope, e.EvidenceGain, e.EvidenceGainSE)
+			} else {
+				fmt.Fprint(tw, "\t\t\t\t")
+			}
+		}
+		if an {
+			if a := r.PresenceResult; a != nil {
+				fmt.Fprintf(tw, "%.3f\t%.0f\t%.3f\t%+.3f ± %.3f\t", a.AnswerPresent, a.PresenceTokens, a.AnswerEnvelope, a.AnswerGain, a.AnswerGainSE)
+			} else {
+				fmt.Fprint(tw, "\t\t\t\t")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	var notes []string
+	for _, r := range rep.Results {
+		if e := r.EvidenceResult; e != nil {
+			notes = append(notes, fmt.Sprintf("evidence recall = share of a question's gold sentences (gold_spans) with ≥ %.0f %% of their bytes in the sent text, averaged over %d questions", 100*SpanCoverage, e.EvidenceQuestions))
+			break
+		}
+	}
+	for _, r := range rep.Results {
+		if a := r.PresenceResult; a != nil {
+			notes = append(notes, fmt.Sprintf("answer present = share of %d questions whose SQuAD-normalised gold answer is whole words of the sent text (%d yes/no questions left out)", a.PresenceQuestions, a.YesNoQuestions))
+			break
+		}
+	}
+	notes = append(notes, "passage envelope = the better of fixed top-k and fixed token budgets of whole passages of the same scorer at the same mean tokens; gain ± paired bootstrap standard error.")
+	_, err := fmt.Fprintln(w, strings.Join(notes, ".\n"))
+	return err
 }
 
 // WriteJSON writes the report, one object per strategy under "results".

@@ -74,6 +74,15 @@ type Report struct {
 	Frontier       []FrontierPoint `json:"frontier"`
 	BudgetFrontier []FrontierPoint `json:"budget_frontier"`
 	Baselines      []Baseline      `json:"baselines,omitempty"`
+	// EvidenceFrontier and EvidenceBudgetFrontier are evidence_recall of
+	// fixed top-k and fixed budgets of whole passages (data with
+	// gold_spans); AnswerFrontier and AnswerBudgetFrontier answer_present.
+	EvidenceFrontier       []FrontierPoint `json:"evidence_frontier,omitempty"`
+	EvidenceBudgetFrontier []FrontierPoint `json:"evidence_budget_frontier,omitempty"`
+	AnswerFrontier         []FrontierPoint `json:"answer_frontier,omitempty"`
+	AnswerBudgetFrontier   []FrontierPoint `json:"answer_budget_frontier,omitempty"`
+	// SpanLabels marks data with sentence labels (gold_spans).
+	SpanLabels bool `json:"span_labels,omitempty"`
 }
 
 // Baseline is a single scorer's fixed top-k and budget frontiers on the
@@ -192,6 +201,14 @@ func Run(ctx context.Context, recs []Record, scorer score.Scorer, opt Options) (
 	if gold {
 		bootstrap(rep, stats, base, opt.Bootstrap)
 	}
+	evidenceResults(rep, stats)
+	rep.SpanLabels = rep.EvidenceFrontier != nil
+	resamples := opt.Bootstrap
+	if resamples == 0 {
+		resamples = 200
+	}
+	rng := rand.New(rand.NewPCG(2, 0xe71d))
+	bootstrapEvidence(rep, stats, resamples, rng.IntN)
 	if answerErr != nil {
 		// What was computed so far is reported; the caller writes it.
 		return rep, fmt.Errorf("eval: answering stopped: %w", answerErr)
@@ -382,6 +399,8 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 	}
 	n := curve.Len()
 	st := questionStats{gold: r.GoldCount(), goldOf: q.Gold, totalTokens: curve.TotalTokens(), goldPrefix: make([]int, n+1), tokenPrefix: make([]int, n+1)}
+	st.ev = newRecordEvidence(r)
+	st.spanPrefix, st.ansPrefix = st.ev.prefixes(curve.Top(n))
 	for rank, idx := range curve.Top(n) {
 		g := 0
 		if q.Gold[idx] {
@@ -434,7 +453,7 @@ func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record
 			}
 		}
 		st.perStrategy[i].steps = steps
-		st.perStrategy[i].setSelection(sel, q.Gold)
+		st.perStrategy[i].setSelection(sel, &st)
 	}
 	return st, nil
 }

@@ -72,7 +72,7 @@ func selectTextsOne(ctx context.Context, r Record, q QuestionCurve, st *question
 				return fmt.Errorf("%s: %w", slots[i].name, err)
 			}
 		}
-		st.perStrategy[i].setSelection(sel, q.Gold)
+		st.perStrategy[i].setSelection(sel, st)
 		st.perStrategy[i].call = call
 	}
 	return nil

@@ -79,7 +79,9 @@ Examples:
 	// One opener and call cache for the run's roles: reader and picker.
 	llms := &lazyLLM{lf: lf, stderr: stderr}
 	defer llms.Close()
-	how, err := specResolver(*pickerLLM, llms.get, *estimate).Resolve(params.appendTo(*strategy))
+	src := &selectorSources{pickerEndpoint: *pickerLLM, openLLM: llms.get}
+	defer src.Close()
+	how, err := specResolver(src, *estimate).Resolve(params.appendTo(*strategy))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/eval/sample"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
@@ -23,7 +24,7 @@ import (
 const defaultStrategies = "topk:k=1,topk:k=3,topk:k=5,topk:k=10,topk:k=20,budget:tokens=1000,budget:tokens=2000,adaptivek,adaptivek:head=0.05,knee,topp,band"
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--test-split SHARE] [--scorer NAME] [--baselines auto|none] [--strategies LIST] [--picker LLM] [--json FILE] [--plot FILE]
+	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--test-split SHARE] [--scorer NAME] [--split train|validation|test] [--baselines auto|none] [--strategies LIST] [--picker LLM] [--json FILE] [--plot FILE]
 
 Measures selection strategies on labelled questions: each question's passages
 are padded to --pool passages with passages of other questions (HELMET-style
@@ -35,6 +36,11 @@ single scorers (dense, bm25). --strategies default measures the shipped
 default strategy. Without --data it runs the bundled sample;
 --data lara:32k/book (LENGTH/KIND[/LEVEL]) reads the LaRA benchmark, chunked
 600/100 tokens, unpadded and without gold passages (answers only).
+An evidence strategy (evidence:budget=500, or topk:k=30+evidence:budget=500)
+sends sentences instead of whole passages; every strategy is also measured
+on the evidence it sends (evidence_recall, with gold_spans) and on whether the
+gold answer is in it (answer_present); --split test measures the test part of
+a seeded 60/20/20 split by question id.
 A picker strategy (picker:budget=4000, with --picker LLM) is measured and
 answered like the others; its own call's tokens and invalid-output rate are
 listed apart from the reader's.
@@ -54,6 +60,8 @@ listed apart from the reader's.
 	af := addAnswerFlags(fs) // the shared LLM flags too: one opener and cache for reader, judge and picker
 	testSplit := fs.Float64("test-split", 0, "measure only the test questions of `train band`'s split with this train share (e.g. 0.8, seeded by --split-seed); 0 = every question")
 	splitSeed := fs.Uint64("split-seed", 1, "seed of the --test-split split")
+	split := fs.String("split", "", "measure only one part of the seeded 60/20/20 split by question id (eval.SplitOf, seed --split-seed): train, validation or test")
+	evidenceModel := fs.String("evidence-model", "", "sentence model for evidence strategies (JSON from `ctxsel train evidence`); default: the embedded one")
 	baselines := fs.String("baselines", "auto", "single scorers every result is also compared with: auto (the dense scorer and bm25; a hybrid's own halves) or none")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -64,9 +72,19 @@ listed apart from the reader's.
 	if *pool < 0 || *limit < 0 || *workers < 0 {
 		return usageError{fmt.Errorf("eval: --pool, --limit and --workers must not be negative")}
 	}
+	counter, err := token.New(*encoding)
+	if err != nil {
+		return usageError{err}
+	}
+	scorers := newScorerSet()
+	defer scorers.Close()
 	// Every spec is resolved before any slow work, so a bad one fails
-	// first; a picker opens its LLM (the run's shared opener) here.
-	list, err := specResolver(*pickerLLM, func() (func(string) (llm.Client, error), error) { return af.opener(stderr) }, "").ResolveList(*strategies)
+	// first; a picker opens its LLM (the run's shared opener) here, an
+	// evidence selector the scorers' use-lite embedder (one cache).
+	src := &selectorSources{pickerEndpoint: *pickerLLM, openLLM: func() (func(string) (llm.Client, error), error) { return af.opener(stderr) },
+		embedder: func() (embed.Embedder, error) { return scorers.embedderOf(defaultDense) }, counter: counter, evidenceModel: *evidenceModel}
+	defer src.Close()
+	list, err := specResolver(src, "").ResolveList(*strategies)
 	if err != nil {
 		return fmt.Errorf("eval --strategies: %w", err)
 	}
@@ -84,15 +102,9 @@ listed apart from the reader's.
 		sp, _ := res.AsSpec()
 		specs = append(specs, sp)
 	}
-	counter, err := token.New(*encoding)
-	if err != nil {
-		return usageError{err}
-	}
 	if *baselines != "auto" && *baselines != "none" {
 		return usageError{fmt.Errorf("eval: --baselines %q: want auto or none", *baselines)}
 	}
-	scorers := newScorerSet()
-	defer scorers.Close()
 	scorer, err := scorers.get(*scorerName)
 	if err != nil {
 		return err
@@ -138,6 +150,18 @@ listed apart from the reader's.
 	pooled, err := eval.Pool(recs, *pool, *seed)
 	if err != nil {
 		return err
+	}
+	if *split != "" { // pooled over the whole file first
+		part, err := eval.ParseSplit(*split)
+		if err != nil {
+			return usageError{fmt.Errorf("eval --split: %w", err)}
+		}
+		if *testSplit > 0 {
+			return usageError{fmt.Errorf("eval: --split and --test-split are two different splits: give one")}
+		}
+		n := len(pooled)
+		pooled = eval.FilterSplit(pooled, part, *splitSeed)
+		source += fmt.Sprintf(" · %s split (%d of %d questions, split seed %d)", part, len(pooled), n, *splitSeed)
 	}
 	if *testSplit > 0 { // pooled over the whole file first, as train band does
 		_, test := ldareval.Split(recs, *testSplit, *splitSeed)

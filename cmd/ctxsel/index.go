@@ -114,6 +114,12 @@ func openStore(ctx context.Context, location string, create bool, vectors string
 // embedderFor picks the embedder: the flag when given, else the one the
 // index was built with (from its recorded model id), else use-lite.
 func embedderFor(name, model string) (embed.Embedder, func() error, error) {
+	return openEmbedder(embedderName(name, model), model)
+}
+
+// embedderName is the embedder --embedder names, else the one an index
+// built with model used.
+func embedderName(name, model string) string {
 	if name == "" {
 		name = "use-lite"
 		for _, n := range embedderNames {
@@ -122,7 +128,7 @@ func embedderFor(name, model string) (embed.Embedder, func() error, error) {
 			}
 		}
 	}
-	return openEmbedder(name, model)
+	return name
 }
 
 const indexAddHelp = `Reads every .txt, .md, .html and .jsonl file under the given files and folders

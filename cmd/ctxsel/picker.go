@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,38 +10,6 @@ import (
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/picker"
 )
-
-// specResolver is how the CLI resolves strategy specs: strategies,
-// answering routes, text selectors — the picker, whose LLM comes from
-// --picker (never from input data), opened through open on first need —
-// and auto values from a length estimate (estimate, or
-// $CTXSEL_LENGTH_ESTIMATE). Reading the estimate is I/O, so it happens
-// here at the edge, not in a strategy.
-func specResolver(pickerEndpoint string, open func() (func(string) (llm.Client, error), error), estimate string) ctxsel.Resolver {
-	return ctxsel.Resolver{Deps: selectorDeps(pickerEndpoint, open), Auto: autoEstimate(estimate)}
-}
-
-// selectorDeps supplies the dependencies of the text selectors a spec may
-// name: the picker's LLM (ctxsel.DepLLM) from --picker.
-func selectorDeps(endpoint string, open func() (func(string) (llm.Client, error), error)) ctxsel.Deps {
-	return func(name string) (any, error) {
-		if name != ctxsel.DepLLM {
-			return nil, usageError{fmt.Errorf("%s: the command line supplies no such dependency", name)}
-		}
-		if strings.TrimSpace(endpoint) == "" {
-			return nil, usageError{errors.New("give the picker LLM with --picker PROVIDER:MODEL[@BASE_URL]")}
-		}
-		o, err := open()
-		if err != nil {
-			return nil, err
-		}
-		c, err := o(endpoint)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--picker: %w", err)}
-		}
-		return c, nil
-	}
-}
 
 // lazyLLM opens the run's LLM opener and call cache on first use, so a run
 // that calls no model opens neither; Close closes the cache.

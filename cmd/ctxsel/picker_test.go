@@ -28,7 +28,7 @@ func TestResolveStrategyList(t *testing.T) {
 			return c, err
 		}, nil
 	}
-	list, err := specResolver(srv.OpenAISpec("p"), open, "").ResolveList("topk:k=5,max_k=3,picker:budget=300,fallback=topk,order=document,adaptivek,picker")
+	list, err := specResolver(pickerSources(srv.OpenAISpec("p"), open), "").ResolveList("topk:k=5,max_k=3,picker:budget=300,fallback=topk,order=document,adaptivek,picker")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestResolveStrategyList(t *testing.T) {
 		t.Fatalf("got %q (opened %d)\nwant %q", got, opened, want)
 	}
 	for _, bad := range []string{"", "picker:budget=x", "topk:k=x", "topk:k=1x", "picker:fallback=nope"} {
-		if _, err := specResolver(srv.OpenAISpec("p"), open, "").ResolveList(bad); err == nil {
+		if _, err := specResolver(pickerSources(srv.OpenAISpec("p"), open), "").ResolveList(bad); err == nil {
 			t.Fatalf("%q accepted", bad)
 		}
 	}
@@ -53,10 +53,10 @@ func TestResolveStrategyList(t *testing.T) {
 	// Without --picker, a picker spec says how to give one; strategies
 	// alone never open the LLM.
 	opened = 0
-	if _, err := specResolver("", open, "").ResolveList("picker"); err == nil || !strings.Contains(err.Error(), "--picker") {
+	if _, err := specResolver(pickerSources("", open), "").ResolveList("picker"); err == nil || !strings.Contains(err.Error(), "--picker") {
 		t.Fatalf("no --picker: %v", err)
 	}
-	if _, err := specResolver("", open, "").ResolveList("topk,adaptivek"); err != nil || opened != 0 {
+	if _, err := specResolver(pickerSources("", open), "").ResolveList("topk,adaptivek"); err != nil || opened != 0 {
 		t.Fatalf("strategies opened the LLM %d times: %v", opened, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/score"
 )
 
@@ -69,6 +70,21 @@ func (ss *scorerSet) get(name string) (score.Scorer, error) {
 	}
 	ss.byName[name] = s
 	return s, nil
+}
+
+// embedderOf returns the embedder of the named embedding scorer, so that
+// another user of the model (the evidence selector's sentences) shares its
+// cache.
+func (ss *scorerSet) embedderOf(name string) (embed.Embedder, error) {
+	s, err := ss.get(name)
+	if err != nil {
+		return nil, err
+	}
+	es, ok := s.(*score.Embedding)
+	if !ok {
+		return nil, fmt.Errorf("scorer %s has no embedder", name)
+	}
+	return es.Embedder(), nil
 }
 
 // baselines returns the single scorers a report compares with: the dense

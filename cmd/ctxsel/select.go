@@ -71,7 +71,13 @@ Example:
 	}
 	llms := &lazyLLM{lf: llmf, stderr: stderr}
 	defer llms.Close()
-	r := specResolver(*pickerLLM, llms.get, *estimate)
+	counter, err := token.New(*encoding)
+	if err != nil {
+		return usageError{err}
+	}
+	src := &selectorSources{pickerEndpoint: *pickerLLM, openLLM: llms.get, counter: counter}
+	defer src.Close()
+	r := specResolver(src, *estimate)
 	r.Kinds = ctxsel.StrategyKind | ctxsel.SelectorKind
 	how, err := r.Resolve(params.appendTo(*strategy))
 	if err != nil {

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/evidence"
+	"github.com/ctxsel/ctxsel/llm"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+// selectorSources are what the command line supplies to the text
+// selectors a spec may name, each built on first need: the picker's LLM
+// (from --picker, never from input data), the evidence selector's
+// sentence embedder (the embedded use-lite model, cached, which its
+// weights were fitted with), token counter and model (--evidence-model).
+type selectorSources struct {
+	pickerEndpoint string
+	openLLM        func() (func(string) (llm.Client, error), error)
+	// embedder gives the sentence embedder; nil opens the embedded model
+	// once (close it with Close).
+	embedder func() (embed.Embedder, error)
+	// counter counts tokens as the caller counts its candidates (nil: the
+	// selector's default, cl100k_base).
+	counter token.Counter
+	// evidenceModel is a model file from `ctxsel train evidence` ("" = the
+	// embedded one).
+	evidenceModel string
+
+	mu     sync.Mutex
+	own    embed.Embedder
+	closes []func() error
+}
+
+// specResolver is how the CLI resolves strategy specs: strategies,
+// answering routes, text selectors with their dependencies from src, and
+// auto values from a length estimate (estimate, or
+// $CTXSEL_LENGTH_ESTIMATE). Reading the estimate is I/O, so it happens
+// here at the edge, not in a strategy.
+func specResolver(src *selectorSources, estimate string) ctxsel.Resolver {
+	return ctxsel.Resolver{Deps: src.deps, Auto: autoEstimate(estimate)}
+}
+
+// pickerSources are the sources of a command whose only text selector
+// dependency it configures is the picker's LLM.
+func pickerSources(endpoint string, open func() (func(string) (llm.Client, error), error)) *selectorSources {
+	return &selectorSources{pickerEndpoint: endpoint, openLLM: open}
+}
+
+func (s *selectorSources) deps(name string) (any, error) {
+	switch name {
+	case ctxsel.DepLLM:
+		if strings.TrimSpace(s.pickerEndpoint) == "" {
+			return nil, usageError{errors.New("give the picker LLM with --picker PROVIDER:MODEL[@BASE_URL]")}
+		}
+		o, err := s.openLLM()
+		if err != nil {
+			return nil, err
+		}
+		c, err := o(s.pickerEndpoint)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--picker: %w", err)}
+		}
+		return c, nil
+	case ctxsel.DepEmbedder:
+		if s.embedder != nil {
+			return s.embedder()
+		}
+		return s.defaultEmbedder()
+	case ctxsel.DepCounter:
+		if s.counter == nil {
+			return nil, fmt.Errorf("%w: %s", ctxsel.ErrNoDep, name)
+		}
+		return s.counter, nil
+	case evidence.DepModel:
+		if s.evidenceModel == "" {
+			return nil, fmt.Errorf("%w: %s", ctxsel.ErrNoDep, name)
+		}
+		b, err := os.ReadFile(s.evidenceModel)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--evidence-model: %w", err)}
+		}
+		m, err := evidence.ParseModel(b)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--evidence-model %s: %w", s.evidenceModel, err)}
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("%w: %s: the command line supplies no such dependency", ctxsel.ErrNoDep, name)
+}
+
+// defaultEmbedder opens the embedded model once, through the embedding
+// cache.
+func (s *selectorSources) defaultEmbedder() (embed.Embedder, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.own == nil {
+		e, closeFn, err := openEmbedder(defaultDense, "")
+		if err != nil {
+			return nil, err
+		}
+		s.own, s.closes = e, append(s.closes, closeFn)
+	}
+	return s.own, nil
+}
+
+// Close releases what the sources opened.
+func (s *selectorSources) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, c := range s.closes {
+		errs = append(errs, c())
+	}
+	s.closes, s.own = nil, nil
+	return errors.Join(errs...)
+}

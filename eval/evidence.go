@@ -1,0 +1,316 @@
+package eval
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/answer"
+)
+
+// SpanCoverage is the share of a gold span's bytes that must be in the sent
+// text for the span to count as kept (evidence_recall).
+const SpanCoverage = 0.8
+
+// EvidenceResult is a strategy's figures on the evidence it sends, over the
+// questions with sentence labels (gold_spans). It is embedded in Result.
+type EvidenceResult struct {
+	// EvidenceQuestions is how many questions carry gold spans.
+	EvidenceQuestions int `json:"evidence_questions"`
+	// EvidenceRecall is the mean over those questions of the share of their
+	// gold spans with at least SpanCoverage of their bytes in the sent text
+	// (a passage strategy sends whole passages; a pruning one its pruned
+	// texts). EvidenceTokens is the strategy's mean tokens on them.
+	EvidenceRecall float64 `json:"evidence_recall"`
+	EvidenceTokens float64 `json:"evidence_tokens"`
+	// EvidenceEnvelope is the better of fixed top-k and fixed token budgets
+	// of whole passages of the same scorer at EvidenceTokens, measured the
+	// same way; EvidenceGain = EvidenceRecall − EvidenceEnvelope, with its
+	// paired bootstrap standard error.
+	EvidenceEnvelope float64 `json:"evidence_envelope"`
+	EvidenceGain     float64 `json:"evidence_gain"`
+	EvidenceGainSE   float64 `json:"evidence_gain_se"`
+}
+
+// PresenceResult is a strategy's answer_present figures over the questions
+// whose gold answer is not yes/no. It is embedded in Result.
+type PresenceResult struct {
+	// PresenceQuestions is how many questions are counted; YesNoQuestions
+	// how many were left out for a yes/no answer (which no text holds).
+	PresenceQuestions int `json:"answer_questions"`
+	YesNoQuestions    int `json:"yes_no_questions"`
+	// AnswerPresent is the share of counted questions with a gold answer,
+	// SQuAD-normalised, as a run of whole words of the sent text,
+	// normalised the same way. PresenceTokens is the mean tokens on them.
+	AnswerPresent  float64 `json:"answer_present"`
+	PresenceTokens float64 `json:"answer_tokens"`
+	// AnswerEnvelope, AnswerGain and AnswerGainSE are as for evidence.
+	AnswerEnvelope float64 `json:"answer_envelope"`
+	AnswerGain     float64 `json:"answer_gain"`
+	AnswerGainSE   float64 `json:"answer_gain_se"`
+}
+
+// recordEvidence is one question's labels for the evidence figures.
+type recordEvidence struct {
+	texts []string   // passage texts, input order
+	spans [][][2]int // gold spans per passage
+	total int        // gold spans of the question; 0: no sentence labels
+	// answers are the normalised gold answers, each padded with spaces;
+	// nil when none or yes/no (yesNo).
+	answers []string
+	yesNo   bool
+	ansIn   []bool // a passage holds an answer
+}
+
+func newRecordEvidence(r Record) *recordEvidence {
+	e := &recordEvidence{texts: make([]string, len(r.Passages)), spans: make([][][2]int, len(r.Passages)), ansIn: make([]bool, len(r.Passages))}
+	for i, p := range r.Passages {
+		e.texts[i], e.spans[i] = p.Text, p.GoldSpans
+		e.total += len(p.GoldSpans)
+	}
+	for _, a := range r.Answers {
+		n := answer.Normalize(a)
+		if n == "yes" || n == "no" {
+			e.yesNo = true
+			continue
+		}
+		if n != "" {
+			e.answers = append(e.answers, " "+n+" ")
+		}
+	}
+	if e.yesNo {
+		e.answers = nil
+	}
+	if len(e.answers) > 0 {
+		for i, t := range e.texts {
+			e.ansIn[i] = e.holds(t)
+		}
+	}
+	return e
+}
+
+// holds reports a gold answer as whole words of text, both normalised.
+func (e *recordEvidence) holds(text string) bool {
+	t := " " + answer.Normalize(text) + " "
+	for _, a := range e.answers {
+		if strings.Contains(t, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// counted reports whether the question counts for answer_present.
+func (e *recordEvidence) counted() bool { return len(e.answers) > 0 }
+
+// measureSelection returns how many gold spans sel sends (at SpanCoverage)
+// and whether its sent text holds an answer.
+func (e *recordEvidence) measureSelection(sel ctxsel.Selection) (kept int, present bool) {
+	for i, idx := range sel.Indices {
+		if idx < 0 || idx >= len(e.texts) {
+			continue
+		}
+		if sel.Evidence == nil {
+			kept += len(e.spans[idx])
+			present = present || e.ansIn[idx]
+			continue
+		}
+		ev := sel.Evidence[i]
+		sent := ev.Spans
+		if ev.Header != nil {
+			sent = append([][2]int{*ev.Header}, sent...)
+		}
+		for _, g := range e.spans[idx] {
+			if covered(g, sent) >= SpanCoverage*float64(g[1]-g[0]) {
+				kept++
+			}
+		}
+		if len(e.answers) > 0 && !present {
+			present = e.holds(ev.Text)
+		}
+	}
+	return kept, present
+}
+
+// covered counts the bytes of g inside spans (disjoint).
+func covered(g [2]int, spans [][2]int) float64 {
+	n := 0
+	for _, s := range spans {
+		lo, hi := max(g[0], s[0]), min(g[1], s[1])
+		if hi > lo {
+			n += hi - lo
+		}
+	}
+	return float64(n)
+}
+
+// prefixes fills a question's per-rank evidence facts: gold spans and
+// answer presence of its top k whole passages, for the envelopes.
+func (e *recordEvidence) prefixes(ranked []int) (spanPrefix, ansPrefix []int) {
+	spanPrefix, ansPrefix = make([]int, len(ranked)+1), make([]int, len(ranked)+1)
+	for r, idx := range ranked {
+		spanPrefix[r+1] = spanPrefix[r] + len(e.spans[idx])
+		ansPrefix[r+1] = ansPrefix[r]
+		if ansPrefix[r] == 0 && e.ansIn[idx] {
+			ansPrefix[r+1] = 1
+		}
+	}
+	return spanPrefix, ansPrefix
+}
+
+// metric reads one per-question figure for the evidence envelopes: the
+// per-rank prefix and its denominator; ok false leaves the question out.
+type metric func(q *questionStats) (prefix []int, denom int, ok bool)
+
+func evidenceMetric(q *questionStats) ([]int, int, bool) {
+	return q.spanPrefix, q.ev.total, q.ev.total > 0
+}
+
+func answerMetric(q *questionStats) ([]int, int, bool) {
+	return q.ansPrefix, 1, q.ev.counted()
+}
+
+// metricFrontiers are fixed top-k (k = 1 … the largest context) and fixed
+// token budgets (the geometric grid of budgetFrontier) of whole passages,
+// measured by m over the questions m counts.
+func metricFrontiers(qs []questionStats, m metric) (topk, budget []FrontierPoint) {
+	var in []*questionStats
+	maxN, maxT := 0, 0
+	for i := range qs {
+		if _, _, ok := m(&qs[i]); ok {
+			in = append(in, &qs[i])
+			maxN = max(maxN, len(qs[i].tokenPrefix)-1)
+			maxT = max(maxT, qs[i].tokenPrefix[len(qs[i].tokenPrefix)-1])
+		}
+	}
+	if len(in) == 0 {
+		return nil, nil
+	}
+	n := float64(len(in))
+	value := func(q *questionStats, k int) float64 {
+		p, d, _ := m(q)
+		return float64(p[k]) / float64(d)
+	}
+	for k := 1; k <= maxN; k++ {
+		var v, tok float64
+		for _, q := range in {
+			kk := min(k, len(q.tokenPrefix)-1)
+			v += value(q, kk)
+			tok += float64(q.tokenPrefix[kk])
+		}
+		topk = append(topk, FrontierPoint{K: k, Recall: v / n, MeanTokens: tok / n})
+	}
+	for b := 16.0; ; b *= 1.05 {
+		bud := min(int(b), maxT)
+		var v, tok float64
+		for _, q := range in {
+			k := sort.SearchInts(q.tokenPrefix, bud+1) - 1
+			v += value(q, k)
+			tok += float64(q.tokenPrefix[k])
+		}
+		budget = append(budget, FrontierPoint{Budget: bud, Recall: v / n, MeanTokens: tok / n})
+		if bud == maxT {
+			break
+		}
+	}
+	return topk, budget
+}
+
+// evidenceFigures are a strategy's mean kept-span share (or answer
+// presence) and mean tokens over the questions m counts.
+func evidenceFigures(qs []questionStats, idx int, m metric, answers bool) (value, tokens float64, n int) {
+	for i := range qs {
+		q := &qs[i]
+		_, d, ok := m(q)
+		if !ok {
+			continue
+		}
+		s := q.perStrategy[idx]
+		if answers {
+			if s.present {
+				value++
+			}
+		} else {
+			value += float64(s.spansKept) / float64(d)
+		}
+		tokens += float64(s.tokens)
+		n++
+	}
+	if n == 0 {
+		return 0, 0, 0
+	}
+	return value / float64(n), tokens / float64(n), n
+}
+
+// evidenceResults fills every result's evidence and answer-presence
+// figures (without standard errors; bootstrapEvidence adds them).
+func evidenceResults(rep *Report, stats []questionStats) {
+	evTop, evBud := metricFrontiers(stats, evidenceMetric)
+	ansTop, ansBud := metricFrontiers(stats, answerMetric)
+	yesNo := 0
+	for i := range stats {
+		if stats[i].ev.yesNo {
+			yesNo++
+		}
+	}
+	rep.EvidenceFrontier, rep.EvidenceBudgetFrontier = evTop, evBud
+	rep.AnswerFrontier, rep.AnswerBudgetFrontier = ansTop, ansBud
+	for si := range rep.Results {
+		if evTop != nil {
+			v, tok, n := evidenceFigures(stats, si, evidenceMetric, false)
+			env := envelope(evTop, evBud, tok)
+			rep.Results[si].EvidenceResult = &EvidenceResult{EvidenceQuestions: n, EvidenceRecall: v, EvidenceTokens: tok, EvidenceEnvelope: env, EvidenceGain: v - env}
+		}
+		if ansTop != nil {
+			v, tok, n := evidenceFigures(stats, si, answerMetric, true)
+			env := envelope(ansTop, ansBud, tok)
+			rep.Results[si].PresenceResult = &PresenceResult{PresenceQuestions: n, YesNoQuestions: yesNo, AnswerPresent: v, PresenceTokens: tok, AnswerEnvelope: env, AnswerGain: v - env}
+		}
+	}
+}
+
+// bootstrapEvidence fills the standard errors of the evidence and answer
+// gains by the same paired bootstrap over questions as the recall gains.
+func bootstrapEvidence(rep *Report, stats []questionStats, resamples int, draw func(int) int) {
+	if resamples <= 0 || len(rep.Results) == 0 {
+		return
+	}
+	type acc struct{ s, s2 float64 }
+	ev := make([]acc, len(rep.Results))
+	an := make([]acc, len(rep.Results))
+	sub := make([]questionStats, len(stats))
+	for range resamples {
+		for i := range sub {
+			sub[i] = stats[draw(len(stats))]
+		}
+		evTop, evBud := metricFrontiers(sub, evidenceMetric)
+		anTop, anBud := metricFrontiers(sub, answerMetric)
+		for si := range rep.Results {
+			if evTop != nil {
+				v, tok, _ := evidenceFigures(sub, si, evidenceMetric, false)
+				g := v - envelope(evTop, evBud, tok)
+				ev[si].s += g
+				ev[si].s2 += g * g
+			}
+			if anTop != nil {
+				v, tok, _ := evidenceFigures(sub, si, answerMetric, true)
+				g := v - envelope(anTop, anBud, tok)
+				an[si].s += g
+				an[si].s2 += g * g
+			}
+		}
+	}
+	sd := func(a acc) float64 {
+		m := a.s / float64(resamples)
+		return math.Sqrt(max(0, a.s2/float64(resamples)-m*m))
+	}
+	for si := range rep.Results {
+		if r := rep.Results[si].EvidenceResult; r != nil {
+			r.EvidenceGainSE = sd(ev[si])
+		}
+		if r := rep.Results[si].PresenceResult; r != nil {
+			r.AnswerGainSE = sd(an[si])
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+)
+
+// lastSentence is a pruning selector for tests: from each of the best two
+// passages it sends the part after the last ". " (10 tokens), or, with
+// cut, only the first cut bytes of that part.
+type lastSentence struct{ cut int }
+
+func (lastSentence) Name() string { return "last" }
+
+func (l lastSentence) SelectTexts(_ context.Context, q ctxsel.TextQuery) (ctxsel.Selection, error) {
+	top := q.Curve.Top(2)
+	sel := ctxsel.Selection{Indices: top, K: len(top)}
+	for _, idx := range top {
+		t := q.Texts[idx]
+		s := strings.LastIndex(t, ". ") + 2
+		e := len(t)
+		if l.cut > 0 {
+			e = min(len(t), s+l.cut)
+		}
+		sel.IDs = append(sel.IDs, q.Curve.Candidate(idx).ID)
+		sel.Evidence = append(sel.Evidence, ctxsel.Evidence{Spans: [][2]int{{s, e}}, Text: t[s:e], Tokens: 10})
+		sel.Tokens += 10
+	}
+	return sel, nil
+}
+
+func spanOf(text, sentence string) [2]int {
+	i := strings.Index(text, sentence)
+	return [2]int{i, i + len(sentence)}
+}
+
+func evidenceRecords() []Record {
+	a := "0.9 100 Intro words here. The capital is Paris."
+	b := "0.5 100 Nothing relevant here. Really nothing."
+	c := "0.3 100 Other fact. Second gold sentence."
+	d := "0.8 100 Yes it is. It was built in 1900."
+	return []Record{
+		{ID: "q1", Question: "capital?", Answers: []string{"Paris"}, Passages: []Passage{
+			{ID: "a", Text: a, Gold: true, GoldSpans: [][2]int{spanOf(a, "The capital is Paris.")}},
+			{ID: "b", Text: b},
+			{ID: "c", Text: c, Gold: true, GoldSpans: [][2]int{spanOf(c, "Second gold sentence.")}},
+		}},
+		{ID: "q2", Question: "old?", Answers: []string{"yes"}, Passages: []Passage{
+			{ID: "d", Text: d, Gold: true, GoldSpans: [][2]int{spanOf(d, "It was built in 1900.")}},
+			{ID: "b", Text: b},
+		}},
+	}
+}
+
+func TestEvidenceFigures(t *testing.T) {
+	specs, err := ctxsel.ParseSpecList("topk:k=1,topk:k=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "The capital is Paris." is 21 bytes: 16 bytes keep 76 %, 17 keep 81 %
+	rep, err := Run(context.Background(), evidenceRecords(), fakeScorer{}, Options{Strategies: specs, Counter: fakeCounter{},
+		TextSelectors: []ctxsel.TextSelector{lastSentence{}, cutSentence{lastSentence{cut: 16}}, cutSentence2{lastSentence{cut: 17}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.SpanLabels {
+		t.Fatal("span labels not seen")
+	}
+	want := []struct {
+		name     string
+		evidence float64
+		present  float64
+		prunes   bool
+	}{
+		// q1: top-1 is a (1 of 2 spans, holds Paris); q2: top-1 is d (1 of 1)
+		{"topk:k=1", (0.5 + 1) / 2, 1, false},
+		{"topk:k=3", 1, 1, false},
+		// q1: a's and b's last sentences (a's gold); q2: d's last sentence (gold)
+		{"last", (0.5 + 1) / 2, 1, true},
+		// 76 % of a gold span (16 of 21 bytes) is not enough, and "Paris"
+		// is cut off; 81 % (17 bytes) is
+		{"cut16", 0, 0, true},
+		{"cut17", (0.5 + 1) / 2, 0, true},
+	}
+	for i, w := range want {
+		r := rep.Results[i]
+		if r.Strategy != w.name || r.EvidenceResult == nil || r.PresenceResult == nil {
+			t.Fatalf("result %d: %+v", i, r)
+		}
+		if r.EvidenceRecall != w.evidence || r.AnswerPresent != w.present || r.Prunes != w.prunes {
+			t.Errorf("%s: evidence %v present %v prunes %v, want %v %v %v", w.name, r.EvidenceRecall, r.AnswerPresent, r.Prunes, w.evidence, w.present, w.prunes)
+		}
+		if r.PresenceQuestions != 1 || r.YesNoQuestions != 1 || r.EvidenceQuestions != 2 {
+			t.Errorf("%s: counted %d answers (%d yes/no), %d evidence questions", w.name, r.PresenceQuestions, r.YesNoQuestions, r.EvidenceQuestions)
+		}
+	}
+	// the pruning selector sends 20 tokens on q1 and q2; whole passages'
+	// top-k at 20 mean tokens interpolates from (0, 0) to k=1 (100 tokens)
+	last := rep.Results[2]
+	if last.EvidenceTokens != 20 || !near(last.EvidenceEnvelope, 0.2*0.75) || !near(last.EvidenceGain, 0.75-0.15) {
+		t.Errorf("last: tokens %v envelope %v gain %v", last.EvidenceTokens, last.EvidenceEnvelope, last.EvidenceGain)
+	}
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"0.750†", "evidence recall", "answer present", "1 yes/no questions left out"} {
+		if !strings.Contains(buf.String(), s) {
+			t.Errorf("table lacks %q:\n%s", s, buf.String())
+		}
+	}
+	buf.Reset()
+	if err := WriteJSON(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`"evidence_recall": 0.75`, `"answer_present": 1`, `"prunes": true`, `"evidence_gain_se"`} {
+		if !strings.Contains(buf.String(), s) {
+			t.Errorf("json lacks %q", s)
+		}
+	}
+
+	// without sentence labels a pruning selector's passage recall is "n/c"
+	recs := evidenceRecords()
+	for i := range recs {
+		for j := range recs[i].Passages {
+			recs[i].Passages[j].GoldSpans = nil
+		}
+	}
+	rep, err = Run(context.Background(), recs, fakeScorer{}, Options{Strategies: specs, Counter: fakeCounter{}, TextSelectors: []ctxsel.TextSelector{lastSentence{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.SpanLabels || rep.Results[2].EvidenceResult != nil || rep.Results[2].PresenceResult == nil {
+		t.Fatalf("no spans: %+v", rep.Results[2])
+	}
+	buf.Reset()
+	if err := WriteTable(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "n/c") || !strings.Contains(buf.String(), "not comparable") {
+		t.Errorf("table without spans:\n%s", buf.String())
+	}
+}
+
+type cutSentence struct{ lastSentence }
+
+func (cutSentence) Name() string { return "cut16" }
+
+type cutSentence2 struct{ lastSentence }
+
+func (cutSentence2) Name() string { return "cut17" }
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }

@@ -1,0 +1,128 @@
+package evidence_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/cache"
+	"github.com/ctxsel/ctxsel/embed/uselite"
+	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/evidence"
+	"github.com/ctxsel/ctxsel/lexical"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+// benchPassages builds n distinct passages of about size tokens from real
+// HotpotQA text ("title\n" then sentences of several paragraphs) and a
+// real question, scored by BM25 (the curve the selector cuts).
+func benchPassages(b *testing.B, n, size int) (ctxsel.TextQuery, *token.Tiktoken) {
+	b.Helper()
+	recs, err := eval.LoadFile("../../shared/data/hotpotqa_dev500.jsonl")
+	if err != nil {
+		b.Skipf("benchmark data: %v", err)
+	}
+	c := counter(b)
+	var paras []string
+	for _, r := range recs {
+		for _, p := range r.Passages {
+			paras = append(paras, p.Text)
+		}
+	}
+	texts := make([]string, n)
+	next := 0
+	for i := range texts {
+		var t strings.Builder
+		fmt.Fprintf(&t, "Passage %d\n", i)
+		for c.Count(t.String()) < size {
+			body := paras[next%len(paras)]
+			if _, rest, ok := strings.Cut(body, "\n"); ok { // drop the paragraph's own title
+				body = rest
+			}
+			t.WriteString(body + " ")
+			next++
+		}
+		texts[i] = strings.TrimSpace(t.String())
+	}
+	question := recs[0].Question
+	docs := make([][]string, n)
+	for i, t := range texts {
+		docs[i] = lexical.Terms(t)
+	}
+	scores := lexical.Default.Score(lexical.QueryTerms(question), docs)
+	cands := make([]ctxsel.Candidate, n)
+	for i := range cands {
+		cands[i] = ctxsel.Candidate{ID: fmt.Sprint(i), Score: scores[i], Tokens: c.Count(texts[i])}
+	}
+	curve, err := ctxsel.NewCurve(cands)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ctxsel.TextQuery{Question: question, Curve: curve, Texts: texts}, c
+}
+
+// BenchmarkEvidence times the evidence step of one query (split, embed,
+// score, pack, count) on n candidate passages of about size tokens, budget
+// 500, with the embedded model on one worker: cold (every sentence
+// embedded) and warm (every vector in the embedding cache), beside the
+// passage-level selection of the same candidates (ctxsel.Select with
+// budget:tokens=500; the curve's ranking, cached, is shared by both). Run
+// on one core: go test -bench Evidence -cpu 1.
+func BenchmarkEvidence(b *testing.B) {
+	model, err := uselite.New(uselite.Options{Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{20, 100} {
+		for _, size := range []int{150, 600} {
+			q, c := benchPassages(b, n, size)
+			run := func(b *testing.B, e embed.Embedder) {
+				s, err := evidence.New(evidence.Options{Budget: 500, Passages: n, Embedder: e, Counter: c})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					sel, err := s.SelectTexts(context.Background(), q)
+					if err != nil || sel.Tokens > 500 {
+						b.Fatal(sel.Tokens, err)
+					}
+				}
+			}
+			name := fmt.Sprintf("passages=%d/tokens=%d", n, size)
+			b.Run(name+"/cold", func(b *testing.B) { run(b, model) })
+			b.Run(name+"/warm", func(b *testing.B) {
+				store, err := cache.Open(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer store.Close()
+				e := cache.Wrap(model, store)
+				s, err := evidence.New(evidence.Options{Budget: 500, Passages: n, Embedder: e, Counter: c})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.SelectTexts(context.Background(), q); err != nil { // fill the cache
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				run(b, e)
+			})
+			b.Run(name+"/passages", func(b *testing.B) {
+				st, caps, err := ctxsel.Parse("budget:tokens=500")
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := ctxsel.Select(q.Curve, st, caps, ctxsel.RankOrder); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package evidence_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/ctxsel/ctxsel"
+)
+
+// FuzzSelect runs the selector on any passages and budget: it either fails
+// with an input error (invalid UTF-8, no text, nothing fits) or sends, for
+// every passage, text built only from the passage's own bytes (header, kept
+// sentences, the white space between adjacent ones) and gap markers, with
+// exact token counts that fit the budget.
+func FuzzSelect(f *testing.F) {
+	for _, s := range []string{
+		"Ada Lovelace\nShe was born in London. She wrote notes.", "# Head\n- a\n- b\n1. c", "U.S. Army. Dr. Who. 3.14 is pi.",
+		"“Quoted.” 'Go!' she said.", "你好。世界！", "", "\xff\xfe", "word " + "word word word word word word word word.",
+	} {
+		f.Add(s, "Title\nA second passage. With two sentences.", uint16(40))
+	}
+	c := counter(f)
+	f.Fuzz(func(t *testing.T, a, b string, budget uint16) {
+		s := newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",neighbors="+itoa(int(budget)%2))
+		q := query(t, "who was born in London?", a, b)
+		sel, err := s.SelectTexts(context.Background(), q)
+		if err != nil {
+			if !errors.Is(err, ctxsel.ErrInvalidInput) {
+				t.Fatalf("not an input error: %v", err)
+			}
+			if utf8.ValidString(a) && utf8.ValidString(b) && (len(a)+len(b)) > 0 && err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if !utf8.ValidString(a) || !utf8.ValidString(b) {
+			t.Fatal("invalid UTF-8 accepted")
+		}
+		total := 0
+		for i, ev := range sel.Evidence {
+			checkPruned(t, q.Texts[sel.Indices[i]], ev)
+			if c.Count(ev.Text) != ev.Tokens {
+				t.Fatalf("inexact count for %q", ev.Text)
+			}
+			total += ev.Tokens
+		}
+		if total != sel.Tokens || total > 1+int(budget)%2000 {
+			t.Fatalf("sent %d tokens (reported %d) for a budget of %d", total, sel.Tokens, 1+int(budget)%2000)
+		}
+	})
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}

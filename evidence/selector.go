@@ -1,0 +1,381 @@
+package evidence
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/score"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+// maxPassages bounds the candidate passages of one selection.
+const maxPassages = 1000
+
+// Options configure a Selector. Budget and Embedder are required.
+type Options struct {
+	// Budget is the tokens all pruned passages may take together, headers
+	// and gap markers included (counted exactly, Counter's encoding).
+	Budget int
+	// Passages is how many of the curve's best passages are candidates
+	// (0: the model's default). After ignores it: the strategy's passages
+	// are the candidates.
+	Passages int
+	// NoHeader sends no header lines (header=0).
+	NoHeader bool
+	// Neighbors, when 1, sends a kept sentence's predecessor with it
+	// (-1: the model's default, 0: never).
+	Neighbors int
+	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
+	// in the curve) or ctxsel.DocumentOrder (input order). The query's
+	// order is used when it asks for document order.
+	Order ctxsel.Order
+	// Embedder embeds the question and the sentences (normally the
+	// embedded USE-lite model, wrapped in embed/cache, the model the
+	// weights were fitted with).
+	Embedder embed.Embedder
+	// Counter counts tokens; nil means token.Default.
+	Counter token.Counter
+	// Model scores sentences; nil means DefaultModel().
+	Model *Model
+	// Lexical and Dense override the sentence scorers; nil means
+	// score.BM25 over the candidate sentences and score.Embedding with
+	// Embedder (what the weights were fitted with).
+	Lexical, Dense score.Scorer
+}
+
+// Selector is the evidence TextSelector: it keeps sentences, not whole
+// passages. It is safe for concurrent use.
+type Selector struct {
+	opt     Options
+	model   *Model
+	counter token.Counter
+	lexical score.Scorer
+	dense   score.Scorer
+	passes  int
+	nbrs    int
+}
+
+var _ ctxsel.TextSelector = (*Selector)(nil)
+
+// New checks the options and returns a Selector.
+func New(opt Options) (*Selector, error) {
+	if opt.Budget < 1 || opt.Budget > ctxsel.MaxIntParam {
+		return nil, fmt.Errorf("%w: evidence: budget %d tokens: want at least 1", ctxsel.ErrInvalidInput, opt.Budget)
+	}
+	if opt.Passages < 0 || opt.Passages > maxPassages {
+		return nil, fmt.Errorf("%w: evidence: passages=%d: want 1…%d", ctxsel.ErrInvalidInput, opt.Passages, maxPassages)
+	}
+	if opt.Neighbors < -1 || opt.Neighbors > 1 {
+		return nil, fmt.Errorf("%w: evidence: neighbors=%d: want 0 or 1", ctxsel.ErrInvalidInput, opt.Neighbors)
+	}
+	if opt.Order != ctxsel.RankOrder && opt.Order != ctxsel.DocumentOrder {
+		return nil, fmt.Errorf("%w: evidence: order %s: want rank or document", ctxsel.ErrInvalidInput, opt.Order)
+	}
+	s := &Selector{opt: opt, model: opt.Model, counter: opt.Counter, lexical: opt.Lexical, dense: opt.Dense}
+	if s.model == nil {
+		s.model = DefaultModel()
+	} else if err := s.model.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ctxsel.ErrInvalidInput, err)
+	}
+	if s.counter == nil {
+		c, err := token.New(token.Default)
+		if err != nil {
+			return nil, fmt.Errorf("evidence: %w", err)
+		}
+		s.counter = c
+	}
+	if s.lexical == nil {
+		s.lexical = &score.BM25{}
+	}
+	if s.dense == nil {
+		if opt.Embedder == nil {
+			return nil, fmt.Errorf("%w: evidence: no embedder for the sentences' similarity (the weights were fitted with use-lite)", ctxsel.ErrInvalidInput)
+		}
+		s.dense = score.NewEmbedding("sentences", opt.Embedder, score.EmbeddingOptions{})
+	}
+	s.passes = opt.Passages
+	if s.passes == 0 {
+		s.passes = s.model.Passages
+	}
+	s.nbrs = opt.Neighbors
+	if s.nbrs < 0 {
+		s.nbrs = s.model.Neighbors
+	}
+	return s, nil
+}
+
+// Name is the selector's spec: evidence:budget=N and every setting that
+// differs from the defaults.
+func (s *Selector) Name() string {
+	parts := []string{"budget=" + strconv.Itoa(s.opt.Budget)}
+	if s.opt.Passages != 0 {
+		parts = append(parts, "passages="+strconv.Itoa(s.opt.Passages))
+	}
+	if s.opt.NoHeader {
+		parts = append(parts, "header=0")
+	}
+	if s.opt.Neighbors >= 0 {
+		parts = append(parts, "neighbors="+strconv.Itoa(s.opt.Neighbors))
+	}
+	if s.opt.Order == ctxsel.DocumentOrder {
+		parts = append(parts, "order=document")
+	}
+	return "evidence:" + strings.Join(parts, ",")
+}
+
+// String is Name: the canonical spec ctxsel.Resolve reports.
+func (s *Selector) String() string { return s.Name() }
+
+// Params are the settings in use, defaults included.
+func (s *Selector) Params() map[string]float64 {
+	h := 1.0
+	if s.opt.NoHeader {
+		h = 0
+	}
+	return map[string]float64{"budget": float64(s.opt.Budget), "passages": float64(s.passes), "header": h,
+		"neighbors": float64(s.nbrs), "cost_exponent": s.model.CostExponent}
+}
+
+// SelectTexts implements ctxsel.TextSelector: the best Passages passages
+// of the curve are the candidates; after a strategy (q.Pool set, as
+// ctxsel.Compose sets it) every passage the strategy kept is.
+func (s *Selector) SelectTexts(ctx context.Context, q ctxsel.TextQuery) (ctxsel.Selection, error) {
+	if err := s.check(ctx, q); err != nil {
+		return ctxsel.Selection{}, err
+	}
+	set, from := s.candidateSet(q)
+	return s.selectFrom(ctx, q, set, s.Name(), from)
+}
+
+// candidateSet is the candidate passages (input indices, best first) and
+// how the explanation calls them.
+func (s *Selector) candidateSet(q ctxsel.TextQuery) ([]int, string) {
+	if q.Pool != nil {
+		return q.Curve.Top(q.Curve.Len()), fmt.Sprintf("the %d passages the strategy kept", q.Curve.Len())
+	}
+	set := q.Curve.Top(min(s.passes, q.Curve.Len()))
+	return set, fmt.Sprintf("the best %d passages of %d", len(set), q.Curve.Len())
+}
+
+// shape is the curve a passage's rank and the spread of the scores are
+// read from: the whole pool when q is a composition's (the model was
+// fitted on whole curves), else q's own.
+func shape(q ctxsel.TextQuery) (c *ctxsel.Curve, index func(i int) int) {
+	if q.Pool != nil {
+		return q.Pool, func(i int) int { return q.PoolIndex[i] }
+	}
+	return q.Curve, func(i int) int { return i }
+}
+
+func (s *Selector) check(ctx context.Context, q ctxsel.TextQuery) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("evidence: %w", err)
+	}
+	if err := q.Validate(); err != nil {
+		return fmt.Errorf("evidence: %w", err)
+	}
+	if strings.TrimSpace(q.Question) == "" {
+		return fmt.Errorf("%w: evidence: empty question", ctxsel.ErrInvalidInput)
+	}
+	if !utf8.ValidString(q.Question) {
+		return fmt.Errorf("%w: evidence: the question is not valid UTF-8", ctxsel.ErrInvalidInput)
+	}
+	return nil
+}
+
+func checkText(id, text string) error {
+	if !utf8.ValidString(text) {
+		return fmt.Errorf("%w: evidence: passage %q is not valid UTF-8", ctxsel.ErrInvalidInput, id)
+	}
+	return nil
+}
+
+// selectFrom prunes the candidate passages set (input indices, best first).
+func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, set []int, name, from string) (ctxsel.Selection, error) {
+	budget := s.opt.Budget
+	if q.Caps.MaxTokens > 0 && q.Caps.MaxTokens < budget {
+		budget = q.Caps.MaxTokens
+	}
+	ps, ss, err := s.candidates(q, set, !s.opt.NoHeader)
+	if err != nil {
+		return ctxsel.Selection{}, err
+	}
+	if len(ss) == 0 {
+		return ctxsel.Selection{}, fmt.Errorf("%w: evidence: the %d candidate passages hold no text", ctxsel.ErrInvalidInput, len(set))
+	}
+	if err := s.features(ctx, q, ps, ss); err != nil {
+		return ctxsel.Selection{}, fmt.Errorf("evidence: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return ctxsel.Selection{}, fmt.Errorf("evidence: %w", err)
+	}
+	pk := pack(ps, ss, budget, s.model.CostExponent, s.nbrs, q.Caps.MaxK, s.counter)
+	if len(pk.order) == 0 {
+		return ctxsel.Selection{}, tooLong(q, ps, ss, budget)
+	}
+	order := s.opt.Order
+	if q.Order == ctxsel.DocumentOrder {
+		order = ctxsel.DocumentOrder
+	}
+	var kept []int // candidate passages sent
+	for pi := range ps {
+		if pk.opened[pi] {
+			kept = append(kept, pi)
+		}
+	}
+	slices.SortFunc(kept, func(a, b int) int {
+		if order == ctxsel.DocumentOrder {
+			return ps[a].input - ps[b].input
+		}
+		return ps[a].rank - ps[b].rank
+	})
+	sel := ctxsel.Selection{K: len(kept)}
+	oversized := 0
+	for _, x := range ss {
+		if x.tokens > budget {
+			oversized++
+		}
+	}
+	for _, pi := range kept {
+		p := ps[pi]
+		ev := ctxsel.Evidence{Spans: pk.spans[pi], Text: pk.texts[pi], Tokens: pk.tokens[pi], PassageTokens: q.Curve.TokensOf(p.input), KeptScore: 1}
+		if p.header != "" {
+			if p.units.Header != nil {
+				h := *p.units.Header
+				ev.Header = &h
+			} else {
+				ev.Title = p.header
+			}
+		}
+		for j := range p.n {
+			x := ss[p.first+j]
+			if pk.kept[p.first+j] {
+				ev.KeptScore = min(ev.KeptScore, x.p)
+			} else if ev.DroppedScore == nil || x.p > *ev.DroppedScore {
+				v := x.p
+				ev.DroppedScore = &v
+			}
+		}
+		sel.Indices = append(sel.Indices, p.input)
+		sel.IDs = append(sel.IDs, q.Curve.Candidate(p.input).ID)
+		sel.Evidence = append(sel.Evidence, ev)
+		sel.Tokens += ev.Tokens
+	}
+	sel.Explanation = s.explain(q, ps, ss, pk, budget, name, from, len(set), oversized)
+	sel.Explanation.Tokens = sel.Tokens
+	return sel, nil
+}
+
+// tooLong is the error for a budget no sentence fits in.
+func tooLong(q ctxsel.TextQuery, ps []passage, ss []sentence, budget int) error {
+	short := 0
+	for i, x := range ss {
+		if i == 0 || x.tokens+ps[x.passage].headerTokens < ss[short].tokens+ps[ss[short].passage].headerTokens {
+			short = i
+		}
+	}
+	x := ss[short]
+	p := ps[x.passage]
+	what := fmt.Sprintf("its shortest sentence, in passage %q, takes %d tokens", q.Curve.Candidate(p.input).ID, x.tokens-joinerTokens)
+	if p.n == 1 {
+		what = fmt.Sprintf("the shortest, passage %q, is one sentence of %d tokens", q.Curve.Candidate(p.input).ID, x.tokens-joinerTokens)
+	}
+	if p.headerTokens > 0 {
+		what += fmt.Sprintf(" (%d more for its header)", p.headerTokens)
+	}
+	return fmt.Errorf("%w: evidence: no sentence of the %d candidate passages fits in the budget of %d tokens: %s; raise the budget, send whole passages (a passage strategy), or split such text before selecting",
+		ctxsel.ErrInvalidInput, len(ps), budget, what)
+}
+
+func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *packing, budget int, name, from string, candidates, oversized int) ctxsel.Explanation {
+	candTokens := 0
+	for _, p := range ps {
+		candTokens += q.Curve.TokensOf(p.input)
+	}
+	nOpen := 0
+	for _, o := range pk.opened {
+		if o {
+			nOpen++
+		}
+	}
+	priceOf := "score"
+	switch s.model.CostExponent {
+	case 0:
+	case 1:
+		priceOf = "score per token"
+	default:
+		priceOf = fmt.Sprintf("score per token^%g", s.model.CostExponent)
+	}
+	reason := fmt.Sprintf("kept %d of %d sentences from %d of %d candidate passages (%s; %d tokens): %d of %d budget tokens (headers and gap markers included); sentences chosen by %s",
+		len(pk.order), len(ss), nOpen, candidates, from, candTokens, pk.total, budget, priceOf)
+	d := ctxsel.Decision{Kind: "evidence", Rank: len(pk.order) - 1, Value: float64(budget)}
+	last := ss[pk.lastKept]
+	d.Above = &last.p
+	reason += fmt.Sprintf("; the last kept scored p=%.3f (%d tokens)", last.p, last.tokens-joinerTokens)
+	if pk.firstDropped >= 0 {
+		drop := ss[pk.firstDropped]
+		d.Below = &drop.p
+		reason += fmt.Sprintf(", the best left out p=%.3f (%d tokens)", drop.p, drop.tokens-joinerTokens)
+	}
+	var guards []string
+	if oversized > 0 {
+		guards = append(guards, "oversized_sentence")
+		reason += fmt.Sprintf("; %d sentences are longer than the budget and could not be sent", oversized)
+	}
+	if pk.fixups > 0 {
+		reason += fmt.Sprintf("; %d sentences given back when the exact count of the texts crossed the budget", pk.fixups)
+	}
+	var applied []string
+	if q.Caps.MaxTokens > 0 && q.Caps.MaxTokens < s.opt.Budget {
+		applied = append(applied, "max_tokens")
+	}
+	if q.Caps.MaxK > 0 && nOpen == q.Caps.MaxK {
+		applied = append(applied, "max_k")
+	}
+	return ctxsel.Explanation{Strategy: name, Params: s.Params(), Caps: q.Caps, N: q.Curve.Len(), StrategyK: nOpen, K: nOpen,
+		Decision: d, Reason: reason, CapsApplied: applied, Guards: guards, TotalTokens: q.Curve.TotalTokens()}
+}
+
+// SentenceFeatures is one candidate sentence as the model sees it: where it
+// is and its features (FeatureNames order). For fitting a Model.
+type SentenceFeatures struct {
+	// Passage is the passage's input index (into TextQuery.Texts).
+	Passage int
+	// Span is the sentence's byte offsets into that passage.
+	Span     [2]int
+	Tokens   int
+	Features []float64
+	// P is the selector's model's probability for it.
+	P float64
+}
+
+// Features returns the features of the sentences of the selector's
+// candidate passages (the best Passages of the curve), passage by passage
+// in rank order, sentences in document order.
+func (s *Selector) Features(ctx context.Context, q ctxsel.TextQuery) ([]SentenceFeatures, error) {
+	if err := s.check(ctx, q); err != nil {
+		return nil, err
+	}
+	set, _ := s.candidateSet(q)
+	ps, ss, err := s.candidates(q, set, !s.opt.NoHeader)
+	if err != nil {
+		return nil, err
+	}
+	if len(ss) == 0 {
+		return nil, nil
+	}
+	if err := s.features(ctx, q, ps, ss); err != nil {
+		return nil, fmt.Errorf("evidence: %w", err)
+	}
+	out := make([]SentenceFeatures, len(ss))
+	for i, x := range ss {
+		out[i] = SentenceFeatures{Passage: ps[x.passage].input, Span: x.span, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p}
+	}
+	return out, nil
+}

@@ -1,0 +1,153 @@
+package evidence
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+// DepModel names the optional dependency a caller of ctxsel.Resolve may
+// supply for evidence specs: the sentence model (*Model; the embedded one
+// when not supplied). The embedder (ctxsel.DepEmbedder, required) and the
+// token counter (ctxsel.DepCounter, optional, token.Default otherwise)
+// are the other two.
+const DepModel = "evidence.model"
+
+// params documents the spec's parameters (ctxsel.SelectorDefs lists them).
+var params = []ctxsel.ParamDoc{
+	{Name: "budget", Default: "(required)", Doc: "tokens all pruned passages may take together, headers and gap markers included"},
+	{Name: "passages", Default: "model (20)", Doc: "how many of the curve's best passages are candidates; after a strategy (topk:k=30+evidence:…) every passage it kept is"},
+	{Name: "header", Default: "1", Doc: "1 sends each kept passage's header (its title line, or the index's title and section) once; 0 none"},
+	{Name: "neighbors", Default: "model (0)", Doc: "1 sends a kept sentence's predecessor with it"},
+	{Name: "order", Default: "rank", Doc: "rank (by the passage's rank) or document (input order)"},
+}
+
+func init() {
+	ctxsel.RegisterSelector(ctxsel.SelectorDef{
+		Name:   "evidence",
+		Doc:    "sentences instead of whole passages: the best passages' sentences scored against the question and packed within a token budget (needs an embedder)",
+		Params: params,
+		New: func(ps []ctxsel.Param, deps ctxsel.Deps) (ctxsel.TextSelector, error) {
+			opt, err := parseParams(ps, Options{})
+			if err != nil {
+				return nil, err
+			}
+			if opt, err = withDeps(opt, deps); err != nil {
+				return nil, err
+			}
+			return New(opt)
+		},
+	})
+}
+
+// withDeps fills the embedder, the counter and the model from deps.
+func withDeps(opt Options, deps ctxsel.Deps) (Options, error) {
+	e, err := ctxsel.Dep[embed.Embedder](deps, ctxsel.DepEmbedder)
+	if err != nil {
+		return Options{}, err
+	}
+	opt.Embedder = e
+	if c, ok, err := ctxsel.OptionalDep[token.Counter](deps, ctxsel.DepCounter); err != nil {
+		return Options{}, err
+	} else if ok {
+		opt.Counter = c
+	}
+	if m, ok, err := ctxsel.OptionalDep[*Model](deps, DepModel); err != nil {
+		return Options{}, err
+	} else if ok {
+		opt.Model = m
+	}
+	return opt, nil
+}
+
+// ParseSpec reads evidence:budget=N[,passages=M][,header=0|1]
+// [,neighbors=0|1][,order=rank|document] into Options (the rest of base
+// kept: embedder, counter, model).
+func ParseSpec(spec string, base Options) (Options, error) {
+	name, ps, err := ctxsel.ParsePart(spec)
+	if err != nil {
+		return Options{}, err
+	}
+	if name != "evidence" {
+		return Options{}, fmt.Errorf("%w: %q is not an evidence spec", ctxsel.ErrInvalidInput, spec)
+	}
+	return parseParams(ps, base)
+}
+
+func parseParams(ps []ctxsel.Param, base Options) (Options, error) {
+	opt := base
+	opt.Budget, opt.Passages, opt.NoHeader, opt.Neighbors, opt.Order = 0, 0, false, -1, ctxsel.RankOrder
+	seen := map[string]bool{}
+	for _, p := range ps {
+		k, v := strings.ToLower(p.Key), p.Value
+		if seen[k] {
+			return Options{}, fmt.Errorf("%w: evidence: %s given twice", ctxsel.ErrInvalidInput, k)
+		}
+		seen[k] = true
+		switch k {
+		case "order":
+			o, err := ctxsel.ParseOrder(v)
+			if err != nil || o == ctxsel.EdgesOrder {
+				return Options{}, fmt.Errorf("%w: evidence: order=%s: want rank or document", ctxsel.ErrInvalidInput, v)
+			}
+			opt.Order = o
+		case "budget", "passages", "header", "neighbors":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return Options{}, fmt.Errorf("%w: evidence: %s=%q is not a whole number", ctxsel.ErrInvalidInput, k, v)
+			}
+			switch k {
+			case "budget":
+				opt.Budget = n
+			case "passages":
+				if n < 1 {
+					return Options{}, fmt.Errorf("%w: evidence: passages=%d: want at least 1", ctxsel.ErrInvalidInput, n)
+				}
+				opt.Passages = n
+			case "header":
+				if n != 0 && n != 1 {
+					return Options{}, fmt.Errorf("%w: evidence: header=%d: want 0 or 1", ctxsel.ErrInvalidInput, n)
+				}
+				opt.NoHeader = n == 0
+			case "neighbors":
+				if n != 0 && n != 1 {
+					return Options{}, fmt.Errorf("%w: evidence: neighbors=%d: want 0 or 1", ctxsel.ErrInvalidInput, n)
+				}
+				opt.Neighbors = n
+			}
+		default:
+			return Options{}, fmt.Errorf("%w: evidence: unknown parameter %q (known: budget, passages, header, neighbors, order)", ctxsel.ErrInvalidInput, k)
+		}
+	}
+	if opt.Budget < 1 {
+		return Options{}, fmt.Errorf("%w: evidence: want budget=N tokens (at least 1), e.g. evidence:budget=500", ctxsel.ErrInvalidInput)
+	}
+	return opt, nil
+}
+
+// Parse builds a selector from a spec through ctxsel.Resolve, alone
+// (evidence:budget=500) or after a passage strategy
+// (topk:k=30+evidence:budget=500, composed by ctxsel.Compose), with
+// base's embedder, counter and model as its dependencies. Strategies must
+// be registered (import cutoff).
+func Parse(spec string, base Options) (ctxsel.TextSelector, error) {
+	deps := map[string]any{ctxsel.DepEmbedder: base.Embedder}
+	if base.Counter != nil {
+		deps[ctxsel.DepCounter] = base.Counter
+	}
+	if base.Model != nil {
+		deps[DepModel] = base.Model
+	}
+	if base.Embedder == nil {
+		delete(deps, ctxsel.DepEmbedder)
+	}
+	res, err := ctxsel.Resolver{Kinds: ctxsel.SelectorKind, Deps: ctxsel.DepsOf(deps)}.Resolve(spec)
+	if err != nil {
+		return nil, err
+	}
+	return res.Selector, nil
+}
