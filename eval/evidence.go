@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
@@ -60,11 +61,17 @@ type recordEvidence struct {
 	// nil when none or yes/no (yesNo).
 	answers []string
 	yesNo   bool
-	ansIn   []bool // a passage holds an answer
+	// ansIn caches whether a passage holds an answer (0 not yet known, 1
+	// no, 2 yes): worked out only for passages a selection or an envelope
+	// reaches, since normalising every pooled passage of every question
+	// dominated eval's time. Selections of one question are measured
+	// concurrently, hence the lock.
+	mu    sync.Mutex
+	ansIn []int8
 }
 
 func newRecordEvidence(r Record) *recordEvidence {
-	e := &recordEvidence{texts: make([]string, len(r.Passages)), spans: make([][][2]int, len(r.Passages)), ansIn: make([]bool, len(r.Passages))}
+	e := &recordEvidence{texts: make([]string, len(r.Passages)), spans: make([][][2]int, len(r.Passages)), ansIn: make([]int8, len(r.Passages))}
 	for i, p := range r.Passages {
 		e.texts[i], e.spans[i] = p.Text, p.GoldSpans
 		e.total += len(p.GoldSpans)
@@ -82,12 +89,29 @@ func newRecordEvidence(r Record) *recordEvidence {
 	if e.yesNo {
 		e.answers = nil
 	}
-	if len(e.answers) > 0 {
-		for i, t := range e.texts {
-			e.ansIn[i] = e.holds(t)
-		}
-	}
 	return e
+}
+
+// answerIn reports whether passage idx holds a gold answer.
+func (e *recordEvidence) answerIn(idx int) bool {
+	if len(e.answers) == 0 {
+		return false
+	}
+	e.mu.Lock()
+	known := e.ansIn[idx]
+	e.mu.Unlock()
+	if known != 0 {
+		return known == 2
+	}
+	in := e.holds(e.texts[idx])
+	known = 1
+	if in {
+		known = 2
+	}
+	e.mu.Lock()
+	e.ansIn[idx] = known
+	e.mu.Unlock()
+	return in
 }
 
 // holds reports a gold answer as whole words of text, both normalised.
@@ -113,7 +137,7 @@ func (e *recordEvidence) measureSelection(sel ctxsel.Selection) (kept int, prese
 		}
 		if sel.Evidence == nil {
 			kept += len(e.spans[idx])
-			present = present || e.ansIn[idx]
+			present = present || e.answerIn(idx)
 			continue
 		}
 		ev := sel.Evidence[i]
@@ -152,7 +176,7 @@ func (e *recordEvidence) prefixes(ranked []int) (spanPrefix, ansPrefix []int) {
 	for r, idx := range ranked {
 		spanPrefix[r+1] = spanPrefix[r] + len(e.spans[idx])
 		ansPrefix[r+1] = ansPrefix[r]
-		if ansPrefix[r] == 0 && e.ansIn[idx] {
+		if ansPrefix[r] == 0 && e.answerIn(idx) {
 			ansPrefix[r+1] = 1
 		}
 	}
