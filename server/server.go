@@ -247,11 +247,13 @@ func (s *Server) tokenCounter() (token.Counter, error) {
 	return s.counter, s.counterErr
 }
 
+// embedderName names the embedder for the start line without opening a
+// lazily opened one.
 func (s *Server) embedderName() string {
 	if s.embedder == nil {
 		return "none"
 	}
-	return s.embedder.ModelID()
+	return embed.ModelName(s.embedder)
 }
 
 type ctxKey struct{}
