@@ -92,7 +92,11 @@ func TestEmbedLimiterQueueAndRefusal(t *testing.T) {
 // it all.
 func TestEmbedLimitOverHTTP(t *testing.T) {
 	g := newGate()
-	s := newTestServer(t, func(c *Config) { c.EmbedConcurrency = 1; c.EmbedQueue = 0; c.RequestTimeout = Duration(200 * time.Millisecond) },
+	s := newTestServer(t, func(c *Config) {
+		c.EmbedConcurrency = 1
+		c.EmbedQueue = 0
+		c.RequestTimeout = Duration(200 * time.Millisecond)
+	},
 		Options{Embedder: g})
 	// The first request takes the one slot and times out holding it.
 	done := make(chan int)

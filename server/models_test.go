@@ -97,7 +97,9 @@ func TestEmbeddingAliases(t *testing.T) {
 	}
 	// Without an alias: a 400 naming the served model and the flag.
 	rec := call(t, s, "POST", "/v1/embeddings", `{"input":["abc"],"model":"text-embedding-3-large"}`)
-	var e struct{ Error struct{ Field, Message string } }
+	var e struct {
+		Error struct{ Field, Message string }
+	}
 	_ = json.Unmarshal(rec.Body.Bytes(), &e)
 	if rec.Code != 400 || e.Error.Field != "model" || !strings.Contains(e.Error.Message, `"fake-letters"`) ||
 		!strings.Contains(e.Error.Message, "--embedding-alias text-embedding-3-large=fake-letters") || !strings.Contains(e.Error.Message, "embedding_aliases") {
@@ -144,7 +146,9 @@ func TestEmbeddingsJinaFields(t *testing.T) {
 		if rec.Code != 200 {
 			t.Fatalf("%s: %d %s", body, rec.Code, rec.Body)
 		}
-		var r struct{ Data []struct{ Embedding []float64 } }
+		var r struct {
+			Data []struct{ Embedding []float64 }
+		}
 		if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +213,9 @@ func TestEmbeddingsJinaFields(t *testing.T) {
 		{`{"input":"abc","truncate":true}`, "truncate", "late_chunking"},
 	} {
 		rec := call(t, s, "POST", "/v1/embeddings", tc.body)
-		var e struct{ Error struct{ Field, Message string } }
+		var e struct {
+			Error struct{ Field, Message string }
+		}
 		_ = json.Unmarshal(rec.Body.Bytes(), &e)
 		if rec.Code != http.StatusBadRequest || e.Error.Field != tc.field || !strings.Contains(e.Error.Message, tc.inMsg) {
 			t.Errorf("%s: %d %s, want 400 on %s mentioning %q", tc.body, rec.Code, rec.Body, tc.field, tc.inMsg)
