@@ -43,6 +43,12 @@ type Dir struct {
 	snap     *snapshot
 	snapStat os.FileInfo
 	loaded   map[string]*segment // immutable segments by name, reused across snapshots
+
+	// the last manifest read, shared by readers (never modified): parsed
+	// once per version of the file
+	manMu   sync.Mutex
+	man     *manifest
+	manStat os.FileInfo
 }
 
 var _ Store = (*Dir)(nil)
@@ -60,7 +66,7 @@ func OpenDir(path string, opts DirOptions) (*Dir, error) {
 		return nil, invalidf("workers=%d must not be negative", opts.Workers)
 	}
 	d := &Dir{path: path, opts: opts, loaded: map[string]*segment{}}
-	_, _, err := readManifest(path)
+	_, _, err := d.sharedManifest()
 	switch {
 	case err == nil:
 	case errors.Is(err, fs.ErrNotExist):
@@ -92,10 +98,45 @@ func (d *Dir) Close() error {
 	return nil
 }
 
-// manifestNow reads the current manifest; an index not created yet reads
-// as an empty manifest.
+// sharedManifest returns the current manifest for reading only: the one
+// read last while the file is the same (same file, size and modification
+// time), so opening, Stats and the first search parse it once.
+func (d *Dir) sharedManifest() (*manifest, os.FileInfo, error) {
+	st, err := os.Stat(filepath.Join(d.path, manifestName))
+	if err != nil {
+		return nil, nil, err
+	}
+	d.manMu.Lock()
+	defer d.manMu.Unlock()
+	if d.man != nil && sameFileVersion(st, d.manStat) {
+		return d.man, d.manStat, nil
+	}
+	m, mst, err := readManifest(d.path)
+	if err == nil {
+		d.man, d.manStat = m, mst
+	}
+	return m, mst, err
+}
+
+// sameFileVersion reports whether two stats of a path are of the same
+// unchanged file.
+func sameFileVersion(a, b os.FileInfo) bool {
+	return b != nil && os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
+}
+
+// manifestNow reads the current manifest for a writer, which may modify
+// it; an index not created yet reads as an empty manifest.
 func (d *Dir) manifestNow() (*manifest, os.FileInfo, error) {
-	m, st, err := readManifest(d.path)
+	return d.manifestOf(readManifest(d.path))
+}
+
+// manifestShared is manifestNow for readers (sharedManifest): the result
+// must not be modified.
+func (d *Dir) manifestShared() (*manifest, os.FileInfo, error) {
+	return d.manifestOf(d.sharedManifest())
+}
+
+func (d *Dir) manifestOf(m *manifest, st os.FileInfo, err error) (*manifest, os.FileInfo, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		f, _ := ParseFormat(d.opts.Vectors)
 		return &manifest{Version: manifestFormat, Vectors: f.String(), NextSegment: 1}, nil, nil
@@ -111,7 +152,7 @@ func (d *Dir) List(ctx context.Context) ([]DocInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m, _, err := d.manifestNow()
+	m, _, err := d.manifestShared()
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +169,7 @@ func (d *Dir) Stats(ctx context.Context) (Stats, error) {
 	if err := ctx.Err(); err != nil {
 		return Stats{}, err
 	}
-	m, st, err := d.manifestNow()
+	m, st, err := d.manifestShared()
 	if err != nil {
 		return Stats{}, err
 	}
@@ -368,8 +409,9 @@ func (d *Dir) commit(ctx context.Context, m *manifest) error {
 	return nil
 }
 
-// compact rewrites half-dead segments, and small segments when there are
-// more than maxSmallSegs of them, into one new segment.
+// compact rewrites half-dead segments, segments written before version 2,
+// and small segments when there are more than maxSmallSegs of them, into
+// one new segment.
 func (d *Dir) compact(ctx context.Context, m *manifest) error {
 	live := map[string]int{}
 	for _, e := range m.Docs {
@@ -382,6 +424,10 @@ func (d *Dir) compact(ctx context.Context, m *manifest) error {
 		case live[s.Name] == 0:
 			// dropped by commit without rewriting
 		case 2*live[s.Name] < s.Chunks:
+			victims = append(victims, s)
+		case littleEndian && !d.isVersion2(s.Name):
+			// written before version 2: rewritten once, so that it is
+			// opened in place from now on
 			victims = append(victims, s)
 		case s.Size < smallSegment:
 			small = append(small, s)
@@ -430,14 +476,21 @@ func (d *Dir) compact(ctx context.Context, m *manifest) error {
 	return nil
 }
 
-// collectGarbage deletes segment and temporary files m does not name. It
-// runs under the writer lock, so no writer is creating them; readers with
-// an older snapshot re-read the manifest when a segment has gone.
+// isVersion2 reports whether segment file name is in version 2 (an
+// unreadable one counts as version 2: compaction leaves it to the checks).
+func (d *Dir) isVersion2(name string) bool {
+	v2, err := isSegment2(filepath.Join(d.path, name))
+	return v2 || err != nil
+}
+
+// collectGarbage deletes segment files (of every kind listedFiles knows)
+// and temporary files m does not name. It runs under the writer lock, so no
+// writer is creating them; readers with an older snapshot re-read the
+// manifest when a segment has gone.
 func (d *Dir) collectGarbage(m *manifest) {
 	keep := map[string]bool{}
-	for _, s := range m.Segments {
-		keep[s.Name] = true
-		keep[lexName(s.Name)] = s.LexSize != 0
+	for _, f := range listedFiles(m) {
+		keep[f.Name] = true
 	}
 	ents, err := os.ReadDir(d.path)
 	if err != nil {
@@ -445,7 +498,8 @@ func (d *Dir) collectGarbage(m *manifest) {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if (strings.HasPrefix(n, "seg-") && (strings.HasSuffix(n, segSuffix) || strings.HasSuffix(n, lexSuffix)) && !keep[n]) || n == manifestName+".tmp" {
+		if (strings.HasPrefix(n, "seg-") && slices.ContainsFunc(segFileSuffixes, func(s string) bool { return strings.HasSuffix(n, s) }) && !keep[n]) ||
+			n == manifestName+".tmp" {
 			os.Remove(filepath.Join(d.path, n))
 		}
 	}

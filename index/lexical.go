@@ -52,7 +52,7 @@ func (d *Dir) addMissingLexical(ctx context.Context, m *manifest) error {
 		if err != nil {
 			return fmt.Errorf("index %s: lexical postings: %w", d.path, err)
 		}
-		if err := d.writeLexical(si, seg.docs); err != nil {
+		if err := d.writeLexical(si, seg.allDocs()); err != nil {
 			return err
 		}
 	}
@@ -73,29 +73,38 @@ func (d *Dir) loadLexical(s *snapshot) error {
 			}
 		}
 	}
-	for i, si := range s.man.Segments {
-		seg := s.segs[i]
+	lxs := make([]*lexSeg, len(s.man.Segments))
+	err := inParallel(len(lxs), func(i int) error {
+		si, seg := s.man.Segments[i], s.segs[i]
 		lx := prev[si.Name]
 		if lx == nil || lx.size != si.LexSize || lx.crc != si.LexCRC || len(lx.lens) != seg.mat.n {
 			if si.LexSize == 0 {
-				lx = buildLexical(seg.docs)
+				lx = buildLexical(seg.allDocs())
 			} else {
 				var err error
-				if lx, err = readLexical(filepath.Join(d.path, lexName(si.Name)), si.LexSize, si.LexCRC, seg.mat.n); err != nil {
+				if lx, err = openLexical(filepath.Join(d.path, lexName(si.Name)), si.LexSize, si.LexCRC, seg.mat.n); err != nil {
 					return err
 				}
 			}
 		}
+		lxs[i] = lx
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, lx := range lxs {
 		s.lex.segs = append(s.lex.segs, lx)
-		dead := 0
+		// the corpus statistics: the file's totals less its dead rows
+		dead, deadLen := 0, int64(0)
 		for r, live := range s.live[i] {
-			if live {
-				s.lex.n++
-				s.lex.total += int64(lx.lens[r])
-			} else {
+			if !live {
 				dead++
+				deadLen += int64(lx.lens[r])
 			}
 		}
+		s.lex.n += len(lx.lens) - dead
+		s.lex.total += lx.total - deadLen
 		s.lex.dead = append(s.lex.dead, dead)
 	}
 	return nil
@@ -120,11 +129,21 @@ func (s *snapshot) bm25(ctx context.Context, terms []string, workers int) (acc [
 		return acc, nil, nil
 	}
 	avg := float64(s.lex.total) / float64(s.lex.n)
+	// each segment's postings of the query terms, looked up once
+	posts := make([][]postings, len(s.lex.segs))
+	for si, lx := range s.lex.segs {
+		posts[si] = make([]postings, len(terms))
+		for ti, t := range terms {
+			if posts[si][ti], err = lx.lookup(t); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	idf := make([]float64, len(terms)) // 0: the term occurs in no live row
-	for ti, t := range terms {
+	for ti := range terms {
 		df := 0
-		for si, lx := range s.lex.segs {
-			rows := lx.posts[t].rows
+		for si := range s.lex.segs {
+			rows := posts[si][ti].rows
 			if s.lex.dead[si] == 0 {
 				df += len(rows)
 				continue
@@ -152,7 +171,8 @@ func (s *snapshot) bm25(ctx context.Context, terms []string, workers int) (acc [
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			parts[w], errs[w] = s.bm25Rows(ctx, terms, idf, avg, lo, hi, acc)
+			defer catchFault(&errs[w])()
+			parts[w], errs[w] = s.bm25Rows(ctx, posts, idf, avg, lo, hi, acc)
 		}()
 	}
 	wg.Wait()
@@ -169,7 +189,7 @@ func (s *snapshot) bm25(ctx context.Context, terms []string, workers int) (acc [
 
 // bm25Rows accumulates the scores of global rows [lo, hi) into acc and
 // returns the rows it scored, with their scores.
-func (s *snapshot) bm25Rows(ctx context.Context, terms []string, idf []float64, avg float64, lo, hi int, acc []float64) ([]lcand, error) {
+func (s *snapshot) bm25Rows(ctx context.Context, posts [][]postings, idf []float64, avg float64, lo, hi int, acc []float64) ([]lcand, error) {
 	var hits []lcand
 	base := 0
 	for si, lx := range s.lex.segs {
@@ -177,14 +197,13 @@ func (s *snapshot) bm25Rows(ctx context.Context, terms []string, idf []float64, 
 		a, b := max(lo, base)-base, min(hi, base+n)-base
 		if a < b {
 			live := s.live[si]
-			for ti, t := range terms { // query order, as lexical.Score sums
+			for ti, p := range posts[si] { // query order, as lexical.Score sums
 				if idf[ti] == 0 {
 					continue
 				}
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				p := lx.posts[t]
 				i, _ := slices.BinarySearch(p.rows, uint32(a))
 				for ; i < len(p.rows) && int(p.rows[i]) < b; i++ {
 					r := p.rows[i]
@@ -226,7 +245,7 @@ func (s *snapshot) compareL(a, b lcand) int {
 		return cmp.Compare(b.score, a.score)
 	}
 	sa, sb := s.segs[a.seg], s.segs[b.seg]
-	if c := strings.Compare(sa.docs[sa.rowDoc[a.row]].ID, sb.docs[sb.rowDoc[b.row]].ID); c != 0 {
+	if c := strings.Compare(sa.rowDocID(a.row), sb.rowDocID(b.row)); c != 0 {
 		return c
 	}
 	return cmp.Compare(sa.rowIdx[a.row], sb.rowIdx[b.row])

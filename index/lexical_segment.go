@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ctxsel/ctxsel/lexical"
 )
@@ -39,12 +40,15 @@ const (
 	lexSuffix     = ".ctxlex"
 )
 
-// lexSeg is a loaded lexical file.
+// lexSeg is a loaded lexical file: decoded (posts) or, for version 2,
+// its dictionary where it lies (dict); lookup serves both.
 type lexSeg struct {
 	size  int64
 	crc   uint32
 	lens  []uint32            // terms per row
+	total int64               // lens summed
 	posts map[string]postings // term → rows holding it
+	dict  *lexDict
 }
 
 // postings are one term's rows, increasing, with the term's frequency in
@@ -124,11 +128,23 @@ func buildLexical(docs []segDoc) *lexSeg {
 		a, b := start[id], start[id+1]
 		lx.posts[voc.Term(uint32(id))] = postings{rows: prows[a:b:b], tfs: ptfs[a:b:b]}
 	}
+	for _, n := range lx.lens {
+		lx.total += int64(n)
+	}
 	return lx
 }
 
-// encode serialises lx (checksum trailer included).
+// encode serialises lx: version 2, or 1 on big-endian machines (version 2
+// is used in place).
 func (lx *lexSeg) encode() []byte {
+	if !littleEndian {
+		return lx.encode1()
+	}
+	return lx.encode2()
+}
+
+// encode1 serialises lx in version 1 (checksum trailer included).
+func (lx *lexSeg) encode1() []byte {
 	terms := make([]string, 0, len(lx.posts))
 	size, n := lexHeaderSize+2*len(lx.lens)+4, 0
 	for t, p := range lx.posts {
@@ -219,9 +235,26 @@ func readLexical(path string, wantSize int64, wantCRC uint32, rows int) (*lexSeg
 	return decodeLexical(path, data, wantCRC, rows)
 }
 
-// decodeLexical parses a lexical file's bytes; every structural rule is
-// checked, so no input makes it panic or build an inconsistent index.
+// decodeLexical parses a lexical file's bytes (either version) into
+// memory that does not refer to data; every structural rule is checked, so
+// no input makes it panic or build an inconsistent index.
 func decodeLexical(path string, data []byte, wantCRC uint32, rows int) (*lexSeg, error) {
+	if len(data) >= len(lexMagic2) && string(data[:len(lexMagic2)]) == lexMagic2 && littleEndian {
+		if err := checkCRC(path, data, wantCRC); err != nil {
+			return nil, err
+		}
+		if uintptr(unsafe.Pointer(unsafe.SliceData(data)))%8 != 0 {
+			data = alignedCopy(data)
+		}
+		lx, err := viewLexical2(path, data, wantCRC, rows)
+		if err != nil {
+			return nil, err
+		}
+		if err := lx.decodeAll(); err != nil {
+			return nil, err
+		}
+		return lx, nil
+	}
 	le := binary.LittleEndian
 	if len(data) < lexHeaderSize+4 {
 		return nil, corruptf(path, "too short (%d bytes)", len(data))
@@ -302,6 +335,15 @@ func decodeLexical(path string, data []byte, wantCRC uint32, rows int) (*lexSeg,
 		if seen[r] != uint64(l) {
 			return nil, corruptf(path, "row %d: %d terms recorded, postings hold %d", r, l, seen[r])
 		}
+		lx.total += int64(l)
 	}
 	return lx, nil
+}
+
+// alignedCopy copies b into 8-aligned memory.
+func alignedCopy(b []byte) []byte {
+	words := make([]uint64, (len(b)+7)/8)
+	out := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)[:len(b):len(b)]
+	copy(out, b)
+	return out
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // The manifest is the index's single source of truth: the config, the
@@ -87,8 +89,10 @@ func decodeManifest(path string, data []byte) (*manifest, error) {
 	if got := crc32.Checksum(body, castagnoli); got != uint32(want) {
 		return nil, corruptf(path, "checksum mismatch (header %08x, content %08x): the file is damaged", want, got)
 	}
+	// encoding/json/v2's decoder (the experiment it comes from): the same
+	// document, parsed 2-3× faster, which a fresh process waits for
 	var m manifest
-	if err := json.Unmarshal(body, &m); err != nil {
+	if err := jsonv2.Unmarshal(body, &m); err != nil {
 		return nil, corruptf(path, "%v", err)
 	}
 	if err := m.check(); err != nil {

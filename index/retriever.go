@@ -131,8 +131,10 @@ func Retrieve(ctx context.Context, s Store, q Query) ([]Hit, error) {
 // live chunks' postings with lexical.Default, corpus statistics summed over
 // the live chunks, so scores equal lexical.Default.Score over their texts;
 // hybrid fuses the two (see Hybrid).
-func (d *Dir) SearchQuery(ctx context.Context, q Query) ([]Hit, error) {
-	q, err := q.Resolve()
+func (d *Dir) SearchQuery(ctx context.Context, q Query) (hits []Hit, err error) {
+	defer d.afterSearch(&err)
+	defer catchFault(&err)()
+	q, err = q.Resolve()
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // snapshot is a consistent view for searching: the segments one manifest
@@ -26,7 +27,9 @@ type snapshot struct {
 
 // Search implements Store: an exact scan of every chunk's vector, split
 // across Workers goroutines.
-func (d *Dir) Search(ctx context.Context, vec []float32, limit int) ([]Hit, error) {
+func (d *Dir) Search(ctx context.Context, vec []float32, limit int) (hits []Hit, err error) {
+	defer d.afterSearch(&err)
+	defer catchFault(&err)()
 	if limit <= 0 {
 		return nil, invalidf("search limit %d, want at least 1", limit)
 	}
@@ -48,6 +51,14 @@ func (d *Dir) Search(ctx context.Context, vec []float32, limit int) ([]Hit, erro
 	return s.search(ctx, Normalize(vec), limit, d.opts.Workers)
 }
 
+// Preload starts loading the current snapshot (mapping and verifying the
+// files) in the background, so that the first search, which waits for it,
+// finds it ready: a one-shot command loads the index while it loads its
+// embedding model. Problems are reported by that search.
+func (d *Dir) Preload(ctx context.Context) {
+	go d.snapshot(context.WithoutCancel(ctx)) //nolint:errcheck // the search reports them
+}
+
 // snapshot returns the current view, reloading when the manifest changed.
 // Segments are immutable, so those already loaded are reused.
 func (d *Dir) snapshot(ctx context.Context) (*snapshot, error) {
@@ -65,10 +76,10 @@ func (d *Dir) snapshot(ctx context.Context) (*snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("index %s: %w", d.path, err)
 		}
-		if d.snap != nil && d.snapStat != nil && os.SameFile(st, d.snapStat) && st.ModTime().Equal(d.snapStat.ModTime()) && st.Size() == d.snapStat.Size() {
+		if d.snap != nil && sameFileVersion(st, d.snapStat) {
 			return d.snap, nil
 		}
-		m, mst, err := readManifest(d.path)
+		m, mst, err := d.sharedManifest()
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // replaced between stat and open
 		}
@@ -116,27 +127,42 @@ func (d *Dir) load(ctx context.Context, m *manifest) (*snapshot, error) {
 			s.src[e.ID] = e.Source
 		}
 	}
-	keep := map[string]*segment{}
-	for _, si := range m.Segments {
+	// open the segments not loaded yet, in parallel: opening is checking
+	// checksums, as fast as the cores read memory
+	segs := make([]*segment, len(m.Segments))
+	err := inParallel(len(m.Segments), func(i int) error {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
+		si := m.Segments[i]
 		seg := d.loaded[si.Name]
 		if seg == nil || seg.size != si.Size || seg.crc != si.CRC {
 			var err error
-			seg, err = readSegment(filepath.Join(d.path, si.Name), si.Name, si.Size, si.CRC)
-			if err != nil {
-				return nil, err
+			if seg, err = openSegment(filepath.Join(d.path, si.Name), si.Name, si.Size, si.CRC); err != nil {
+				return err
 			}
 		}
+		segs[i] = seg
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]*segment{}
+	for i, si := range m.Segments {
+		seg := segs[i]
 		if seg.mat.n > 0 && seg.mat.dim != m.Config.Dim {
 			return nil, corruptf(filepath.Join(d.path, si.Name), "dimension %d, the manifest says %d", seg.mat.dim, m.Config.Dim)
 		}
 		keep[si.Name] = seg
 		live := make([]bool, seg.mat.n)
 		ids := liveIn[si.Name]
-		for r := range live {
-			live[r] = ids[seg.docs[seg.rowDoc[r]].ID]
+		for r := 0; r < len(live); {
+			// a document's rows are consecutive: one lookup per document
+			di, on := seg.rowDoc[r], ids[seg.rowDocID(int32(r))]
+			for ; r < len(live) && seg.rowDoc[r] == di; r++ {
+				live[r] = on
+			}
 		}
 		s.segs = append(s.segs, seg)
 		s.live = append(s.live, live)
@@ -147,6 +173,30 @@ func (d *Dir) load(ctx context.Context, m *manifest) (*snapshot, error) {
 	}
 	d.loaded = keep
 	return s, nil
+}
+
+// inParallel runs f(0..n-1) on up to GOMAXPROCS goroutines and returns
+// the error of the lowest i that failed.
+func inParallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				errs[i] = f(i)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cand is a scored row during a search.
@@ -170,7 +220,7 @@ func (s *snapshot) better(a, b cand) bool {
 		return a.score > b.score
 	}
 	sa, sb := s.segs[a.seg], s.segs[b.seg]
-	da, db := sa.docs[sa.rowDoc[a.row]].ID, sb.docs[sb.rowDoc[b.row]].ID
+	da, db := sa.rowDocID(a.row), sb.rowDocID(b.row)
 	if da != db {
 		return strings.Compare(da, db) < 0
 	}
@@ -278,6 +328,7 @@ func (s *snapshot) searchCands(ctx context.Context, q []float32, limit, workers 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer catchFault(&errs[w])()
 			errs[w] = s.scan(ctx, q, lo, hi, t)
 		}()
 	}
@@ -341,15 +392,15 @@ func (s *snapshot) scan(ctx context.Context, q []float32, lo, hi int, t *topK) e
 	return nil
 }
 
-// hit turns a candidate into a Hit.
+// hit turns a candidate into a Hit. Its strings are copies: a Hit outlives
+// the segment's memory.
 func (s *snapshot) hit(c cand) Hit {
 	seg := s.segs[c.seg]
-	d := &seg.docs[seg.rowDoc[c.row]]
-	ch := d.Chunks[seg.rowIdx[c.row]]
-	h := Hit{Source: s.src[d.ID], Score: float64(c.score)}
-	h.Chunk.Doc = d.ID
+	id, text, ch := seg.chunk(c.row)
+	h := Hit{Source: s.src[id], Score: float64(c.score)}
+	h.Chunk.Doc = strings.Clone(id)
 	h.Chunk.Index = int(seg.rowIdx[c.row])
 	h.Chunk.Start, h.Chunk.End, h.Chunk.CharStart, h.Chunk.CharEnd, h.Chunk.Tokens = ch[0], ch[1], ch[2], ch[3], ch[4]
-	h.Chunk.Text = d.Text[ch[0]:ch[1]]
+	h.Chunk.Text = strings.Clone(text[ch[0]:ch[1]])
 	return h
 }

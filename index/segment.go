@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -17,6 +18,10 @@ import (
 // A segment file holds a batch of documents: their texts, chunk spans and
 // vectors. Segments are written once, fsynced, and never modified; the
 // manifest says which exist and which of their documents are live.
+//
+// New segments are written in version 2 (segfile.go), laid out to be
+// searched where they lie. Version 1, below, is still read (decoded into
+// memory): indexes written before version 2 keep working.
 //
 //	[0, 64)        header: magic "CTXSEG1\n", version, format, dim, n (rows),
 //	               offsets of the vector, scale and metadata blocks, metadata length
@@ -44,15 +49,62 @@ type segMeta struct {
 	Docs []segDoc `json:"docs"`
 }
 
-// segment is a loaded segment file.
+// segment is a loaded segment file: decoded (docs set) or, for version 2,
+// views of the file's blocks (views set; readSegment sets both).
 type segment struct {
 	name   string
 	size   int64
 	crc    uint32
 	mat    matrix
 	docs   []segDoc
+	views  *segViews
 	rowDoc []int32 // document (index into docs) of each row
 	rowIdx []int32 // chunk index within its document of each row
+}
+
+// docID is document di's id. With views it points into the segment's
+// memory: use it while the segment is in use, clone it to keep it.
+func (s *segment) docID(di int32) string {
+	if s.views != nil {
+		return s.views.docID(di)
+	}
+	return s.docs[di].ID
+}
+
+// rowDocID is the id of row r's document (see docID).
+func (s *segment) rowDocID(r int32) string { return s.docID(s.rowDoc[r]) }
+
+// chunk returns row r's document id, that document's text and the row's
+// span (start, end, char_start, char_end, tokens); the strings as docID.
+func (s *segment) chunk(r int32) (id, text string, span [5]int) {
+	di := s.rowDoc[r]
+	if v := s.views; v != nil {
+		for k, x := range v.spans[5*r : 5*r+5] {
+			span[k] = int(x)
+		}
+		return v.docID(di), v.docText(di), span
+	}
+	d := &s.docs[di]
+	return d.ID, d.Text, d.Chunks[s.rowIdx[r]]
+}
+
+// allDocs returns the segment's documents, decoded (strings copied out of
+// a mapped segment, so they may outlive it).
+func (s *segment) allDocs() []segDoc {
+	if s.docs != nil || s.views == nil {
+		return s.docs
+	}
+	v := s.views
+	docs := make([]segDoc, 0, len(v.docTab)/6)
+	for r := range s.mat.n {
+		di := s.rowDoc[r]
+		if int(di) == len(docs) {
+			docs = append(docs, segDoc{ID: strings.Clone(v.docID(di)), Source: strings.Clone(v.docSource(di)), Text: strings.Clone(v.docText(di))})
+		}
+		_, _, span := s.chunk(int32(r))
+		docs[di].Chunks = append(docs[di].Chunks, span)
+	}
+	return docs
 }
 
 // crcWriter counts and checksums what passes through it.
@@ -70,9 +122,40 @@ func (c *crcWriter) Write(p []byte) (int, error) {
 }
 
 // writeSegment writes docs and their unit vectors (row-major, in document
-// and chunk order) to path, fsyncs it, and returns its size and checksum.
-// The file must not exist.
+// and chunk order) to path as a version-2 segment, fsyncs it, and returns
+// its size and checksum. The file must not exist.
 func writeSegment(path string, f Format, dim int, docs []segDoc, mat matrix) (size int64, crc uint32, err error) {
+	if !littleEndian {
+		return writeSegment1(path, f, dim, docs, mat) // version 2 is used in place: little-endian only
+	}
+	data, err := encodeSegment2(f, dim, docs, mat)
+	if err != nil {
+		return 0, 0, fmt.Errorf("encode segment: %w", err)
+	}
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		if cerr := file.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	if _, err := file.Write(data); err != nil {
+		return 0, 0, err
+	}
+	if err := file.Sync(); err != nil {
+		return 0, 0, err
+	}
+	return int64(len(data)), binary.LittleEndian.Uint32(data[len(data)-4:]), nil
+}
+
+// writeSegment1 writes a version-1 segment (big-endian machines; tests of
+// old indexes).
+func writeSegment1(path string, f Format, dim int, docs []segDoc, mat matrix) (size int64, crc uint32, err error) {
 	meta, err := json.Marshal(segMeta{Docs: docs})
 	if err != nil {
 		return 0, 0, fmt.Errorf("encode segment metadata: %w", err)
@@ -116,47 +199,24 @@ func writeSegment(path string, f Format, dim int, docs []segDoc, mat matrix) (si
 		return 0, 0, err
 	}
 	buf := make([]byte, 0, 1<<16)
-	flush := func() error {
-		_, err := cw.Write(buf)
-		buf = buf[:0]
-		return err
-	}
 	switch f {
 	case F32:
 		for _, x := range mat.f32 {
 			buf = le.AppendUint32(buf, math.Float32bits(x))
-			if len(buf) >= 1<<16-4 {
-				if err := flush(); err != nil {
-					return 0, 0, err
-				}
-			}
 		}
 	case F16:
 		for _, x := range mat.f16 {
 			buf = le.AppendUint16(buf, x)
-			if len(buf) >= 1<<16-2 {
-				if err := flush(); err != nil {
-					return 0, 0, err
-				}
-			}
 		}
 	case I8:
 		for _, x := range mat.i8 {
 			buf = append(buf, byte(x))
-			if len(buf) >= 1<<16-1 {
-				if err := flush(); err != nil {
-					return 0, 0, err
-				}
-			}
-		}
-		if err := flush(); err != nil {
-			return 0, 0, err
 		}
 		for _, s := range mat.scale {
 			buf = le.AppendUint32(buf, math.Float32bits(s))
 		}
 	}
-	if err := flush(); err != nil {
+	if _, err := cw.Write(buf); err != nil {
 		return 0, 0, err
 	}
 	if _, err := cw.Write(meta); err != nil {
@@ -182,10 +242,16 @@ func corruptf(path, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrCorrupt, path, fmt.Sprintf(format, args...))
 }
 
-// readSegment loads and verifies a segment file against the size and
-// checksum the manifest recorded. A missing file is returned as an
-// os.ErrNotExist error; anything damaged as ErrCorrupt.
+// readSegment loads and fully verifies a segment file against the size and
+// checksum the manifest recorded: checksum, structure and the texts' UTF-8,
+// its documents decoded (compaction, the full check). A missing file is
+// returned as an os.ErrNotExist error; anything damaged as ErrCorrupt.
 func readSegment(path, name string, wantSize int64, wantCRC uint32) (*segment, error) {
+	if v2, err := isSegment2(path); err != nil {
+		return nil, err
+	} else if v2 {
+		return readSegment2(path, name, wantSize, wantCRC)
+	}
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -302,6 +368,58 @@ func readSegment(path, name string, wantSize int64, wantCRC uint32) (*segment, e
 	if uint64(len(s.rowDoc)) != n {
 		return nil, corruptf(path, "%d chunks for %d vectors", len(s.rowDoc), n)
 	}
+	return s, nil
+}
+
+// isSegment2 reports whether the file at path starts as a version-2
+// segment.
+func isSegment2(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	var m [len(segMagic2)]byte
+	if _, err := io.ReadFull(f, m[:]); err != nil {
+		return false, nil // too short: readSegment reports it
+	}
+	return string(m[:]) == segMagic2, nil
+}
+
+// readSegment2 reads a version-2 segment into memory and checks all of
+// it; its documents' strings are views of that memory (kept alive by
+// them).
+func readSegment2(path, name string, wantSize int64, wantCRC uint32) (*segment, error) {
+	data, err := readFileSized(path, wantSize)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCRC(path, data, wantCRC); err != nil {
+		return nil, err
+	}
+	if !littleEndian {
+		return nil, fmt.Errorf("segment %s: version 2 is read on little-endian machines only", path)
+	}
+	s, err := viewSegment2(path, name, data, wantCRC)
+	if err != nil {
+		return nil, err
+	}
+	v := s.views
+	for di := range len(v.docTab) / 6 {
+		if !utf8.ValidString(v.docText(int32(di))) || !utf8.ValidString(v.docID(int32(di))) {
+			return nil, corruptf(path, "document %d: invalid UTF-8", di)
+		}
+	}
+	docs := make([]segDoc, 0, len(v.docTab)/6)
+	for r := range s.mat.n {
+		di := s.rowDoc[r]
+		if int(di) == len(docs) {
+			docs = append(docs, segDoc{ID: v.docID(di), Source: v.docSource(di), Text: v.docText(di)})
+		}
+		_, _, span := s.chunk(int32(r))
+		docs[di].Chunks = append(docs[di].Chunks, span)
+	}
+	s.docs = docs
 	return s, nil
 }
 

@@ -69,8 +69,17 @@ type listedFile struct {
 // listedFiles is every segment file the manifest lists, whatever its kind.
 // Every kind follows one convention, checked generically: the file's size
 // and CRC-32C are recorded in the manifest, and its last 4 bytes hold the
-// CRC-32C (little-endian) of everything before them. A new kind of file
-// per segment (e.g. a lexical index beside the vectors) is added here.
+// CRC-32C (little-endian) of everything before them.
+//
+// A new kind of file per segment (the lexical postings were the first; the
+// chunks' sentence vectors could be the next) is added here and in
+// segFileSuffixes, with its size and checksum fields in segInfo: it is then
+// written and fsynced before the manifest that names it (Dir.newSegment),
+// checked by verify, dropped with its segment by repair, and deleted by
+// garbage collection once no manifest names it, like the others.
+// segFileSuffixes are the name suffixes of every kind of segment file.
+var segFileSuffixes = []string{segSuffix, lexSuffix}
+
 func listedFiles(m *manifest) []listedFile {
 	out := make([]listedFile, 0, len(m.Segments))
 	for _, s := range m.Segments {
@@ -261,12 +270,30 @@ func checkLexHeader(f *os.File, path string, size int64, rows int) error {
 	if size < lexHeaderSize+4 {
 		return corruptf(path, "too short (%d bytes)", size)
 	}
-	var h [lexHeaderSize]byte
-	if _, err := f.ReadAt(h[:], 0); err != nil {
+	var h [lexHeaderSize2]byte
+	n, err := f.ReadAt(h[:], 0)
+	if err != nil && n < lexHeaderSize {
 		return fmt.Errorf("check %s: %w", path, err)
 	}
 	le := binary.LittleEndian
-	if string(h[:8]) != lexMagic || le.Uint32(h[8:]) != lexVersion {
+	switch {
+	case string(h[:8]) == lexMagic2 && le.Uint32(h[8:]) == lexVersion2:
+		// Version 2 (lexfile.go): the header names every block's offset;
+		// they must be the layout its counts give and end where the file does.
+		if n < lexHeaderSize2 {
+			return corruptf(path, "too short (%d bytes)", size)
+		}
+		l := lexLayout{rows: int64(le.Uint32(h[12:])), terms: int64(le.Uint32(h[16:])),
+			termBytesLen: int64(le.Uint64(h[64:])), postBytesLen: int64(le.Uint64(h[72:]))}
+		if l.rows != int64(rows) || l.terms > size || l.termBytesLen < 0 || l.termBytesLen > size || l.postBytesLen < 0 || l.postBytesLen > size {
+			return corruptf(path, "bad header (%d rows for a segment of %d, %d terms in %d bytes)", l.rows, rows, l.terms, size)
+		}
+		l.layout()
+		if l.size != size || [4]int64{int64(le.Uint64(h[32:])), int64(le.Uint64(h[40:])), int64(le.Uint64(h[48:])), int64(le.Uint64(h[56:]))} != [4]int64{l.lens, l.dfs, l.termOffs, l.postOffs} {
+			return corruptf(path, "header block offsets do not fit the file")
+		}
+		return nil
+	case string(h[:8]) != lexMagic || le.Uint32(h[8:]) != lexVersion:
 		return corruptf(path, "bad header (magic or version)")
 	}
 	if n, terms := int64(le.Uint32(h[12:])), int64(le.Uint32(h[16:])); n != int64(rows) || n > size || terms > size {
@@ -279,9 +306,17 @@ func checkSegmentHeader(f *os.File, path string, size int64) error {
 	if size < segHeaderSize+4 {
 		return corruptf(path, "too short (%d bytes)", size)
 	}
-	var h [segHeaderSize]byte
-	if _, err := f.ReadAt(h[:], 0); err != nil {
+	var h [segHeaderSize2]byte
+	n, err := f.ReadAt(h[:], 0)
+	if err != nil && n < segHeaderSize {
 		return fmt.Errorf("check %s: %w", path, err)
+	}
+	if string(h[:8]) == segMagic2 {
+		if n < segHeaderSize2 {
+			return corruptf(path, "too short (%d bytes)", size)
+		}
+		_, err := parseHeader2(path, h[:], size)
+		return err
 	}
 	le := binary.LittleEndian
 	if string(h[:8]) != segMagic || le.Uint32(h[8:]) != segVersion || Format(le.Uint32(h[12:])).elemSize() == 0 {

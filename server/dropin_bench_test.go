@@ -115,40 +115,60 @@ func loadRun(b *testing.B, url string, body []byte, conc int) {
 }
 
 // BenchmarkRerank measures POST /v1/rerank with 100 documents of about 200
-// tokens, scored by the embedded USE-Lite model (no embedding cache):
+// tokens, scored by the embedded USE-Lite model (no embedding cache, so
+// every request embeds its documents: cold), in each precision, fp32 first
+// as the baseline of the same run:
 //
-//   - embed: the embedder alone on the same 100 documents and the query,
-//     the part of a request that cannot be avoided;
-//   - http/c=N: a loopback listener with N concurrent clients: req/s,
-//     p50/p99 and passages embedded per second. embed's ns/op over
+//   - PRECISION/embed: the embedder alone on the same 100 documents and
+//     the query, the part of a request that cannot be avoided;
+//   - PRECISION/http/c=N: a loopback listener with N concurrent clients:
+//     req/s, p50/p99 and passages embedded per second. embed's ns/op over
 //     http/c=1's is the share of a request spent embedding.
+//   - handler-no-embedding: the handler with the vectors precomputed.
 func BenchmarkRerank(b *testing.B) {
 	query, docs := rerankBenchDocs(b, 100)
-	emb, err := uselite.New(uselite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	body, _ := json.Marshal(map[string]any{"model": "ctxsel-adaptivek", "query": query, "documents": docs, "top_n": 20})
-
-	b.Run("embed", func(b *testing.B) {
-		cpu0 := processCPU()
-		for b.Loop() {
-			if _, err := emb.Embed(b.Context(), docs); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := emb.Embed(b.Context(), []string{query}); err != nil {
-				b.Fatal(err)
-			}
+	for _, p := range []uselite.Precision{uselite.FP32, uselite.Int8} {
+		emb, err := uselite.New(uselite.Options{Precision: p})
+		if err != nil {
+			b.Fatal(err)
 		}
-		b.ReportMetric(float64(b.N*len(docs))/b.Elapsed().Seconds(), "passages/s")
-		if cpu := processCPU() - cpu0; cpu > 0 {
-			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/req")
+		b.Run(p.String()+"/embed", func(b *testing.B) {
+			cpu0 := processCPU()
+			for b.Loop() {
+				if _, err := emb.Embed(b.Context(), docs); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := emb.Embed(b.Context(), []string{query}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*len(docs))/b.Elapsed().Seconds(), "passages/s")
+			if cpu := processCPU() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/req")
+			}
+		})
+		// Eight requests embedding at once on a small shared machine can
+		// pass the default 60 s request timeout; the benchmark measures,
+		// not bounds.
+		s := newTestServer(b, func(c *Config) { c.RequestTimeout = Duration(10 * time.Minute) }, Options{Embedder: emb})
+		ts := httptest.NewServer(s.Handler())
+		for _, conc := range []int{1, 8} {
+			b.Run(fmt.Sprintf("%s/http/c=%d", p, conc), func(b *testing.B) {
+				loadRun(b, ts.URL+"/v1/rerank", body, conc)
+				b.ReportMetric(float64(b.N*len(docs))/b.Elapsed().Seconds(), "passages/s")
+			})
 		}
-	})
+		ts.Close()
+	}
 
 	// The same requests with the vectors precomputed: what a request costs
 	// besides embedding (decode, BM25-free dense scoring, token counts,
 	// selection, encode).
+	emb, err := uselite.New(uselite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	memo := memoEmbedder{vecs: map[string][]float32{}}
 	all := append([]string{query}, docs...)
 	vecs, err := emb.Embed(b.Context(), all)
@@ -171,18 +191,6 @@ func BenchmarkRerank(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/req")
 		}
 	})
-
-	// Eight requests embedding at once on a small shared machine can pass
-	// the default 60 s request timeout; the benchmark measures, not bounds.
-	s := newTestServer(b, func(c *Config) { c.RequestTimeout = Duration(10 * time.Minute) }, Options{Embedder: emb})
-	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
-	for _, conc := range []int{1, 8} {
-		b.Run(fmt.Sprintf("http/c=%d", conc), func(b *testing.B) {
-			loadRun(b, ts.URL+"/v1/rerank", body, conc)
-			b.ReportMetric(float64(b.N*len(docs))/b.Elapsed().Seconds(), "passages/s")
-		})
-	}
 }
 
 // BenchmarkMCPSelectContext measures one select_context call with 1,000

@@ -144,6 +144,9 @@ Examples:
 		return err
 	}
 	defer store.Close()
+	if p, ok := store.(interface{ Preload(context.Context) }); ok {
+		p.Preload(ctx) // while the embedding model loads
+	}
 	st, err := store.Stats(ctx)
 	if err != nil {
 		return err

@@ -26,8 +26,9 @@ const (
 	defaultIndex = ".ctxsel-index"
 )
 
-// openEmbedder builds the named embedder; tests replace it.
-var openEmbedder = newEmbedder
+// openEmbedder builds the named embedder for an index built with
+// indexModel ("" for none); tests replace it.
+var openEmbedder = newEmbedderFor
 
 const indexUsage = `Usage:
   ctxsel index add [flags] PATH...   add files or folders (.txt .md .html .jsonl, LaRA's datasets)
@@ -121,7 +122,7 @@ func embedderFor(name, model string) (embed.Embedder, func() error, error) {
 			}
 		}
 	}
-	return openEmbedder(name)
+	return openEmbedder(name, model)
 }
 
 const indexAddHelp = `Reads every .txt, .md, .html and .jsonl file under the given files and folders

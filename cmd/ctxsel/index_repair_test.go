@@ -145,7 +145,7 @@ func (d downEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, e
 func TestIndexAddFailureSaysWhatWasCommitted(t *testing.T) {
 	useHashEmbedder(t)
 	calls := 0
-	openEmbedder = func(string) (embed.Embedder, func() error, error) {
+	openEmbedder = func(string, string) (embed.Embedder, func() error, error) {
 		return downEmbedder{calls: &calls}, func() error { return nil }, nil
 	}
 	root := t.TempDir()

@@ -20,7 +20,7 @@ import (
 func useHashEmbedder(t *testing.T) {
 	t.Helper()
 	old, oldLLM := openEmbedder, llmFromEnv
-	openEmbedder = func(name string) (embed.Embedder, func() error, error) {
+	openEmbedder = func(name, _ string) (embed.Embedder, func() error, error) {
 		return indextest.HashEmbedder{}, func() error { return nil }, nil
 	}
 	llmFromEnv = func() (llm.Client, error) { return nil, nil }
@@ -180,7 +180,7 @@ func TestIndexAskErrors(t *testing.T) {
 	if code, _, errs := runCLI(t, "", "index", "add", "--index", idx, filepath.Join(root, "ok.txt")); code != 0 {
 		t.Fatal(errs)
 	}
-	openEmbedder = func(string) (embed.Embedder, func() error, error) {
+	openEmbedder = func(string, string) (embed.Embedder, func() error, error) {
 		return otherEmbedder{}, func() error { return nil }, nil
 	}
 	if code, _, errs := runCLI(t, "", "ask", "--index", idx, "why?"); code != 2 || !strings.Contains(errs, "does not match the index") {

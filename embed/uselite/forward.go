@@ -30,9 +30,10 @@ type seqRef struct {
 // worker owns the scratch buffers of one goroutine's forward passes, reused
 // across texts, so embedding allocates nothing per token.
 type worker struct {
-	w   *weights
-	g   gemmScratch
-	tok tokScratch
+	w    *weights
+	prec Precision
+	g    gemmScratch
+	tok  tokScratch
 
 	// pending group
 	ids  []int32 // concatenated token ids
@@ -51,6 +52,11 @@ type worker struct {
 	mf  []float32 // groupSeqs × ffnDim: per-sequence mean activations
 	mh  []float32 // groupSeqs × hidden: per-sequence pooled output
 	vec []float32 // groupSeqs × Dim: per-sequence vectors
+
+	// a dense layer's input in reduced precision (rows × up to ffnDim)
+	u8 []uint8   // int8: quantized rows
+	sa []float32 // int8: their scales
+	ab []uint16  // bf16: rounded rows
 }
 
 const paddedTokens = (MaxTokens + nr - 1) / nr * nr
@@ -60,9 +66,11 @@ const paddedTokens = (MaxTokens + nr - 1) / nr * nr
 // row maximum's e^0 = 1, and the value product never reads those columns.
 const maskedScore = -1e30
 
-func newWorker(w *weights, impl *gemmImpl) *worker {
-	return &worker{
+func newWorker(w *weights, impl *gemmImpl, prec Precision) *worker {
+	w.prepare(prec, impl)
+	wk := &worker{
 		w:    w,
+		prec: prec,
 		g:    gemmScratch{impl: impl},
 		ids:  make([]int32, 0, groupRows),
 		seqs: make([]seqRef, 0, groupSeqs),
@@ -78,6 +86,37 @@ func newWorker(w *weights, impl *gemmImpl) *worker {
 		mf:   make([]float32, groupSeqs*ffnDim),
 		mh:   make([]float32, groupSeqs*hidden),
 		vec:  make([]float32, groupSeqs*Dim),
+	}
+	switch prec {
+	case Int8:
+		wk.u8 = make([]uint8, groupRows*ffnDim)
+		wk.sa = make([]float32, groupRows)
+		wk.ab = make([]uint16, groupRows*embedDim) // Layer_0's bf16 projections
+	case BF16:
+		wk.ab = make([]uint16, groupRows*ffnDim)
+	}
+	return wk
+}
+
+// dense computes c[m×W.n] (row stride ldc) += x·W, then ReLU when relu is
+// set, in wk's precision; x has m rows of W.k values (stride ldx), and
+// nonneg says they are never negative (a ReLU's output).
+func (wk *worker) dense(W *packed, x []float32, ldx, m int, c []float32, ldc int, relu, nonneg bool) {
+	prec := wk.prec
+	if prec == Int8 && W.int8AsBF16 {
+		prec = BF16
+	}
+	switch prec {
+	case Int8:
+		q := W.q8
+		quantRows(wk.g.impl, x, ldx, m, q.k, q.kp, nonneg, wk.u8, wk.sa)
+		wk.g.gemm8(m, wk.u8, q.kp, wk.sa, q, c, ldc, relu, nonneg)
+	case BF16:
+		b := W.bf
+		bf16Rows(wk.g.impl, x, ldx, m, b.k, b.kp, wk.ab)
+		wk.g.gemmBF(m, wk.ab, b.kp, b, c, ldc, relu)
+	default:
+		wk.g.gemm(m, W.n, W.k, x, ldx, W.data, c, ldc, relu)
 	}
 }
 
@@ -188,7 +227,6 @@ func (wk *worker) run() {
 func (wk *worker) encode() {
 	w := wk.w
 	n := len(wk.ids)
-	g := &wk.g
 
 	// Layer_0 input: the graph adds the token embedding twice (once through
 	// Encode/Scatter, once inside AddTimingSignal) plus the timing signal.
@@ -208,11 +246,11 @@ func (wk *worker) encode() {
 	l0 := &w.layers[0]
 	h := wk.h[:n*hidden]
 	fillRows(h, n, l0.denseB)
-	g.gemm(n, hidden, embedDim, x0, embedDim, l0.dense.data, h, hidden, false)
+	wk.dense(l0.dense, x0, embedDim, n, h, hidden, false, false)
 	layerNorm(x0, wk.y, n, embedDim, l0.ln1s, l0.ln1b, w.lnEps)
 	wk.attention(l0, n)
 	addRows(h, n, l0.outB)
-	g.gemm(n, hidden, embedDim, wk.att, embedDim, l0.out.data, h, hidden, false)
+	wk.dense(l0.out, wk.att, embedDim, n, h, hidden, false, false)
 	wk.feedForward(l0, n, true)
 
 	// Layer_1: width 512 throughout.
@@ -220,21 +258,20 @@ func (wk *worker) encode() {
 	layerNorm(h, wk.y, n, hidden, l1.ln1s, l1.ln1b, w.lnEps)
 	wk.attention(l1, n)
 	addRows(h, n, l1.outB)
-	g.gemm(n, hidden, hidden, wk.att, hidden, l1.out.data, h, hidden, false)
+	wk.dense(l1.out, wk.att, hidden, n, h, hidden, false, false)
 	wk.feedForward(l1, n, false)
 }
 
 // feedForward computes f = relu(LN(h)·W1 + b1) and, when project is set,
 // h += f·W2 + b2.
 func (wk *worker) feedForward(l *layerWeights, n int, project bool) {
-	g := &wk.g
 	layerNorm(wk.h, wk.y, n, hidden, l.ln2s, l.ln2b, wk.w.lnEps)
 	f := wk.f[:n*ffnDim]
 	fillRows(f, n, l.ff1B)
-	g.gemm(n, ffnDim, hidden, wk.y, hidden, l.ff1.data, f, ffnDim, true)
+	wk.dense(l.ff1, wk.y, hidden, n, f, ffnDim, true, false)
 	if project {
 		addRows(wk.h[:n*hidden], n, l.ff2B)
-		g.gemm(n, hidden, ffnDim, f, ffnDim, l.ff2.data, wk.h, hidden, false)
+		wk.dense(l.ff2, f, ffnDim, n, wk.h, hidden, false, true)
 	}
 }
 
@@ -245,7 +282,7 @@ func (wk *worker) attention(l *layerWeights, rows int) {
 	d := l.dIn
 	qkv := wk.qkv[:rows*3*d]
 	fillRows(qkv, rows, l.qkvB)
-	wk.g.gemm(rows, 3*d, d, wk.y, d, l.qkv.data, qkv, 3*d, false) // queries come pre-scaled
+	wk.dense(l.qkv, wk.y, d, rows, qkv, 3*d, false, false) // queries come pre-scaled
 	clear(wk.att[:rows*d])
 	for _, sq := range wk.seqs {
 		if sq.n > 0 {

@@ -1,5 +1,7 @@
 package uselite
 
+import "sync"
+
 // Matrix multiply for the forward pass: C[m×n] += A[m×k] · B[k×n] with A and
 // C row-major float32 (any row stride) and B pre-packed into column panels.
 //
@@ -31,9 +33,19 @@ type gemmImpl struct {
 	// softmax normalises a row in place; len(x) is a multiple of nr and
 	// padding lanes hold maskedScore.
 	softmax func(x []float32)
+
+	// Reduced precision: native kernels, nil where the CPU has none (the
+	// float32 kernel then computes the same result; see reduced.go).
+	int8 *int8Kernel
+	bf16 *bf16Kernel
+	// Row preparation for them: maxAbs and quant8 as maxAbsGo and quant8Go,
+	// toBF16 as toBF16Go, bit for bit.
+	maxAbs func(x []float32) float32
+	quant8 func(x []float32, inv float32, off int32, dst []uint8)
+	toBF16 func(x []float32, dst []uint16)
 }
 
-var goImpl = &gemmImpl{name: "go", mr: 4, kern: kernelGo, softmax: softmax}
+var goImpl = &gemmImpl{name: "go", mr: 4, kern: kernelGo, softmax: softmax, maxAbs: maxAbsGo, quant8: quant8Go, toBF16: toBF16Go}
 
 // defaultImpl is the fastest kernel this CPU supports (see gemm_amd64.go).
 var defaultImpl = goImpl
@@ -42,11 +54,35 @@ var defaultImpl = goImpl
 type packed struct {
 	k, n int
 	data []float32 // panel j holds columns [j*nr, (j+1)*nr) at data[j*k*nr:]
+
+	// A weight matrix's forms are built on first use from rows, which
+	// calls each with every row in order: data (ensureF32) and the
+	// reduced-precision forms (weights.prepare).
+	rows  func(each func(i int, row []float32))
+	f32   sync.Once
+	q8    *q8Matrix
+	bf    *bfMatrix
+	forms reducedForms
+	// int8AsBF16 marks the matrices the Int8 precision runs in bf16
+	// (see Int8)
+	int8AsBF16 bool
 }
 
 func newPacked(k, n int) *packed {
 	np := (n + nr - 1) / nr * nr
 	return &packed{k: k, n: n, data: make([]float32, k*np)}
+}
+
+// ensureF32 builds the float32 panels of a weight matrix.
+func (p *packed) ensureF32() {
+	p.f32.Do(func() {
+		if p.data != nil || p.rows == nil {
+			return
+		}
+		np := (p.n + nr - 1) / nr * nr
+		p.data = make([]float32, p.k*np)
+		p.rows(p.setRow)
+	})
 }
 
 // setRow stores row i (len n) of the matrix.
@@ -63,6 +99,14 @@ type gemmScratch struct {
 	impl *gemmImpl
 	ta   [maxMR * kcBlock]float32
 	tc   [maxMR * nr]float32
+	// reduced precision: row tails of quantized and bfloat16 rows, and the
+	// float32 kernels' buffers where they stand in for native ones
+	ta8 [maxMR * ffnDim]uint8
+	tsa [maxMR]float32
+	tab [maxMR * kcBlock]uint16
+	af  []float32
+	acc []int32
+	tf  []float32
 }
 
 // gemm computes C[m×n] += A[m×k]·B, B being k×n in panels (b[j*k*nr:] is
@@ -128,9 +172,11 @@ func (g *gemmScratch) block(m, k, k0, j0 int, a []float32, lda int, b []float32,
 	}
 }
 
+// reluInPlace clamps x at +0 as the assembly's vmaxps does (-0 and NaN
+// become +0).
 func reluInPlace(x []float32) {
 	for i, v := range x {
-		if v < 0 {
+		if !(v > 0) {
 			x[i] = 0
 		}
 	}

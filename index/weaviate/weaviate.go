@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-openapi/strfmt"
@@ -57,11 +58,42 @@ type Options struct {
 }
 
 // Store is a Weaviate collection used as an index.Store.
+//
+// It keeps, per process, what it read of the collection's schema (ctxsel's
+// config and the properties) and its statistics (Stats), so that a search
+// or an ask sends the query and nothing else once they are known. Its own
+// Add, Remove and Drop update them; statistics read elsewhere expire after
+// StatsTTL, and any failed query forgets both (the collection may have
+// been dropped or re-created by another process).
 type Store struct {
 	client   *weaviate.Client
 	class    string
 	location string
 	opts     Options
+
+	mu      sync.Mutex
+	known   *knownSchema // nil until read
+	stats   index.Stats  // valid while statsAt is set and younger than StatsTTL
+	statsAt time.Time
+}
+
+// StatsTTL is how long a Store trusts statistics it read: another process
+// may add to the collection meanwhile.
+const StatsTTL = 30 * time.Second
+
+type knownSchema struct {
+	cfg index.Config
+	cl  *models.Class
+}
+
+// forget drops what the Store knows of the collection.
+func (s *Store) forget(schema bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if schema {
+		s.known = nil
+	}
+	s.statsAt = time.Time{}
 }
 
 var _ index.Store = (*Store)(nil)
@@ -180,8 +212,26 @@ func (s *Store) config(ctx context.Context) (cfg index.Config, ok bool, err erro
 	return cfg, ok, err
 }
 
-// schema is config with the collection's schema.
+// schema is config with the collection's schema, read once per Store
+// (see Store).
 func (s *Store) schema(ctx context.Context) (cfg index.Config, cl *models.Class, ok bool, err error) {
+	s.mu.Lock()
+	k := s.known
+	s.mu.Unlock()
+	if k != nil {
+		return k.cfg, k.cl, true, nil
+	}
+	cfg, cl, ok, err = s.readSchema(ctx)
+	if ok && err == nil {
+		s.mu.Lock()
+		s.known = &knownSchema{cfg: cfg, cl: cl}
+		s.mu.Unlock()
+	}
+	return cfg, cl, ok, err
+}
+
+// readSchema reads ctxsel's config and the schema from the server.
+func (s *Store) readSchema(ctx context.Context) (cfg index.Config, cl *models.Class, ok bool, err error) {
 	exists, err := s.exists(ctx)
 	if err != nil || !exists {
 		return cfg, nil, false, err
@@ -271,6 +321,7 @@ func ChunkUUID(doc string, index int) string {
 // Add implements index.Store: the documents' old chunks are deleted, then
 // the new ones written in batches.
 func (s *Store) Add(ctx context.Context, cfg index.Config, docs []index.Document) error {
+	defer s.forget(false)
 	dim, err := index.CheckDocuments(docs)
 	if err != nil {
 		return err
@@ -286,7 +337,9 @@ func (s *Store) Add(ctx context.Context, cfg index.Config, docs []index.Document
 	case !ok && dim == 0:
 		return nil // only documents without chunks: nothing to store
 	case !ok:
-		if err := s.createClass(ctx, cfg); err != nil {
+		err := s.createClass(ctx, cfg)
+		s.forget(true)
+		if err != nil {
 			return err
 		}
 	default:
@@ -388,6 +441,7 @@ func (s *Store) Remove(ctx context.Context, ids []string) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
+	defer s.forget(false)
 	if _, err := s.deleteDocs(ctx, ids); err != nil {
 		return 0, err
 	}
@@ -398,9 +452,11 @@ func (s *Store) Remove(ctx context.Context, ids []string) (int, error) {
 func (s *Store) getObjects(ctx context.Context, b *graphql.GetBuilder) ([]map[string]any, error) {
 	resp, err := b.Do(ctx)
 	if err != nil {
+		s.forget(true)
 		return nil, s.errf("query", err)
 	}
 	if len(resp.Errors) > 0 {
+		s.forget(true)
 		var msgs []string
 		for _, e := range resp.Errors {
 			msgs = append(msgs, e.Message)
@@ -503,8 +559,26 @@ func (s *Store) List(ctx context.Context) ([]index.DocInfo, error) {
 }
 
 // Stats implements index.Store with two aggregations: chunks and their
-// tokens, and documents (as their first chunks).
+// tokens, and documents (as their first chunks); read once per StatsTTL
+// (see Store).
 func (s *Store) Stats(ctx context.Context) (index.Stats, error) {
+	s.mu.Lock()
+	if !s.statsAt.IsZero() && time.Since(s.statsAt) < StatsTTL {
+		st := s.stats
+		s.mu.Unlock()
+		return st, nil
+	}
+	s.mu.Unlock()
+	st, err := s.readStats(ctx)
+	if err == nil && st.Chunks > 0 {
+		s.mu.Lock()
+		s.stats, s.statsAt = st, time.Now()
+		s.mu.Unlock()
+	}
+	return st, err
+}
+
+func (s *Store) readStats(ctx context.Context) (index.Stats, error) {
 	st := index.Stats{Location: s.location, Backend: "weaviate"}
 	cfg, ok, err := s.config(ctx)
 	if err != nil || !ok {
@@ -595,6 +669,7 @@ func (s *Store) Close() error { return nil }
 
 // Drop deletes the whole collection (tests and clean-up).
 func (s *Store) Drop(ctx context.Context) error {
+	defer s.forget(true)
 	exists, err := s.exists(ctx)
 	if err != nil || !exists {
 		return err
