@@ -106,6 +106,10 @@ func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string, rd 
 	switch embedderName {
 	case "", "none":
 	case "use-lite":
+		// A bad setting is refused at start, not at the first request.
+		if _, err := useLitePrecision(""); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", cmd, err)
+		}
 		lazy := embed.NewLazy("use-lite", func() (embed.Embedder, func() error, error) { return newEmbedder("use-lite") })
 		emb, closeEmb = lazy, lazy.Close
 	default:

@@ -126,6 +126,12 @@ func TestServeEmbedderFlags(t *testing.T) {
 	if code != 200 || rr.Ctxsel.Scoring != "bm25" {
 		t.Errorf("--embedder none, rerank: %d %.200s", code, body)
 	}
+	t.Setenv("CTXSEL_USELITE_PRECISION", "fp16")
+	var stderr strings.Builder
+	if _, _, err := newServe(context.Background(), nil, &stderr); err == nil || !strings.Contains(err.Error(), "CTXSEL_USELITE_PRECISION") {
+		t.Errorf("a bad use-lite setting was not refused at start: %v", err)
+	}
+	t.Setenv("CTXSEL_USELITE_PRECISION", "")
 	for _, args := range [][]string{
 		{"--embedding-alias", "nonsense"},
 		{"--embedding-alias", "ada=other-model"},
