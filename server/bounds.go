@@ -126,16 +126,32 @@ func within[T any](ctx context.Context, f func() (T, error)) (T, error) {
 
 // boundedEmbedder holds every embedding call of a request to its deadline
 // (within), whatever the embedder does with its context: the offline model
-// runs a long text to the end. It keeps the embedder's optional interfaces.
-type boundedEmbedder struct{ inner embed.Embedder }
+// runs a long text to the end. Each call first takes a slot of the server's
+// one embedLimiter, held until the inner call really returns. It keeps the
+// embedder's optional interfaces.
+type boundedEmbedder struct {
+	inner embed.Embedder
+	limit *embedLimiter
+}
 
 func (b boundedEmbedder) ModelID() string   { return b.inner.ModelID() }
 func (b boundedEmbedder) ModelName() string { return embed.ModelName(b.inner) }
 
 func (b boundedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	return within(ctx, func() ([][]float32, error) { return b.inner.Embed(ctx, texts) })
+	return b.run(ctx, func() ([][]float32, error) { return b.inner.Embed(ctx, texts) })
 }
 
 func (b boundedEmbedder) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
-	return within(ctx, func() ([][]float32, error) { return embed.Queries(ctx, b.inner, texts) })
+	return b.run(ctx, func() ([][]float32, error) { return embed.Queries(ctx, b.inner, texts) })
+}
+
+func (b boundedEmbedder) run(ctx context.Context, f func() ([][]float32, error)) ([][]float32, error) {
+	release, err := b.limit.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return within(ctx, func() ([][]float32, error) {
+		defer release()
+		return f()
+	})
 }

@@ -14,7 +14,9 @@ import (
 
 // TestRealClients runs clienttest/ (node --test): the Cohere TypeScript SDK,
 // LangChain.js's CohereRerank, the OpenAI SDK and the MCP TypeScript client
-// against a `ctxsel serve` and a `ctxsel mcp` built from this checkout. It
+// (clients.test.mjs), and the Vercel AI SDK, LlamaIndex TS and the MCP
+// Inspector CLI (dropin.test.mjs), against a `ctxsel serve` and a `ctxsel
+// mcp` built from this checkout. It
 // needs node and `npm ci` run in clienttest/ (.ci/run does both); without
 // them it skips, except in CI (CI=true), where it fails.
 func TestRealClients(t *testing.T) {
@@ -32,8 +34,10 @@ func TestRealClients(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	need(err == nil, "node is not installed")
-	_, err = os.Stat(filepath.Join("clienttest", "node_modules", "cohere-ai"))
-	need(err == nil, "server/clienttest/node_modules is missing")
+	for _, pkg := range []string{"cohere-ai", "ai", "llamaindex", "@modelcontextprotocol/inspector-cli"} {
+		_, err = os.Stat(filepath.Join("clienttest", "node_modules", pkg))
+		need(err == nil, "server/clienttest/node_modules/"+pkg+" is missing")
+	}
 
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
@@ -79,8 +83,9 @@ func TestRealClients(t *testing.T) {
 		t.Fatalf("ctxsel index add: %v\n%s", err, out)
 	}
 
+	// No --embedder: use-lite is serve's default.
 	const key = "clienttest-key"
-	serve := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--embedder", "use-lite")
+	serve := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--mcp", "--embedding-alias", "text-embedding-ada-002=use-lite")
 	serve.Env = append(env, "CTXSEL_API_KEYS="+key)
 	serve.Cancel = func() error { return serve.Process.Signal(os.Interrupt) }
 	stderr, err := serve.StderrPipe()
@@ -124,7 +129,7 @@ func TestRealClients(t *testing.T) {
 		t.Fatalf("node --test: %v", err)
 	}
 	// Every client test ran and passed: none skipped, none missing.
-	if !regexp.MustCompile(`(?m)^ℹ pass 8$`).Match(out) || !regexp.MustCompile(`(?m)^ℹ skipped 0$`).Match(out) {
-		t.Fatalf("expected 8 passing client tests and none skipped")
+	if !regexp.MustCompile(`(?m)^ℹ pass 19$`).Match(out) || !regexp.MustCompile(`(?m)^ℹ skipped 0$`).Match(out) {
+		t.Fatalf("expected 19 passing client tests and none skipped")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -26,7 +27,9 @@ import (
 //	 "max_candidates": 100000, "max_text_bytes": 65536,
 //	 "max_vector_dim": 8192, "max_curve_points": 2000, "token_encoding": "cl100k_base",
 //	 "read_header_timeout": "5s", "read_timeout": "30s", "write_timeout": "90s",
-//	 "idle_timeout": "120s", "request_timeout": "60s", "shutdown_timeout": "30s"}
+//	 "idle_timeout": "120s", "request_timeout": "60s", "shutdown_timeout": "30s",
+//	 "embed_concurrency": 2, "embed_queue": 16,
+//	 "embedding_aliases": {"text-embedding-ada-002": "use-lite"}}
 //
 // API keys are never read from the file: they come from $CTXSEL_API_KEYS, so
 // config files can be committed and logged without leaking them.
@@ -73,6 +76,18 @@ type Config struct {
 	RequestTimeout Duration `json:"request_timeout"`
 	// ShutdownTimeout bounds how long shutdown waits for in-flight requests.
 	ShutdownTimeout Duration `json:"shutdown_timeout"`
+
+	// EmbedConcurrency bounds the embedding calls that run at once, across
+	// every request and transport (DefaultConfig: the cores Go may use).
+	EmbedConcurrency int `json:"embed_concurrency"`
+	// EmbedQueue bounds the embedding calls that wait for a slot; a call
+	// past it is refused at once with 503 and Retry-After (see embedlimit.go).
+	EmbedQueue int `json:"embed_queue"`
+	// EmbeddingAliases maps model names clients send to /v1/embeddings
+	// (their defaults, e.g. "text-embedding-ada-002") to the served
+	// model's name. Opt-in: without an alias such a name is refused with
+	// a 400 naming the served model.
+	EmbeddingAliases map[string]string `json:"embedding_aliases"`
 }
 
 // DefaultConfig returns the defaults `ctxsel serve` starts from.
@@ -92,6 +107,8 @@ func DefaultConfig() Config {
 		IdleTimeout:          Duration(120 * time.Second),
 		RequestTimeout:       Duration(60 * time.Second),
 		ShutdownTimeout:      Duration(30 * time.Second),
+		EmbedConcurrency:     runtime.GOMAXPROCS(0),
+		EmbedQueue:           defaultEmbedQueue,
 	}
 }
 
@@ -114,6 +131,15 @@ func (c Config) Validate() error {
 		return bad("max_vector_dim must be positive")
 	case c.MaxCurvePoints < 16:
 		return bad("max_curve_points must be at least 16")
+	case c.EmbedConcurrency <= 0:
+		return bad("embed_concurrency must be positive")
+	case c.EmbedQueue < 0:
+		return bad("embed_queue must be zero or more")
+	}
+	for alias, model := range c.EmbeddingAliases {
+		if strings.TrimSpace(alias) == "" || strings.TrimSpace(model) == "" || alias != strings.TrimSpace(alias) || model != strings.TrimSpace(model) {
+			return bad("embedding_aliases: %q=%q: want NAME=MODEL, both non-empty, no surrounding spaces", alias, model)
+		}
 	}
 	for _, d := range []struct {
 		name string

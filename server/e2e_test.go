@@ -209,6 +209,8 @@ func TestServeBinary(t *testing.T) {
 		p.stop(t)
 	})
 
+	t.Run("FreshServeEmbeds", func(t *testing.T) { freshServeEmbeds(t, bin) })
+
 	t.Run("Browser", func(t *testing.T) {
 		needChromium(t)
 		p := startServe(t, bin, nil)

@@ -14,7 +14,27 @@ import (
 
 // /v1/embeddings is OpenAI's embeddings API over the server's embedder (the
 // offline USE-Lite model, or the remote one serve was started with), so an
-// OpenAI client can use the offline model through ctxsel.
+// OpenAI client can use the offline model through ctxsel. It also takes
+// the fields of Jina's embeddings API, with this behaviour:
+//
+//   - input items may be {"text": "..."} objects (Jina's multimodal form,
+//     which LlamaIndex's JinaAIEmbedding always sends); an image
+//     ({"image"}, {"url"}, {"bytes"}) is refused: the model reads text;
+//   - task: "retrieval.query" and "code.query" embed the inputs as search
+//     queries (embed.Queries: the query prefix of an embedder that has
+//     one; for use-lite the same vectors), every other Jina task
+//     ("retrieval.passage", "code.passage", "text-matching",
+//     "classification", "separation") as passages, which is also what no
+//     task means; an unknown task is refused, naming the known ones;
+//   - normalized: true returns unit-length vectors (use-lite's already
+//     are; a remote embedder's are scaled here), false or absent returns
+//     them as the embedder does;
+//   - late_chunking: false is accepted; true is refused, since the served
+//     model embeds each input on its own and cannot see the others;
+//   - embedding_type (and encoding_type, which LlamaIndex's Jina client
+//     sends) is encoding_format under another name: "float" or "base64";
+//     the binary kinds ("binary", "ubinary", "int8", "uint8") are refused.
+//     Two of the three naming different formats are refused.
 
 // maxEmbedInputs bounds the texts of one request (OpenAI's own limit).
 const maxEmbedInputs = 2048
@@ -23,9 +43,21 @@ type embeddingsRequest struct {
 	inputs     []string
 	model      string
 	format     string // "float" (default) or "base64"
+	formatFrom string // the field that set format
 	dimensions int
+	query      bool // embed the inputs as queries (task)
+	normalize  bool
 	seen       uint16
 }
+
+// jinaTasks are Jina's embedding tasks; true marks those that embed
+// queries.
+var jinaTasks = map[string]bool{
+	"retrieval.query": true, "code.query": true,
+	"retrieval.passage": false, "code.passage": false, "text-matching": false, "classification": false, "separation": false,
+}
+
+const embedFieldsKnown = "input, model, encoding_format, dimensions, user; Jina's task, normalized, late_chunking, embedding_type (or encoding_type)"
 
 func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
 	d := decoder{s: body}
@@ -43,8 +75,18 @@ func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
 			bit = 8
 		case "user":
 			bit = 16
+		case "task":
+			bit = 32
+		case "normalized":
+			bit = 64
+		case "late_chunking":
+			bit = 128
+		case "embedding_type":
+			bit = 256
+		case "encoding_type":
+			bit = 512
 		default:
-			return badField(key, "unknown field (known: input, model, encoding_format, dimensions, user)")
+			return badField(key, "unknown field (known: %s)", embedFieldsKnown)
 		}
 		read, err := d.given(&r.seen, bit, key)
 		if !read {
@@ -66,15 +108,31 @@ func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
 			}
 		case "model":
 			r.model, err = d.str(p)
-		case "encoding_format":
-			r.format, err = d.str(p)
-			if err == nil && r.format != "float" && r.format != "base64" {
-				err = badField(key, "%q: want float or base64", r.format)
+		case "encoding_format", "embedding_type", "encoding_type":
+			var f string
+			if f, err = d.str(p); err == nil {
+				err = r.setFormat(key, f)
 			}
 		case "dimensions":
 			r.dimensions, err = d.count(p)
 		case "user":
 			_, err = d.str(p)
+		case "task":
+			var task string
+			if task, err = d.str(p); err == nil {
+				q, ok := jinaTasks[task]
+				if !ok {
+					return badField(key, "unknown task %q (known: retrieval.query, retrieval.passage, code.query, code.passage, text-matching, classification, separation)", task)
+				}
+				r.query = q
+			}
+		case "normalized":
+			r.normalize, err = d.boolean(p)
+		case "late_chunking":
+			var late bool
+			if late, err = d.boolean(p); err == nil && late {
+				err = badField(key, "late chunking is not available: the served model embeds each input on its own, without the others as context; send false or leave it out")
+			}
 		}
 		return err
 	})
@@ -92,6 +150,23 @@ func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
 	return nil
 }
 
+// setFormat sets the vectors' encoding from one of the three fields that
+// name it.
+func (r *embeddingsRequest) setFormat(field, f string) error {
+	switch f {
+	case "float", "base64":
+	case "binary", "ubinary", "int8", "uint8":
+		return badField(field, "%q: binary embeddings are not served; want float or base64", f)
+	default:
+		return badField(field, "%q: want float or base64", f)
+	}
+	if r.formatFrom != "" && r.format != f {
+		return badField(field, "%q, but %s asks for %q: give one", f, r.formatFrom, r.format)
+	}
+	r.format, r.formatFrom = f, field
+	return nil
+}
+
 func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) error {
 	p := top("input")
 	if err := d.beginArray(p); err != nil {
@@ -106,12 +181,17 @@ func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) e
 		if len(r.inputs) == maxInputs {
 			return &fieldError{Status: 413, Field: "input", Msg: fmt.Sprintf("more than %d inputs", maxInputs)}
 		}
-		if d.peek() != '"' {
+		var s string
+		switch d.peek() {
+		case '"':
+			s, err = d.text(ep, lim)
+		case '{':
+			s, err = d.embedInputObject(ep, lim)
+		default:
 			// Token arrays (OpenAI accepts them) mean nothing to a model
 			// with its own tokenizer.
-			return d.typeErr(ep, "a string (token arrays are not accepted)")
+			err = d.typeErr(ep, "a string or {\"text\": ...} (token arrays are not accepted)")
 		}
-		s, err := d.text(ep, lim)
 		if err != nil {
 			return err
 		}
@@ -119,12 +199,40 @@ func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) e
 	}
 }
 
-// embedModelNames are the names a request may give for the server's
-// embedder: its full ModelID and its name (embed.ModelName: the relayed
-// model's own, e.g. "text-embedding-3-small", or "use-lite"), which is the
-// one responses report: a remote embedder's ModelID names its server.
-func embedModelNames(e embed.Embedder) (full, short string) {
-	return e.ModelID(), embed.ModelName(e)
+// embedInputObject reads Jina's {"text": "..."}; an image is refused.
+func (d *decoder) embedInputObject(p fpath, lim limits) (string, error) {
+	if err := d.beginObject(p); err != nil {
+		return "", err
+	}
+	text, has := "", false
+	for first := true; ; {
+		key, ok, err := d.nextKey(p, &first)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			break
+		}
+		kp := fpath{name: p.name, idx: p.idx, sub: key}
+		switch key {
+		case "text":
+			if has {
+				return "", badField(kp.String(), "given twice")
+			}
+			if text, err = d.text(kp, lim); err != nil {
+				return "", err
+			}
+			has = true
+		case "image", "url", "bytes":
+			return "", badField(kp.String(), "images are not embedded: the served model reads text; send {\"text\": ...}")
+		default:
+			return "", badField(kp.String(), "unknown field (an input object is {\"text\": ...})")
+		}
+	}
+	if !has {
+		return "", badField(p.String(), "no \"text\": an input object is {\"text\": ...}")
+	}
+	return text, nil
 }
 
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
@@ -139,19 +247,24 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.embedder == nil {
-		writeError(w, http.StatusNotImplemented, "", "this server has no embedder configured (ctxsel serve --embedder use-lite)")
+		writeError(w, http.StatusNotImplemented, "", noEmbedderMsg)
 		return
 	}
-	full, short := embedModelNames(s.embedder)
-	if m := strings.TrimSpace(req.model); m != "" && m != full && m != short {
-		s.writeFailure(w, r, badField("model", "%q is not served here (this server embeds with %q)", m, short))
+	if err := s.checkEmbedModel(req.model); err != nil {
+		s.writeFailure(w, r, err)
 		return
 	}
+	short := embed.ModelName(s.embedder)
 	texts := make([]string, len(req.inputs))
 	for i, t := range req.inputs {
 		texts[i] = strings.Clone(t) // embedders may cache what they are given
 	}
-	vecs, err := s.embedder.Embed(r.Context(), texts)
+	var vecs [][]float32
+	if req.query {
+		vecs, err = embed.Queries(r.Context(), s.embedder, texts)
+	} else {
+		vecs, err = s.embedder.Embed(r.Context(), texts)
+	}
 	dim := 0
 	if err == nil {
 		dim, err = embed.CheckVectors(vecs, len(texts))
@@ -159,6 +272,11 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.writeFailure(w, r, embedFailure(err))
 		return
+	}
+	if req.normalize {
+		for _, v := range vecs {
+			unitInPlace(v)
+		}
 	}
 	if req.dimensions != 0 && req.dimensions != dim {
 		s.writeFailure(w, r, badField("dimensions", "%d: this model's vectors have %d dimensions", req.dimensions, dim))
@@ -213,4 +331,24 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	b = append(b, "}}\n"...)
 	*bp = b
 	writeJSON(w, http.StatusOK, b)
+}
+
+// noEmbedderMsg is what a request that needs embedding is told by a server
+// started without an embedder.
+const noEmbedderMsg = "this server has no embedder: it was started with --embedder none (ctxsel serve embeds with use-lite unless told otherwise)"
+
+// unitInPlace scales v to unit length (Jina's normalized); a zero vector
+// stays zero.
+func unitInPlace(v []float32) {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return
+	}
+	inv := 1 / math.Sqrt(ss)
+	for i, x := range v {
+		v[i] = float32(float64(x) * inv)
+	}
 }

@@ -113,7 +113,9 @@ func TestEmbeddingsErrors(t *testing.T) {
 }
 
 func FuzzEmbeddingsRequest(f *testing.F) {
-	for _, seed := range []string{`{"input":["a","b"],"model":"fake-letters","encoding_format":"base64"}`, `{"input":"x","dimensions":26,"user":"u"}`, `{"input":[1]}`, `{"input":null}`} {
+	for _, seed := range []string{`{"input":["a","b"],"model":"fake-letters","encoding_format":"base64"}`, `{"input":"x","dimensions":26,"user":"u"}`, `{"input":[1]}`, `{"input":null}`,
+		`{"input":[{"text":"a"},"b"],"task":"retrieval.query","normalized":true,"late_chunking":false,"embedding_type":"float"}`,
+		`{"input":[{"image":"x"}],"encoding_type":"base64"}`} {
 		f.Add(seed)
 	}
 	s, err := New(DefaultConfig(), Options{Logger: slog.New(slog.DiscardHandler), Embedder: fakeEmbedder{}})

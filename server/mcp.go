@@ -91,7 +91,7 @@ func schemaFor[T any](strategyDoc string) *jsonschema.Schema {
 	if p := sc.Properties["strategy"]; p != nil {
 		p.Description = strategyDoc
 	}
-	return sc
+	return singleTyped(sc)
 }
 
 // MCPServer returns a new MCP server whose tools run on s; serve it over

@@ -183,8 +183,8 @@ func TestMCPStreamableHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("no key: %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("WWW-Authenticate") != "" {
+		t.Fatalf("no key: %d, WWW-Authenticate %q (want 403 and no OAuth challenge: wireerrors.go)", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 
 	hc := &http.Client{Transport: bearer{"secret", http.DefaultTransport}}

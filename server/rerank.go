@@ -274,7 +274,7 @@ func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Strategy, ctxsel.Caps, 
 		}
 	case scoringDense, scoringHybrid:
 		if s.embedder == nil {
-			return nil, ctxsel.Caps{}, "", "", badField("scoring", "%q needs an embedder (ctxsel serve --embedder): use \"bm25\"", scoring)
+			return nil, ctxsel.Caps{}, "", "", badField("scoring", "%q needs an embedder, and this server was started with --embedder none: use \"bm25\"", scoring)
 		}
 	case scoringBM25:
 	default:
@@ -455,5 +455,8 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 	b = s.appendExplanation(b, res.sel.Explanation, res.sorted)
 	b = append(b, "}}\n"...)
 	*bp = b
+	// The scoring, also in the body's "ctxsel", for clients that keep only
+	// the standard fields but expose headers (Vercel's rerank()).
+	w.Header().Set("X-Ctxsel-Scoring", scoring)
 	writeJSON(w, http.StatusOK, b)
 }

@@ -382,7 +382,7 @@ func vectorScores(req *selectRequest) error {
 // embedder and scores by cosine similarity.
 func (s *Server) textScores(ctx context.Context, req *selectRequest) error {
 	if s.embedder == nil {
-		return badField("candidates[0].text", `this server has no embedder configured (ctxsel serve --embedder): send a "score" or a "vector" per candidate`)
+		return badField("candidates[0].text", `this server has no embedder (started with --embedder none): send a "score" or a "vector" per candidate`)
 	}
 	if strings.TrimSpace(req.query) == "" {
 		return badField("query", "missing: candidates given as text are scored against the embedded query")
@@ -393,13 +393,9 @@ func (s *Server) textScores(ctx context.Context, req *selectRequest) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout.D())
 	defer cancel()
-	vecs, err := s.embedder.Embed(ctx, texts)
-	if err == nil {
-		_, err = embed.CheckVectors(vecs, len(texts))
-	}
-	if err != nil {
-		return embedFailure(err)
-	}
+	// The query first: a query that embeds to nothing is refused before
+	// the passages are embedded, and under load the short query call
+	// does not queue again behind other requests' passages (embedlimit.go).
 	qv, err := embed.Queries(ctx, s.embedder, []string{strings.Clone(req.query)})
 	if err == nil {
 		_, err = embed.CheckVectors(qv, 1)
@@ -410,6 +406,13 @@ func (s *Server) textScores(ctx context.Context, req *selectRequest) error {
 	q, ok := vecmath.Unit(vecmath.F64(qv[0]))
 	if !ok {
 		return badField("query", "the embedder returned a zero vector for the query")
+	}
+	vecs, err := s.embedder.Embed(ctx, texts)
+	if err == nil {
+		_, err = embed.CheckVectors(vecs, len(texts))
+	}
+	if err != nil {
+		return embedFailure(err)
 	}
 	for i, v := range vecs {
 		if len(v) != len(q) {

@@ -123,6 +123,8 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/v1/rerank", true, s.handleRerank},
 		{http.MethodPost, "/v2/rerank", true, s.handleRerank},
 		{http.MethodPost, "/v1/embeddings", true, s.handleEmbeddings},
+		{http.MethodGet, "/v1/models", true, s.handleModels},
+		{http.MethodGet, "/v1/models/{model}", true, s.handleModel},
 		{http.MethodPost, "/v1/reward", true, s.handleReward},
 	}
 }
@@ -134,7 +136,10 @@ func New(cfg Config, opts Options) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker}
 	if s.embedder != nil {
-		s.embedder = boundedEmbedder{s.embedder}
+		s.embedder = boundedEmbedder{inner: s.embedder, limit: newEmbedLimiter(cfg.EmbedConcurrency, cfg.EmbedQueue)}
+	}
+	if _, err := embedModels(opts.Embedder, cfg.EmbeddingAliases); err != nil {
+		return nil, err
 	}
 	if d := opts.SelectorDeps; d != nil {
 		// A request never gets an LLM of its own: the picker is the
@@ -259,11 +264,13 @@ func (s *Server) tokenCounter() (token.Counter, error) {
 	return s.counter, s.counterErr
 }
 
+// embedderName names the embedder for the start line without opening a
+// lazily opened one.
 func (s *Server) embedderName() string {
 	if s.embedder == nil {
 		return "none"
 	}
-	return s.embedder.ModelID()
+	return embed.ModelName(s.embedder)
 }
 
 type ctxKey struct{}
@@ -301,6 +308,8 @@ type statusWriter struct {
 	// for this request; wrap gives it back when the handler returns, so
 	// every handler that reads a body is covered without a release call.
 	bodyHeld int64
+	// shape is the route's error shape (wireerrors.go).
+	shape errShape
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -329,7 +338,7 @@ func (s *Server) wrap(name string, auth bool, h http.HandlerFunc) http.Handler {
 		s.metrics.inFlight.Add(1)
 		id := s.requestID(r)
 		rw.Header().Set("X-Request-Id", id)
-		w := &statusWriter{ResponseWriter: rw}
+		w := &statusWriter{ResponseWriter: rw, shape: shapeFor(name)}
 		// The request's one deadline (the bounds policy's), from here on.
 		ctx, cancel := s.limits().bound(context.WithValue(r.Context(), ctxKey{}, id))
 		defer cancel()
@@ -373,8 +382,7 @@ func (s *Server) wrap(name string, auth bool, h http.HandlerFunc) http.Handler {
 			}
 		}()
 		if auth && len(s.keys) > 0 && !s.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ctxsel"`)
-			writeError(w, http.StatusUnauthorized, "Authorization", "missing or invalid API key: send Authorization: Bearer KEY")
+			unauthorized(w, w.shape)
 			return
 		}
 		if s.hook != nil {
@@ -412,9 +420,14 @@ func methodNotAllowed(allow string) http.HandlerFunc {
 	}
 }
 
-// writeError writes {"error": {"message": ..., "field": ...}}.
+// writeError writes {"error": {"message": ..., "field": ...}}, or the
+// route's own error shape (wireerrors.go).
 func writeError(w http.ResponseWriter, status int, field, msg string) {
-	b := make([]byte, 0, 64+len(msg))
+	b := make([]byte, 0, 64+2*len(msg))
+	if routeShape(w) == shapeRerank {
+		writeJSON(w, status, appendRerankError(b, field, msg))
+		return
+	}
 	b = append(b, `{"error":{"message":`...)
 	b = appendString(b, msg)
 	b = append(b, `,"field":`...)
@@ -440,8 +453,11 @@ func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error)
 	var fe *fieldError
 	var be *backendError
 	var ue *upstreamError
+	var busy *busyError
 	id := RequestID(r.Context())
 	switch {
+	case errors.As(err, &busy):
+		writeBusy(w, busy)
 	case errors.As(err, &be):
 		s.log.Warn("embedding failed", "request_id", id, "error", err.Error())
 		writeError(w, http.StatusBadGateway, "", "embedder failed (request "+id+")")
@@ -534,6 +550,9 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	s.metrics.writeTo(w)
+	if b, ok := s.embedder.(boundedEmbedder); ok {
+		b.limit.writeMetrics(w)
+	}
 }
 
 func (s *Server) handleStrategies(w http.ResponseWriter, r *http.Request) {

@@ -49,7 +49,8 @@ Runs the HTTP selection service and its web page (open http://ADDR/):
   POST /v1/select      candidates (scores, vectors or texts) → selected ids and why
   POST /v1/ask         question → retrieve, select, answer (needs --index; else 501)
   POST /v1/rerank      Cohere/Jina rerank format → only the selected documents (also /v2/rerank)
-  POST /v1/embeddings  OpenAI embeddings format, from --embedder
+  POST /v1/embeddings  OpenAI embeddings format (Jina's fields too), from --embedder
+  GET  /v1/models      OpenAI models list: the embedding model, its aliases, ctxsel-STRATEGY rerank models
   /mcp                 MCP over streamable HTTP (with --mcp)
   GET  /v1/strategies  strategies and parameters
   GET  /healthz /readyz /metrics /openapi.json
@@ -65,7 +66,23 @@ The config file is JSON; flags given on the command line win over it:
    "read_header_timeout": "5s", "read_timeout": "30s", "write_timeout": "90s",
    "idle_timeout": "120s", "request_timeout": "60s", "shutdown_timeout": "30s",
    "token_encoding": "cl100k_base", "insecure_public": false,
+   "embed_concurrency": 2, "embed_queue": 16,
+   "embedding_aliases": {"text-embedding-ada-002": "use-lite"},
    "embedder": "use-lite", "log_format": "text", "log_level": "info"}
+
+Texts (text candidates, rerank documents, /v1/embeddings) are embedded with
+--embedder, by default use-lite, the offline model, loaded on first use: a
+server only ever sent scores never loads it. --embedder none refuses texts
+(/v1/rerank then scores with BM25, and every rerank response says which
+scoring it used). Embedding calls share one limit across requests
+(--embed-concurrency, default one per core, and --embed-queue waiting); past
+it a request gets 503 with Retry-After.
+
+Clients that hard-code a model name (LangChain's and LlamaIndex's OpenAI
+embeddings send text-embedding-ada-002) can be pointed at the served model
+with --embedding-alias NAME=MODEL (repeatable; "embedding_aliases" in the
+file, merged, the flag winning); without one such a name is refused with a
+400 naming the served model.
 
 /v1/ask answers with the --reader LLM; without --reader, with the one the
 CTXSEL_LLM_* environment configures (see ctxsel ask -h), else it only selects.
@@ -78,13 +95,25 @@ concurrency limit (--llm-concurrency) and the LLM call cache.
 SIGTERM or Ctrl-C stops accepting connections and finishes in-flight requests.
 
 Examples:
-  ctxsel serve --addr 127.0.0.1:8080 --embedder use-lite
+  ctxsel serve --addr 127.0.0.1:8080
+  ctxsel serve --embedding-alias text-embedding-ada-002=use-lite
   ctxsel serve --index ./idx --reader ollama:llama3.2@127.0.0.1:11434#window=128000`, stderr)
 	addr := fs.String("addr", def.Addr, "host:port to listen on")
 	configPath := fs.String("config", "", "JSON config file (see above)")
 	insecure := fs.Bool("insecure-public", false, "allow a non-loopback address without CTXSEL_API_KEYS")
-	embedder := fs.String("embedder", "none", "embedder for candidates given as text: none, "+strings.Join(embedderNames, ", ")+
-		" (use-lite runs offline; openai and ollama read CTXSEL_EMBED_MODEL, CTXSEL_EMBED_BASE_URL, … as ctxsel eval does)")
+	embedder := fs.String("embedder", "use-lite", "embedder for texts (text candidates, rerank documents, /v1/embeddings): "+strings.Join(embedderNames, ", ")+
+		", or none to refuse texts (use-lite runs offline, loaded on first use; openai and ollama read CTXSEL_EMBED_MODEL, CTXSEL_EMBED_BASE_URL, … as ctxsel eval does)")
+	aliases := map[string]string{}
+	fs.Func("embedding-alias", "NAME=MODEL: /v1/embeddings serves MODEL (the embedder's name, e.g. use-lite) when a client asks for NAME (e.g. text-embedding-ada-002); repeatable", func(v string) error {
+		name, model, ok := strings.Cut(v, "=")
+		if !ok || strings.TrimSpace(name) == "" || strings.TrimSpace(model) == "" {
+			return fmt.Errorf("%q: want NAME=MODEL, e.g. text-embedding-ada-002=use-lite", v)
+		}
+		aliases[strings.TrimSpace(name)] = strings.TrimSpace(model)
+		return nil
+	})
+	embedConc := fs.Int("embed-concurrency", def.EmbedConcurrency, "embedding calls that run at once, across requests (default: the cores)")
+	embedQueue := fs.Int("embed-queue", def.EmbedQueue, "embedding calls that may wait for a slot; past it: 503 with Retry-After")
 	maxBody := fs.Int64("max-body-bytes", def.MaxBodyBytes, "largest request body")
 	maxInflight := fs.Int64("max-inflight-body-bytes", def.MaxInflightBodyBytes, "most bytes all request bodies in flight may hold together (past it: 503); at least --max-body-bytes")
 	maxCands := fs.Int("max-candidates", def.MaxCandidates, "most candidates per request")
@@ -110,7 +139,7 @@ Examples:
 		return nil, nil, err
 	}
 
-	file := serveFile{Config: def, Embedder: "none", LogFormat: "text", LogLevel: "info"}
+	file := serveFile{Config: def, Embedder: "use-lite", LogFormat: "text", LogLevel: "info"}
 	if *configPath != "" {
 		if err := server.LoadConfigFile(*configPath, &file); err != nil {
 			return nil, nil, usageError{err}
@@ -126,6 +155,17 @@ Examples:
 			cfg.InsecurePublic = *insecure
 		case "embedder":
 			file.Embedder = *embedder
+		case "embedding-alias":
+			if cfg.EmbeddingAliases == nil {
+				cfg.EmbeddingAliases = map[string]string{}
+			}
+			for name, model := range aliases {
+				cfg.EmbeddingAliases[name] = model
+			}
+		case "embed-concurrency":
+			cfg.EmbedConcurrency = *embedConc
+		case "embed-queue":
+			cfg.EmbedQueue = *embedQueue
 		case "max-body-bytes":
 			cfg.MaxBodyBytes = *maxBody
 		case "max-inflight-body-bytes":

@@ -97,9 +97,22 @@ func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskR
 // (none for "" or "none") and, given an index location, the asker answering
 // with rd (or the environment's LLM). done releases both; on error nothing
 // is left open.
+//
+// The offline model (with its embedding cache) is opened on first use: a
+// server that is only ever sent scores never loads it (~45 MB resident,
+// and the cache's files are read whole on open).
 func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string, rd askReader) (emb embed.Embedder, asker server.Asker, done func(), err error) {
 	closeEmb := func() error { return nil }
-	if embedderName != "" && embedderName != "none" {
+	switch embedderName {
+	case "", "none":
+	case "use-lite":
+		// A bad setting is refused at start, not at the first request.
+		if _, err := useLitePrecision(""); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", cmd, err)
+		}
+		lazy := embed.NewLazy("use-lite", func() (embed.Embedder, func() error, error) { return newEmbedder("use-lite") })
+		emb, closeEmb = lazy, lazy.Close
+	default:
 		if emb, closeEmb, err = newEmbedder(embedderName); err != nil {
 			return nil, nil, nil, fmt.Errorf("%s: %w", cmd, err)
 		}
