@@ -18,6 +18,10 @@ import (
 type Options struct {
 	// Strategies to measure; their names in the report are Spec.String().
 	Strategies []ctxsel.Spec
+	// Deps are the dependencies of strategies built from an input the
+	// caller supplies (the band's policy, ldar.DepPolicy); nil: none, so
+	// such a strategy runs its default.
+	Deps ctxsel.Deps
 	// Counter counts passage tokens; nil means token.Default.
 	Counter token.Counter
 	// Workers score questions in parallel; 0 means GOMAXPROCS.
@@ -329,7 +333,7 @@ func newSlots(opt Options) ([]strategySlot, error) {
 	slots := make([]strategySlot, len(opt.Strategies))
 	for i, sp := range opt.Strategies {
 		slots[i].name = sp.String()
-		res, err := ctxsel.Resolver{Kinds: ctxsel.StrategyKind | ctxsel.RouteKind}.Resolve(sp.String())
+		res, err := ctxsel.Resolver{Kinds: ctxsel.StrategyKind | ctxsel.RouteKind, Deps: opt.Deps}.Resolve(sp.String())
 		if err != nil {
 			return nil, err
 		}

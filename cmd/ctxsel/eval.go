@@ -171,7 +171,7 @@ listed apart from the reader's.
 	prep := progress.New(stderr, "embedding")
 	bar := progress.New(stderr, "questions")
 	rep, runErr := eval.Run(ctx, pooled, scorer, eval.Options{
-		Strategies: specs, Counter: counter, Workers: *workers,
+		Strategies: specs, Deps: src.deps, Counter: counter, Workers: *workers,
 		Progress: bar.Update, PrepareProgress: prep.Update, Baselines: base,
 		Window: window, Answer: answering,
 		TextSelectors: textSels, TextWorkers: af.llm.concurrency, TextProgress: progress.New(stderr, "picking").Update,

@@ -298,7 +298,7 @@ gold passages (LaRA).
 		}
 		if given != nil {
 			fmt.Fprintf(stdout, "\n%s: no gold passages, so no recall report; measure the policy's answers with\n  %s=%s ctxsel eval --data %s --reader … --strategies band,topk:k=5,adaptivek\n",
-				name, ldar.EnvPolicy, *out, path)
+				name, envBandPolicy, *out, path)
 			return nil
 		}
 		pooled, err := eval.Pool(recs, *pool, *poolSeed)

@@ -59,7 +59,7 @@ func TestTrainBandAndUseIt(t *testing.T) {
 	}
 
 	// The trained policy through the environment, in eval and select.
-	t.Setenv(ldar.EnvPolicy, out)
+	t.Setenv(envBandPolicy, out)
 	code, stdout, stderr = runCLI(t, "", "eval", "--scorer", "bm25", "--data", data, "--pool", "12", "--strategies", "band,topk:k=1")
 	if code != 0 || !strings.Contains(stdout, "band") {
 		t.Fatalf("eval band: exit %d\n%s\n%s", code, stdout, stderr)
@@ -90,7 +90,7 @@ func TestTrainUsage(t *testing.T) {
 }
 
 func TestDefaultBandStrategy(t *testing.T) {
-	t.Setenv(ldar.EnvPolicy, "")
+	t.Setenv(envBandPolicy, "")
 	code, stdout, stderr := runCLI(t, "", "eval", "--scorer", "bm25", "--limit", "20", "--pool", "100", "--strategies", "band,topk:k=3")
 	if code != 0 || !strings.Contains(stdout, "band") {
 		t.Fatalf("eval with the embedded policy: exit %d\n%s\n%s", code, stdout, stderr)

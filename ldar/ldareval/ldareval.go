@@ -178,8 +178,6 @@ var BaselineStrategies = []string{"topk:k=1", "topk:k=2", "topk:k=3", "topk:k=5"
 // (dense, BM25) give every result its gain over the best single-scorer
 // envelope.
 func Report(ctx context.Context, recs []eval.Record, scorer score.Scorer, counter token.Counter, p *ldar.Policy, base []score.Scorer, extra ...string) (*eval.Report, error) {
-	ldar.SetDefault(p)
-	defer ldar.SetDefault(nil)
 	var specs []string
 	specs = append(specs, BaselineStrategies...)
 	specs = append(specs, extra...)
@@ -192,5 +190,6 @@ func Report(ctx context.Context, recs []eval.Record, scorer score.Scorer, counte
 		}
 		parsed = append(parsed, sp)
 	}
-	return eval.Run(ctx, recs, scorer, eval.Options{Strategies: parsed, Counter: counter, Workers: 1, Baselines: base})
+	return eval.Run(ctx, recs, scorer, eval.Options{Strategies: parsed, Counter: counter, Workers: 1, Baselines: base,
+		Deps: ctxsel.DepsOf(map[string]any{ldar.DepPolicy: p})})
 }
