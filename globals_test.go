@@ -22,8 +22,6 @@ var writableGlobals = map[string]string{
 	"token.shared":          "a memo of the counter per encoding (a pure function of the name), under its mutex",
 	"embed/uselite.loaded":  "the embedded weights, decoded once under loadOnce",
 	"embed/uselite.loadErr": "the embedded weights' decoding error, set once under loadOnce",
-	// Issue 21 step 5 removes the package with its global model.
-	"relevance.active": "relevance's model set by SetDefault, to be removed with the package",
 }
 
 // TestNoMutableGlobals: no package of the module writes a package-level

@@ -22,14 +22,11 @@ import (
 
 // cmdTrain trains a learned selector: `ctxsel train band ...`.
 func cmdTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "relevance" {
-		return cmdTrainRelevance(ctx, args[1:], stdout, stderr)
-	}
 	if len(args) > 0 && args[0] == "evidence" {
 		return cmdTrainEvidence(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || (args[0] != "band" && !strings.HasPrefix(args[0], "-")) {
-		return usageError{errors.New("train: want `ctxsel train band [flags]`, `ctxsel train relevance [flags]` or `ctxsel train evidence [flags]`")}
+		return usageError{errors.New("train: want `ctxsel train band [flags]` or `ctxsel train evidence [flags]`")}
 	}
 	if args[0] == "band" {
 		args = args[1:]
