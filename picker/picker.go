@@ -1,11 +1,12 @@
-// Package picker is Context-Picker's inference, reward and prompts (Zhu et
+// Package picker is Context-Picker's inference and prompts (Zhu et
 // al., "Context-Picker", ../shared/papers/context-picker.txt): an LLM reads
 // the best candidates within a token budget and returns a minimal
 // sufficient evidence set with a rationale. The Picker is a
 // ctxsel.TextSelector: it reads texts, calls a model and may fail, unlike
 // the pure score-only strategies. Its output is validated against the
 // offered ids; an invalid answer never fails the request but falls back to
-// a score-only strategy, and the explanation says so.
+// a score-only strategy, and the explanation says so. Eq. 6, the reward of
+// its RL training, is package picker/reward (training-only).
 package picker
 
 import (

@@ -13,9 +13,9 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/eval"
-	"github.com/ctxsel/ctxsel/picker"
 	"github.com/ctxsel/ctxsel/picker/export"
 	"github.com/ctxsel/ctxsel/picker/pickertest"
+	"github.com/ctxsel/ctxsel/picker/reward"
 )
 
 type words struct{}
@@ -147,7 +147,7 @@ func TestVerlParquetReadBackByHyparquet(t *testing.T) {
 			t.Fatalf("row %d read back as %+v, wrote %+v", i, g, w)
 		}
 		// The hook's inputs score the gold answer 1.
-		r, err := picker.Reward(`{"ids":`+g.Reward.GroundTruth+`}`, g.Extra.Offered, gold, g.Extra.Stage, picker.DefaultRewardParams)
+		r, err := reward.Score(`{"ids":`+g.Reward.GroundTruth+`}`, g.Extra.Offered, gold, g.Extra.Stage, reward.DefaultParams)
 		if err != nil || r.Reward != 1 {
 			t.Fatalf("row %d: reward %+v %v", i, r, err)
 		}
