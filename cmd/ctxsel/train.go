@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/ldar/ldartrain"
 	"github.com/ctxsel/ctxsel/score"
@@ -146,7 +146,7 @@ gold passages (LaRA).
 	for _, path := range files {
 		onLaRA = onLaRA || strings.HasPrefix(path, "lara:")
 	}
-	var llmReward *eval.LLMReward
+	var llmReward *ldartrain.LLMReward
 	if *rewardName == "llm" {
 		if llmReward, rewardDesc, err = lf.reward(stderr, counter, onLaRA); err != nil {
 			return err
@@ -168,7 +168,7 @@ gold passages (LaRA).
 	}
 	return ldartrain.Run(ctx, ldartrain.Config{
 		Data: files, Out: *out,
-		LoadLaRA: func(ctx context.Context, name string) ([]eval.Record, error) {
+		LoadLaRA: func(ctx context.Context, name string) ([]dataset.Record, error) {
 			return loadLaRA(ctx, *laraDir, name, counter)
 		},
 		Pool: *pool, PoolSeed: *poolSeed, Aug: *aug, Split: *split, SplitSeed: *splitSeed, Val: *valShare, CacheDir: *cacheDir,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/ldar/ldartrain"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/token"
@@ -35,7 +34,7 @@ func addLLMRewardFlags(fs *flag.FlagSet) *llmRewardFlags {
 // (ldartrain.NewLLMReward: on LaRA data LaRA's reader prompt and LDAR's
 // True/False judge, asked of the reader's endpoint unless --judge names
 // another).
-func (f *llmRewardFlags) reward(stderr io.Writer, counter token.Counter, onLaRA bool) (*eval.LLMReward, string, error) {
+func (f *llmRewardFlags) reward(stderr io.Writer, counter token.Counter, onLaRA bool) (*ldartrain.LLMReward, string, error) {
 	if *f.reader == "" {
 		return nil, "", usageError{errors.New("train band: --reward llm needs --reader")}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/llm"
@@ -41,7 +42,7 @@ type LLMRewardOptions struct {
 // judge with open, and describes it for the policy's metadata. Notes (the
 // judge LaRA data gets) go to notes. Errors about the options wrap
 // ctxsel.ErrInvalidInput.
-func NewLLMReward(o LLMRewardOptions, open func(string) (llm.Client, error), counter token.Counter, notes io.Writer) (*eval.LLMReward, string, error) {
+func NewLLMReward(o LLMRewardOptions, open func(string) (llm.Client, error), counter token.Counter, notes io.Writer) (*LLMReward, string, error) {
 	prompt := o.Prompt
 	if prompt == "auto" {
 		prompt = "factoid"
@@ -86,7 +87,7 @@ func NewLLMReward(o LLMRewardOptions, open func(string) (llm.Client, error), cou
 	if prompt == "lara" {
 		a.PromptFor = eval.LaRAPrompt
 	}
-	return &eval.LLMReward{Answering: a, Counter: counter, MaxTokens: o.MaxTokens}, desc, nil
+	return &LLMReward{Answering: a, Counter: counter, MaxTokens: o.MaxTokens}, desc, nil
 }
 
 // sentenceWords is the median answer length, in words, from which answers
@@ -96,7 +97,7 @@ const sentenceWords = 5
 // warnSubEMOnSentences warns when SubEM scores sentence-long answers
 // (LaRA's): a reader's paraphrase of a sentence almost never contains it
 // word for word, so the reward is 0 nearly everywhere.
-func warnSubEMOnSentences(w io.Writer, recs []eval.Record) {
+func warnSubEMOnSentences(w io.Writer, recs []dataset.Record) {
 	var lengths []int
 	for _, r := range recs {
 		for _, a := range r.Answers {

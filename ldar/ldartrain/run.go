@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/internal/progress"
@@ -27,7 +28,7 @@ type Config struct {
 	Data []string
 	// LoadLaRA reads a "lara:…" data name into records (the caller knows
 	// where the benchmark lies and how to chunk it).
-	LoadLaRA func(ctx context.Context, name string) ([]eval.Record, error)
+	LoadLaRA func(ctx context.Context, name string) ([]dataset.Record, error)
 	// Out is the policy file; the checkpoint is Train.Checkpoint, else
 	// Out + ".ckpt".
 	Out string
@@ -57,7 +58,7 @@ type Config struct {
 	// needs the passages' texts); RewardDesc describes it for the policy's
 	// metadata and the log.
 	Reward     ldar.Reward
-	LLMReward  *eval.LLMReward
+	LLMReward  *LLMReward
 	RewardDesc string
 
 	// Scorer scores the passages; Baselines are the single scorers every
@@ -87,8 +88,8 @@ type namedReport struct {
 // split3 is one data file split by question.
 type split3 struct {
 	path        string
-	train, test []eval.Record
-	all         []eval.Record
+	train, test []dataset.Record
+	all         []dataset.Record
 }
 
 // Run trains the policy, writes it and measures it: progress and notes go
@@ -108,9 +109,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	for _, path := range cfg.Data {
 		onLaRA = onLaRA || strings.HasPrefix(path, "lara:")
 	}
-	load := func(path string) ([]eval.Record, []eval.Record, int, error) {
+	load := func(path string) ([]dataset.Record, []dataset.Record, int, error) {
 		if !strings.HasPrefix(path, "lara:") {
-			recs, err := eval.LoadFile(path)
+			recs, err := dataset.LoadFile(path)
 			return recs, nil, cfg.Pool, err
 		}
 		if cfg.LLMReward == nil {
@@ -130,11 +131,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		tr, te := ldareval.Split(recs, cfg.Split, cfg.SplitSeed)
+		tr, te := dataset.SplitShare(recs, cfg.Split, cfg.SplitSeed)
 		// validation: the last Val share of a seeded shuffle of train
-		fit, val := ldareval.Split(tr, 1-cfg.Val, cfg.SplitSeed+1)
+		fit, val := dataset.SplitShare(tr, 1-cfg.Val, cfg.SplitSeed+1)
 		sets = append(sets, split3{path: path, train: tr, test: te, all: recs})
-		fitIDs, valIDs := ldareval.IDs(fit), ldareval.IDs(val)
+		fitIDs, valIDs := dataset.IDs(fit), dataset.IDs(val)
 		for a := range cfg.Aug {
 			spec := ldareval.CurveSpec{Path: path, Records: given, Pool: filePool, PoolSeed: cfg.PoolSeed + uint64(a), Scorer: scorer.Name(), Encoding: counter.Encoding()}
 			fmt.Fprintf(stderr, "scoring %s (pool %d, seed %d) with %s\n", filepath.Base(path), filePool, spec.PoolSeed, scorer.Name())
@@ -143,7 +144,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 				return err
 			}
 			if cfg.LLMReward != nil { // the reader needs the texts
-				pooled, err := eval.Pool(recs, filePool, spec.PoolSeed)
+				pooled, err := dataset.Pool(recs, filePool, spec.PoolSeed)
 				if err != nil {
 					return err
 				}
@@ -169,7 +170,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		}
 	}
 	if cfg.LLMReward != nil && cfg.LLMReward.Answering.Judge == nil {
-		var all []eval.Record
+		var all []dataset.Record
 		for _, st := range sets {
 			all = append(all, st.all...)
 		}
@@ -226,12 +227,12 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 				name, cfg.Out, path)
 			return nil
 		}
-		pooled, err := eval.Pool(recs, cfg.Pool, cfg.PoolSeed)
+		pooled, err := dataset.Pool(recs, cfg.Pool, cfg.PoolSeed)
 		if err != nil {
 			return err
 		}
 		if ids != nil {
-			pooled = ldareval.Filter(pooled, ids)
+			pooled = dataset.Filter(pooled, ids)
 		}
 		rep, err := ldareval.Report(ctx, pooled, scorer, counter, policy, cfg.Baselines)
 		if err != nil {
@@ -245,7 +246,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		return nil
 	}
 	for _, s := range sets {
-		if err := evalSet(filepath.Base(s.path)+" test split", s.path, ldareval.IDs(s.test)); err != nil {
+		if err := evalSet(filepath.Base(s.path)+" test split", s.path, dataset.IDs(s.test)); err != nil {
 			return err
 		}
 	}
@@ -254,8 +255,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		_, te := ldareval.Split(recs, cfg.Split, cfg.SplitSeed)
-		if err := evalSet(filepath.Base(path)+" test split (zero-shot)", path, ldareval.IDs(te)); err != nil {
+		_, te := dataset.SplitShare(recs, cfg.Split, cfg.SplitSeed)
+		if err := evalSet(filepath.Base(path)+" test split (zero-shot)", path, dataset.IDs(te)); err != nil {
 			return err
 		}
 		if err := evalSet(filepath.Base(path)+" all questions (zero-shot)", path, nil); err != nil {
@@ -267,7 +268,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 
 // writeOutputs writes the JSON report and the plots asked for.
 func (cfg Config) writeOutputs(ctx context.Context, policy *ldar.Policy, history []ldar.EpochStats, reports []namedReport, sets []split3,
-	load func(string) ([]eval.Record, []eval.Record, int, error)) error {
+	load func(string) ([]dataset.Record, []dataset.Record, int, error)) error {
 	if cfg.Report != "" {
 		err := atomicfile.Write(cfg.Report, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
@@ -302,7 +303,7 @@ func (cfg Config) writeOutputs(ctx context.Context, policy *ldar.Policy, history
 		if err != nil {
 			return err
 		}
-		test := ldareval.SelectQuestions(qs, ldareval.IDs(s.test))
+		test := ldareval.SelectQuestions(qs, dataset.IDs(s.test))
 		title := fmt.Sprintf("%s test questions, %s scores: chosen bands", filepath.Base(s.path), cfg.Scorer.Name())
 		if err := atomicfile.Write(cfg.PlotBands, func(w io.Writer) error { return ldareval.PlotBands(w, policy, test, 6, title) }); err != nil {
 			return err

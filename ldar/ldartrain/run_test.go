@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/llm"
@@ -157,12 +158,12 @@ func TestEstimateAndWarnings(t *testing.T) {
 		t.Errorf("estimate with a judge: %s", w.String())
 	}
 	w.Reset()
-	warnSubEMOnSentences(&w, []eval.Record{{Answers: []string{"a b c d e f"}}, {Answers: []string{"one two three four five"}}})
+	warnSubEMOnSentences(&w, []dataset.Record{{Answers: []string{"a b c d e f"}}, {Answers: []string{"one two three four five"}}})
 	if !strings.Contains(w.String(), "answers are sentences") {
 		t.Errorf("no warning on sentence answers: %q", w.String())
 	}
 	w.Reset()
-	warnSubEMOnSentences(&w, []eval.Record{{Answers: []string{"Paris"}}})
+	warnSubEMOnSentences(&w, []dataset.Record{{Answers: []string{"Paris"}}})
 	if w.Len() != 0 {
 		t.Errorf("a warning on factoid answers: %q", w.String())
 	}
