@@ -241,7 +241,9 @@ type Resolver struct {
 	// Deps, when set, lets a spec build any registered text selector kind,
 	// which asks it for what it needs (DepLLM, DepEmbedder). Without it
 	// registered selector kinds are unknown names: a caller that cannot
-	// supply dependencies does not offer them.
+	// supply dependencies does not offer them. Strategies built with
+	// Def.NewFrom get it too (the band its policy, ldar.DepPolicy), nil or
+	// not.
 	Deps Deps
 	// Auto supplies a parameter written "auto" (budget:tokens=auto): name
 	// is the strategy, selector or route, param the key; errors are
@@ -409,7 +411,7 @@ func (r Resolver) resolvePart(p *part) (Resolved, error) {
 		if err != nil {
 			return Resolved{}, err
 		}
-		st, caps, err := New(sp)
+		st, caps, err := NewWith(sp, r.Deps)
 		if err != nil {
 			return Resolved{}, err
 		}

@@ -138,6 +138,13 @@ type Def struct {
 	Doc    string                                            `json:"doc"`
 	Params []ParamDef                                        `json:"params"`
 	New    func(params map[string]float64) (Strategy, error) `json:"-"`
+	// NewFrom, when set, is used instead of New: it also receives the
+	// caller's dependencies (NewWith's, a Resolver's Deps; nil when the
+	// caller has none), for a strategy built from an input only the caller
+	// can supply, such as the band's trained policy (ldar.DepPolicy). It
+	// reads them when the strategy is built, never in Cut, so the strategy
+	// stays a pure function of the scores.
+	NewFrom func(params map[string]float64, deps Deps) (Strategy, error) `json:"-"`
 	// AllowEmpty marks a strategy whose own parameters can ask for no
 	// passage (a token budget below the best passage's count): its min_k cap
 	// defaults to 0. Every other strategy's min_k defaults to 1, so a cut
@@ -178,8 +185,8 @@ func (r *names) checkFree(name string) {
 func Register(d Def) {
 	registry.Lock()
 	defer registry.Unlock()
-	if d.Name == "" || d.New == nil {
-		panic("ctxsel: Register of a strategy without name or constructor")
+	if d.Name == "" || (d.New == nil) == (d.NewFrom == nil) {
+		panic("ctxsel: Register of a strategy without name or with not exactly one constructor (New or NewFrom)")
 	}
 	registry.checkFree(d.Name)
 	// Listed ranges are the enforced ones.
@@ -209,10 +216,16 @@ func Lookup(name string) (Def, bool) {
 }
 
 // New builds the strategy and caps a spec names, checking every parameter
-// against its definition and filling in defaults.
+// against its definition and filling in defaults; a strategy that takes
+// dependencies (Def.NewFrom) gets none, so it runs its defaults (the band:
+// its embedded policy).
 //
 // The name "default" stands for DefaultStrategy.
-func New(sp Spec) (Strategy, Caps, error) {
+func New(sp Spec) (Strategy, Caps, error) { return NewWith(sp, nil) }
+
+// NewWith is New with the caller's dependencies, which a strategy's
+// Def.NewFrom receives (nil: none).
+func NewWith(sp Spec, deps Deps) (Strategy, Caps, error) {
 	sp, err := resolveDefault(sp)
 	if err != nil {
 		return nil, Caps{}, err
@@ -282,7 +295,12 @@ func New(sp Spec) (Strategy, Caps, error) {
 	if err := caps.Validate(); err != nil {
 		return nil, Caps{}, fmt.Errorf("strategy %s: %w", sp.Name, err)
 	}
-	s, err := def.New(params)
+	var s Strategy
+	if def.NewFrom != nil {
+		s, err = def.NewFrom(params, deps)
+	} else {
+		s, err = def.New(params)
+	}
 	if err != nil {
 		return nil, Caps{}, fmt.Errorf("strategy %s: %w", sp.Name, err)
 	}

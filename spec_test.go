@@ -71,6 +71,50 @@ func TestRegisterCapsIntegerMax(t *testing.T) {
 	}
 }
 
+// A strategy built with NewFrom gets the caller's dependencies: none from
+// New, a Resolver's Deps, NewWith's; a definition with both constructors
+// or neither is refused.
+func TestNewFromGetsDeps(t *testing.T) {
+	var got []any
+	ctxsel.Register(ctxsel.Def{Name: "test_deps", NewFrom: func(_ map[string]float64, deps ctxsel.Deps) (ctxsel.Strategy, error) {
+		v, _, err := ctxsel.OptionalDep[string](deps, "thing")
+		got = append(got, v)
+		if err != nil {
+			return nil, err
+		}
+		st, _, err := ctxsel.Parse("topk:k=1")
+		return st, err
+	}})
+	thing := ctxsel.DepsOf(map[string]any{"thing": "given"})
+	if _, _, err := ctxsel.Parse("test_deps"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (ctxsel.Resolver{Deps: thing}).Resolve("test_deps:max_k=2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ctxsel.NewWith(ctxsel.Spec{Name: "test_deps"}, thing); err != nil {
+		t.Fatal(err)
+	}
+	if want := []any{"", "given", "given"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the constructor got %q, want %q", got, want)
+	}
+	if _, _, err := ctxsel.NewWith(ctxsel.Spec{Name: "test_deps"}, ctxsel.DepsOf(map[string]any{"thing": 7})); err == nil {
+		t.Error("a dependency of the wrong type was accepted")
+	}
+	build := func(map[string]float64) (ctxsel.Strategy, error) { return nil, errors.New("not built") }
+	buildFrom := func(map[string]float64, ctxsel.Deps) (ctxsel.Strategy, error) { return nil, errors.New("not built") }
+	for _, d := range []ctxsel.Def{{Name: "test_both", New: build, NewFrom: buildFrom}, {Name: "test_neither"}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Register(%s) did not panic", d.Name)
+				}
+			}()
+			ctxsel.Register(d)
+		}()
+	}
+}
+
 // A strategy parameter named like a cap would silently replace the cap for
 // that strategy (topp's own min_k once did): names stay apart.
 func TestNoParamShadowsACap(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -33,7 +34,7 @@ type Answering struct {
 	// PromptFor, when set, gives each record's reader prompt instead of
 	// Template (LaRA's prompt depends on the record's document kind; see
 	// LaRAPrompt).
-	PromptFor func(Record) ReaderPrompt
+	PromptFor func(dataset.Record) ReaderPrompt
 	// MaxFailures stops the run once more calls than this have failed;
 	// negative never stops. Either way Run reports the failures.
 	MaxFailures int
@@ -174,7 +175,7 @@ type ReaderPrompt struct {
 }
 
 // promptFor is rec's reader prompt: PromptFor's, else Template.
-func (a *Answering) promptFor(rec Record) ReaderPrompt {
+func (a *Answering) promptFor(rec dataset.Record) ReaderPrompt {
 	if a != nil && a.PromptFor != nil {
 		if p := a.PromptFor(rec); p.Template != "" {
 			return p
@@ -194,11 +195,11 @@ func (a *Answering) reserve() int {
 // rec.Passages made by any selector (a strategy, a TextSelector, a route's
 // step), and scores the reply. A failed reader or judge call is returned
 // as an error with the record filled as far as it got.
-func (a *Answering) Answer(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection) (QuestionAnswer, error) {
+func (a *Answering) Answer(ctx context.Context, counter token.Counter, rec dataset.Record, sel ctxsel.Selection) (QuestionAnswer, error) {
 	return a.answerWith(ctx, counter, rec, sel, a.promptFor(rec))
 }
 
-func (a *Answering) answerWith(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, p ReaderPrompt) (QuestionAnswer, error) {
+func (a *Answering) answerWith(ctx context.Context, counter token.Counter, rec dataset.Record, sel ctxsel.Selection, p ReaderPrompt) (QuestionAnswer, error) {
 	qa := a.newRecord(rec, sel)
 	r, err := a.read(ctx, counter, rec, sel, p, &qa)
 	if err != nil {
@@ -208,7 +209,7 @@ func (a *Answering) answerWith(ctx context.Context, counter token.Counter, rec R
 	return qa, a.score(ctx, rec, &qa)
 }
 
-func (a *Answering) newRecord(rec Record, sel ctxsel.Selection) QuestionAnswer {
+func (a *Answering) newRecord(rec dataset.Record, sel ctxsel.Selection) QuestionAnswer {
 	qa := QuestionAnswer{ID: rec.ID, Question: rec.Question, Gold: rec.Answers, Tokens: sel.Tokens, Why: sel.Explanation.Reason,
 		Selected: make([]string, len(sel.Indices))}
 	for i, idx := range sel.Indices {
@@ -220,7 +221,7 @@ func (a *Answering) newRecord(rec Record, sel ctxsel.Selection) QuestionAnswer {
 // read renders the prompt from sel's passages (in sel's order; pruned
 // texts when sel carries Evidence) and asks the reader, adding the call to
 // qa.
-func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record, sel ctxsel.Selection, p ReaderPrompt, qa *QuestionAnswer) (llm.Response, error) {
+func (a *Answering) read(ctx context.Context, counter token.Counter, rec dataset.Record, sel ctxsel.Selection, p ReaderPrompt, qa *QuestionAnswer) (llm.Response, error) {
 	ps := make([]llm.Passage, len(sel.Indices))
 	for i, idx := range sel.Indices {
 		if idx < 0 || idx >= len(rec.Passages) {
@@ -272,7 +273,7 @@ func (a *Answering) read(ctx context.Context, counter token.Counter, rec Record,
 }
 
 // score fills the lexical metrics and runs the extra judge.
-func (a *Answering) score(ctx context.Context, rec Record, qa *QuestionAnswer) error {
+func (a *Answering) score(ctx context.Context, rec dataset.Record, qa *QuestionAnswer) error {
 	qa.SubEM = answer.SubEM(qa.Prediction, rec.Answers)
 	qa.EM = answer.EM(qa.Prediction, rec.Answers)
 	qa.F1 = answer.F1(qa.Prediction, rec.Answers)
@@ -294,7 +295,7 @@ func (a *Answering) score(ctx context.Context, rec Record, qa *QuestionAnswer) e
 // its planned steps, each already cut to the window: the route's own steps
 // with its prompt (Datatype filling LDAR's {datatype}), the long-context
 // step with the record's reader prompt (the reader's own template).
-func (a *Answering) route(ctx context.Context, counter token.Counter, rec Record, r ctxsel.Route, steps []ctxsel.RouteStep) (QuestionAnswer, ctxsel.Selection, error) {
+func (a *Answering) route(ctx context.Context, counter token.Counter, rec dataset.Record, r ctxsel.Route, steps []ctxsel.RouteStep) (QuestionAnswer, ctxsel.Selection, error) {
 	top := steps[0].Selection
 	qa := a.newRecord(rec, top)
 	long := a.promptFor(rec)
@@ -329,7 +330,7 @@ type answerJob struct{ q, s int }
 // route slots' selection statistics from the context the route ended with.
 // It returns the per-slot answers (nil where a question failed) and the
 // totals; err is a cancellation or too many failures.
-func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []Record, stats []questionStats, slots []strategySlot, window int) ([][]*QuestionAnswer, AnswerTotals, error) {
+func answerAll(ctx context.Context, a *Answering, counter token.Counter, recs []dataset.Record, stats []questionStats, slots []strategySlot, window int) ([][]*QuestionAnswer, AnswerTotals, error) {
 	ac := *a
 	ac.window = window
 	a = &ac

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/token"
@@ -27,11 +28,11 @@ func (c instant) Chat(_ context.Context, req llm.Request) (llm.Response, error) 
 
 // benchQuestion is a question with k passages of about 100 tokens each,
 // all selected.
-func benchQuestion(k int) (eval.Record, ctxsel.Selection) {
-	rec := eval.Record{ID: "q", Question: "where was person7 born", Answers: []string{"town7", "Town Seven"}}
+func benchQuestion(k int) (dataset.Record, ctxsel.Selection) {
+	rec := dataset.Record{ID: "q", Question: "where was person7 born", Answers: []string{"town7", "Town Seven"}}
 	sel := ctxsel.Selection{}
 	for i := range k {
-		rec.Passages = append(rec.Passages, eval.Passage{ID: fmt.Sprint(i), Text: strings.Repeat(fmt.Sprintf("passage %d says something about person%d. ", i, i), 10)})
+		rec.Passages = append(rec.Passages, dataset.Passage{ID: fmt.Sprint(i), Text: strings.Repeat(fmt.Sprintf("passage %d says something about person%d. ", i, i), 10)})
 		sel.Indices = append(sel.Indices, i)
 	}
 	sel.K = k

@@ -6,14 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
-	"github.com/ctxsel/ctxsel/chunk"
 	_ "github.com/ctxsel/ctxsel/cutoff"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
@@ -22,11 +21,11 @@ import (
 )
 
 // smallSet is n questions with one gold passage each and two fillers.
-func smallSet(n int, gold bool) []eval.Record {
-	var recs []eval.Record
+func smallSet(n int, gold bool) []dataset.Record {
+	var recs []dataset.Record
 	for i := range n {
-		recs = append(recs, eval.Record{ID: fmt.Sprint("q", i), Question: fmt.Sprintf("where was person%d born", i), Answers: []string{fmt.Sprint("town", i)},
-			Passages: []eval.Passage{
+		recs = append(recs, dataset.Record{ID: fmt.Sprint("q", i), Question: fmt.Sprintf("where was person%d born", i), Answers: []string{fmt.Sprint("town", i)},
+			Passages: []dataset.Passage{
 				{ID: "g", Text: fmt.Sprintf("person%d was born in town%d", i, i), Gold: gold},
 				{ID: "f1", Text: fmt.Sprintf("weather report number %d", i)},
 				{ID: "f2", Text: fmt.Sprintf("a recipe for bread, variant %d", i)},
@@ -148,63 +147,6 @@ func TestAnswersCancel(t *testing.T) {
 	}
 }
 
-// TestLaRA reads the LaRA benchmark from ../shared: 32k books chunked
-// 600/100 tokens give about 64 passages per document (ldar.txt App. C.3).
-func TestLaRA(t *testing.T) {
-	const root = "../../shared/data/lara"
-	if _, err := os.Stat(root); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("LaRA missing in CI: %v", err)
-		}
-		t.Skip("LaRA not available")
-	}
-	tok, err := token.New("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := chunk.NewTokens(tok, 600, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := eval.LoadLaRA(context.Background(), root, "32k/book/location", ch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs := map[int]bool{}
-	total := 0
-	for _, r := range recs {
-		if r.Task != "location" || len(r.Answers) != 1 || r.GoldCount() != 0 || !strings.HasPrefix(r.ID, "32k/book/location/") {
-			t.Fatalf("record %+v", r.ID)
-		}
-		docs[len(r.Passages)] = true
-		total += len(r.Passages)
-	}
-	mean := float64(total) / float64(len(recs))
-	if len(recs) < 50 || mean < 40 || mean > 90 {
-		t.Fatalf("%d records, %.1f passages each", len(recs), mean)
-	}
-	for _, bad := range []string{"32k", "64k/book", "32k/poems", "32k/book/../x", "32k/book/nosuchlevel"} {
-		if _, err := eval.LoadLaRA(context.Background(), root, bad, ch); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
-func FuzzParseLaRA(f *testing.F) {
-	for _, s := range []string{"32k/book", "128k/paper/location", "", "/", "32k/book/a/b", "32k/book/.."} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		length, kind, level, err := eval.ParseLaRA(s)
-		if err != nil {
-			return
-		}
-		if length == "" || kind == "" || strings.ContainsAny(level, "/\\.") {
-			t.Fatalf("%q → %q %q %q", s, length, kind, level)
-		}
-	})
-}
-
 // TestTextSelectorRows: a TextSelector is measured and answered like a
 // strategy — wrapping topk:k=1 gives the same row.
 func TestTextSelectorRows(t *testing.T) {
@@ -302,12 +244,12 @@ func TestLaRAPrompt(t *testing.T) {
 			t.Errorf("LaRA %s template: sha256 %s, want LDAR's %s", kind, got, want)
 		}
 	}
-	p := eval.LaRAPrompt(eval.Record{ID: "32k/financial/location/3"})
+	p := eval.LaRAPrompt(dataset.Record{ID: "32k/financial/location/3"})
 	if p.System != "You are a helpful assistant" || p.Template == "" || !p.Verbatim ||
 		p.Context([]llm.Passage{{Text: "a"}, {Text: "b"}}) != "chunk 0: a.\n\nchunk 1: b.\n\n" {
 		t.Fatalf("LaRA prompt %+v", p)
 	}
-	if eval.LaRAPrompt(eval.Record{ID: "q1"}).Template != "" || eval.LaRAPrompt(eval.Record{ID: "32k/novel/x/1"}).Template != "" {
+	if eval.LaRAPrompt(dataset.Record{ID: "q1"}).Template != "" || eval.LaRAPrompt(dataset.Record{ID: "32k/novel/x/1"}).Template != "" {
 		t.Fatal("a LaRA prompt for a record that is not LaRA's")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -23,7 +24,7 @@ type QuestionCurve struct {
 // Curves scores every record's passages against its question and returns the
 // curves with token counts and gold labels. Records without gold passages are
 // skipped; the second result counts them. Order follows recs.
-func Curves(ctx context.Context, recs []Record, scorer score.Scorer, counter token.Counter, workers int) ([]QuestionCurve, int, error) {
+func Curves(ctx context.Context, recs []dataset.Record, scorer score.Scorer, counter token.Counter, workers int) ([]QuestionCurve, int, error) {
 	if counter == nil {
 		c, err := token.New(token.Default)
 		if err != nil {
@@ -31,7 +32,7 @@ func Curves(ctx context.Context, recs []Record, scorer score.Scorer, counter tok
 		}
 		counter = c
 	}
-	var kept []Record
+	var kept []dataset.Record
 	for _, r := range recs {
 		if r.GoldCount() > 0 {
 			kept = append(kept, r)
@@ -47,7 +48,7 @@ func Curves(ctx context.Context, recs []Record, scorer score.Scorer, counter tok
 // score is the one scoring path of Curves and Run: the scorer prepares every
 // distinct passage once, then workers score the records in parallel and
 // count their tokens. The first failure stops the rest.
-func scoreAll(ctx context.Context, recs []Record, scorer score.Scorer, counter token.Counter, workers int, progress, prepareProgress func(done, total int)) ([]QuestionCurve, error) {
+func scoreAll(ctx context.Context, recs []dataset.Record, scorer score.Scorer, counter token.Counter, workers int, progress, prepareProgress func(done, total int)) ([]QuestionCurve, error) {
 	if p, ok := scorer.(score.Preparer); ok {
 		if err := p.Prepare(ctx, uniqueTexts(recs), prepareProgress); err != nil {
 			return nil, fmt.Errorf("prepare %s: %w", scorer.Name(), err)
@@ -65,7 +66,7 @@ func scoreAll(ctx context.Context, recs []Record, scorer score.Scorer, counter t
 	return out, nil
 }
 
-func scoreRecord(ctx context.Context, r Record, scorer score.Scorer, counter token.Counter) (QuestionCurve, error) {
+func scoreRecord(ctx context.Context, r dataset.Record, scorer score.Scorer, counter token.Counter) (QuestionCurve, error) {
 	texts := make([]string, len(r.Passages))
 	q := QuestionCurve{RecordID: r.ID, Tokens: make([]int, len(texts)), Gold: make([]bool, len(texts))}
 	for j, p := range r.Passages {
@@ -88,7 +89,7 @@ func scoreRecord(ctx context.Context, r Record, scorer score.Scorer, counter tok
 	return q, nil
 }
 
-func uniqueTexts(recs []Record) []string {
+func uniqueTexts(recs []dataset.Record) []string {
 	var texts []string
 	seen := map[string]bool{}
 	for _, r := range recs {

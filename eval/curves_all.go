@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
 // CurvesAll is Curves without skipping records that have no gold passage:
 // for data measured by answers alone (LaRA).
-func CurvesAll(ctx context.Context, recs []Record, scorer score.Scorer, counter token.Counter, workers int) ([]QuestionCurve, error) {
+func CurvesAll(ctx context.Context, recs []dataset.Record, scorer score.Scorer, counter token.Counter, workers int) ([]QuestionCurve, error) {
 	if counter == nil {
 		c, err := token.New(token.Default)
 		if err != nil {

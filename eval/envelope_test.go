@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/score"
 )
@@ -42,10 +43,12 @@ func TestBudgetFrontierHand(t *testing.T) {
 // passages are long, q2's short, so at the same mean tokens a budget gives
 // q2 more passages. The envelope must follow the budget there.
 func TestEnvelopeFollowsBudget(t *testing.T) {
-	p := func(id, text string, gold bool) Passage { return Passage{ID: id, Text: text, Gold: gold} }
-	recs := []Record{
-		{ID: "q1", Question: "?", Passages: []Passage{p("a", "0.9 100", true), p("b", "0.8 100", false)}},
-		{ID: "q2", Question: "?", Passages: []Passage{p("a", "0.9 10", false), p("b", "0.8 10", true)}},
+	p := func(id, text string, gold bool) dataset.Passage {
+		return dataset.Passage{ID: id, Text: text, Gold: gold}
+	}
+	recs := []dataset.Record{
+		{ID: "q1", Question: "?", Passages: []dataset.Passage{p("a", "0.9 100", true), p("b", "0.8 100", false)}},
+		{ID: "q2", Question: "?", Passages: []dataset.Passage{p("a", "0.9 10", false), p("b", "0.8 10", true)}},
 	}
 	specs, _ := ctxsel.ParseSpecList("budget:tokens=20")
 	rep, err := Run(context.Background(), recs, fakeScorer{}, Options{Strategies: specs, Counter: fakeCounter{}, Bootstrap: 50})
@@ -121,7 +124,7 @@ func TestBaselinesAndHybridChannels(t *testing.T) {
 // Two runs of BM25 (and of a hybrid over it) give identical reports: no map
 // order leaks into the scores.
 func TestBM25Deterministic(t *testing.T) {
-	recs, err := Pool(handTextRecords(), 0, 1)
+	recs, err := dataset.Pool(handTextRecords(), 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,16 +157,18 @@ func TestBM25Deterministic(t *testing.T) {
 	}
 }
 
-func handTextRecords() []Record {
-	p := func(id, text string, gold bool) Passage { return Passage{ID: id, Text: text, Gold: gold} }
-	return []Record{
-		{ID: "q1", Question: "who wrote the river song about the old mill", Passages: []Passage{
+func handTextRecords() []dataset.Record {
+	p := func(id, text string, gold bool) dataset.Passage {
+		return dataset.Passage{ID: id, Text: text, Gold: gold}
+	}
+	return []dataset.Record{
+		{ID: "q1", Question: "who wrote the river song about the old mill", Passages: []dataset.Passage{
 			p("a", "The river song was written by Ada Miller about the old mill.", true),
 			p("b", "A mill grinds grain; the old mill stood by the river.", false),
 			p("c", "Songs about rivers are common in folk music.", false),
 			p("d", "Ada Miller was born in 1901 and wrote many songs.", true),
 			p("e", "Unrelated text about mountains and snow.", false)}},
-		{ID: "q2", Question: "when was the bridge over the bay opened", Passages: []Passage{
+		{ID: "q2", Question: "when was the bridge over the bay opened", Passages: []dataset.Passage{
 			p("a", "The bay bridge opened in 1936 after three years of work.", true),
 			p("b", "Bridges span rivers, bays and valleys.", false),
 			p("c", "The bay is home to many seabirds.", false)}},

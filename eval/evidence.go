@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
+	"github.com/ctxsel/ctxsel/dataset"
 )
 
 // SpanCoverage is the share of a gold span's bytes that must be in the sent
@@ -70,7 +71,7 @@ type recordEvidence struct {
 	ansIn []int8
 }
 
-func newRecordEvidence(r Record) *recordEvidence {
+func newRecordEvidence(r dataset.Record) *recordEvidence {
 	e := &recordEvidence{texts: make([]string, len(r.Passages)), spans: make([][][2]int, len(r.Passages)), ansIn: make([]int8, len(r.Passages))}
 	for i, p := range r.Passages {
 		e.texts[i], e.spans[i] = p.Text, p.GoldSpans

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/dataset"
 )
 
 // lastSentence is a pruning selector for tests: from each of the best two
@@ -38,18 +39,18 @@ func spanOf(text, sentence string) [2]int {
 	return [2]int{i, i + len(sentence)}
 }
 
-func evidenceRecords() []Record {
+func evidenceRecords() []dataset.Record {
 	a := "0.9 100 Intro words here. The capital is Paris."
 	b := "0.5 100 Nothing relevant here. Really nothing."
 	c := "0.3 100 Other fact. Second gold sentence."
 	d := "0.8 100 Yes it is. It was built in 1900."
-	return []Record{
-		{ID: "q1", Question: "capital?", Answers: []string{"Paris"}, Passages: []Passage{
+	return []dataset.Record{
+		{ID: "q1", Question: "capital?", Answers: []string{"Paris"}, Passages: []dataset.Passage{
 			{ID: "a", Text: a, Gold: true, GoldSpans: [][2]int{spanOf(a, "The capital is Paris.")}},
 			{ID: "b", Text: b},
 			{ID: "c", Text: c, Gold: true, GoldSpans: [][2]int{spanOf(c, "Second gold sentence.")}},
 		}},
-		{ID: "q2", Question: "old?", Answers: []string{"yes"}, Passages: []Passage{
+		{ID: "q2", Question: "old?", Answers: []string{"yes"}, Passages: []dataset.Passage{
 			{ID: "d", Text: d, Gold: true, GoldSpans: [][2]int{spanOf(d, "It was built in 1900.")}},
 			{ID: "b", Text: b},
 		}},

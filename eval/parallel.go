@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/ctxsel/ctxsel/dataset"
 )
 
 // eachRecord calls do for every index of recs on workers goroutines (one per
 // core when workers <= 0), calling progress after each success. The first
 // failure cancels the rest and is what eachRecord returns, with its
 // record's ID; failures that follow (cancellations) are dropped.
-func eachRecord(ctx context.Context, recs []Record, workers int, progress func(done, total int), do func(ctx context.Context, i int) error) error {
+func eachRecord(ctx context.Context, recs []dataset.Record, workers int, progress func(done, total int), do func(ctx context.Context, i int) error) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}

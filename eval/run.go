@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/score"
 	_ "github.com/ctxsel/ctxsel/selfroute" // registers the answering route
@@ -18,6 +19,10 @@ import (
 type Options struct {
 	// Strategies to measure; their names in the report are Spec.String().
 	Strategies []ctxsel.Spec
+	// Deps are the dependencies of strategies built from an input the
+	// caller supplies (the band's policy, ldar.DepPolicy); nil: none, so
+	// such a strategy runs its default.
+	Deps ctxsel.Deps
 	// Counter counts passage tokens; nil means token.Default.
 	Counter token.Counter
 	// Workers score questions in parallel; 0 means GOMAXPROCS.
@@ -96,7 +101,7 @@ type Baseline struct {
 // Run scores every record's passages against its question, applies each
 // strategy, and aggregates the figures. Records without gold passages are
 // skipped and counted.
-func Run(ctx context.Context, recs []Record, scorer score.Scorer, opt Options) (*Report, error) {
+func Run(ctx context.Context, recs []dataset.Record, scorer score.Scorer, opt Options) (*Report, error) {
 	if scorer == nil {
 		return nil, fmt.Errorf("eval: no scorer")
 	}
@@ -119,7 +124,7 @@ func Run(ctx context.Context, recs []Record, scorer score.Scorer, opt Options) (
 	for _, r := range recs {
 		gold = gold || r.GoldCount() > 0
 	}
-	var kept []Record
+	var kept []dataset.Record
 	skipped := 0
 	for _, r := range recs {
 		if r.GoldCount() == 0 && (gold || opt.Answer == nil) {
@@ -238,7 +243,7 @@ func bestSingle(bs []Baseline, tokens float64) float64 {
 // baselineStats scores the kept records with every baseline scorer (or
 // takes the matching channel of the main scorer) and returns their ranking
 // prefixes per question.
-func baselineStats(ctx context.Context, kept []Record, curves []QuestionCurve, scorer score.Scorer, counter token.Counter, opt Options) ([][]questionStats, error) {
+func baselineStats(ctx context.Context, kept []dataset.Record, curves []QuestionCurve, scorer score.Scorer, counter token.Counter, opt Options) ([][]questionStats, error) {
 	var channels []string
 	if cs, ok := scorer.(score.ChannelScorer); ok {
 		channels = cs.Channels()
@@ -329,7 +334,7 @@ func newSlots(opt Options) ([]strategySlot, error) {
 	slots := make([]strategySlot, len(opt.Strategies))
 	for i, sp := range opt.Strategies {
 		slots[i].name = sp.String()
-		res, err := ctxsel.Resolver{Kinds: ctxsel.StrategyKind | ctxsel.RouteKind}.Resolve(sp.String())
+		res, err := ctxsel.Resolver{Kinds: ctxsel.StrategyKind | ctxsel.RouteKind, Deps: opt.Deps}.Resolve(sp.String())
 		if err != nil {
 			return nil, err
 		}
@@ -364,7 +369,7 @@ func SelectorName(ts ctxsel.TextSelector) string {
 // windowBudget returns the passage budget of one question under
 // Options.Window (nil without a window): the window less the answer's
 // reserve and the prompt around the passages.
-func windowBudget(opt Options, counter token.Counter) func(Record) int {
+func windowBudget(opt Options, counter token.Counter) func(dataset.Record) int {
 	if opt.Window <= 0 {
 		return nil
 	}
@@ -372,7 +377,7 @@ func windowBudget(opt Options, counter token.Counter) func(Record) int {
 	if opt.Answer != nil {
 		reserve = opt.Answer.reserve()
 	}
-	return func(r Record) int {
+	return func(r dataset.Record) int {
 		// The reader prompt of this record (LaRA's on lara: data), its system
 		// message counted as part of it.
 		p := opt.Answer.promptFor(r)
@@ -382,7 +387,7 @@ func windowBudget(opt Options, counter token.Counter) func(Record) int {
 
 // measure applies every strategy to one scored question. With a window
 // budget every selection is cut to it, and full keeps document order.
-func measure(r Record, q QuestionCurve, slots []strategySlot, budget func(Record) int) (questionStats, error) {
+func measure(r dataset.Record, q QuestionCurve, slots []strategySlot, budget func(dataset.Record) int) (questionStats, error) {
 	cands := make([]ctxsel.Candidate, len(r.Passages))
 	for i, p := range r.Passages {
 		cands[i] = ctxsel.Candidate{ID: p.ID, Score: q.Scores[i], Tokens: q.Tokens[i]}

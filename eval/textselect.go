@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/llm"
 )
 
@@ -28,7 +29,7 @@ type callStats struct {
 // take a context and may fail) on every question, workers at a time,
 // cutting each selection to the window budget like measure does for
 // strategies. The first failure stops the rest; progress counts questions.
-func selectTexts(ctx context.Context, recs []Record, curves []QuestionCurve, stats []questionStats, slots []strategySlot, budget func(Record) int, workers int, progress func(done, total int)) error {
+func selectTexts(ctx context.Context, recs []dataset.Record, curves []QuestionCurve, stats []questionStats, slots []strategySlot, budget func(dataset.Record) int, workers int, progress func(done, total int)) error {
 	var textSlots []int
 	for i, sl := range slots {
 		if sl.text != nil {
@@ -43,7 +44,7 @@ func selectTexts(ctx context.Context, recs []Record, curves []QuestionCurve, sta
 	})
 }
 
-func selectTextsOne(ctx context.Context, r Record, q QuestionCurve, st *questionStats, slots []strategySlot, textSlots []int, budget func(Record) int) error {
+func selectTextsOne(ctx context.Context, r dataset.Record, q QuestionCurve, st *questionStats, slots []strategySlot, textSlots []int, budget func(dataset.Record) int) error {
 	cands := make([]ctxsel.Candidate, len(r.Passages))
 	texts := make([]string, len(r.Passages))
 	for i, p := range r.Passages {

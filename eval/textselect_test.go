@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/picker"
@@ -41,10 +42,12 @@ func pickerRun(t *testing.T, srv *llmtest.Server, spec string) ctxsel.MeteredSel
 // budget offers every gold passage; a garbage endpoint is invalid on every
 // question and reports the fallback's figures.
 func TestRunTextSelectors(t *testing.T) {
-	p := func(id, text string, gold bool) Passage { return Passage{ID: id, Text: text, Gold: gold} }
-	recs := []Record{
-		{ID: "q1", Question: "first?", Passages: []Passage{p("a", "0.9 10", true), p("b", "0.8 20", false), p("c", "0.5 30", true), p("d", "0.1 40", false)}},
-		{ID: "q2", Question: "second?", Passages: []Passage{p("a", "0.7 10", true), p("b", "0.6 10", false), p("c", "0.2 10", false)}},
+	p := func(id, text string, gold bool) dataset.Passage {
+		return dataset.Passage{ID: id, Text: text, Gold: gold}
+	}
+	recs := []dataset.Record{
+		{ID: "q1", Question: "first?", Passages: []dataset.Passage{p("a", "0.9 10", true), p("b", "0.8 20", false), p("c", "0.5 30", true), p("d", "0.1 40", false)}},
+		{ID: "q2", Question: "second?", Passages: []dataset.Passage{p("a", "0.7 10", true), p("b", "0.6 10", false), p("c", "0.2 10", false)}},
 	}
 	gold := map[string][]string{"first?": {"a", "c"}, "second?": {"a"}}
 	oracle := llmtest.New(pickertest.Gold(gold))

@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/embed/cache"
 	"github.com/ctxsel/ctxsel/embed/uselite"
-	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/evidence"
 	"github.com/ctxsel/ctxsel/lexical"
 	"github.com/ctxsel/ctxsel/token"
@@ -21,7 +21,7 @@ import (
 // real question, scored by BM25 (the curve the selector cuts).
 func benchPassages(b *testing.B, n, size int) (ctxsel.TextQuery, *token.Tiktoken) {
 	b.Helper()
-	recs, err := eval.LoadFile("../../shared/data/hotpotqa_dev500.jsonl")
+	recs, err := dataset.LoadFile("../../shared/data/hotpotqa_dev500.jsonl")
 	if err != nil {
 		b.Skipf("benchmark data: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/evidence"
 	"github.com/ctxsel/ctxsel/index/indextest"
 	"github.com/ctxsel/ctxsel/score"
@@ -20,11 +20,11 @@ import (
 // spread over the whole pool differs from its top's.
 func pooledQuery(t *testing.T, n int) ctxsel.TextQuery {
 	t.Helper()
-	recs, err := eval.LoadFile("../../shared/data/hotpotqa_sf_dev53.jsonl")
+	recs, err := dataset.LoadFile("../../shared/data/hotpotqa_sf_dev53.jsonl")
 	if err != nil {
 		t.Fatalf("test data: %v", err)
 	}
-	pooled, err := eval.Pool(recs[:1+n/10], n, 1)
+	pooled, err := dataset.Pool(recs[:1+n/10], n, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

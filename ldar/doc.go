@@ -22,7 +22,9 @@
 // the same interface.
 //
 // Importing the package registers the "band" strategy with ctxsel. It runs
-// the policy embedded in the binary (default.safetensors), the file named by
-// $CTXSEL_BAND_POLICY, or the one passed to SetDefault. Policy files are
-// safetensors with metadata (see FormatName).
+// the policy its caller passes as the dependency DepPolicy (ctxsel.Resolver's
+// Deps: the command line reads it from the file $CTXSEL_BAND_POLICY names),
+// else the policy embedded in the binary (default.safetensors); building it
+// reads no environment and no file. Policy files are safetensors with
+// metadata (see FormatName).
 package ldar

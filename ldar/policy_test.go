@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -161,12 +162,11 @@ func TestStrategyRegistered(t *testing.T) {
 		t.Fatal("band not registered")
 	}
 	p := tinyPolicy(t)
-	SetDefault(p)
-	defer SetDefault(nil)
-	st, caps, err := ctxsel.Parse("band:max_k=3")
+	res, err := ctxsel.Resolver{Deps: ctxsel.DepsOf(map[string]any{DepPolicy: p})}.Resolve("band:max_k=3")
 	if err != nil {
 		t.Fatal(err)
 	}
+	st, caps := res.Strategy, res.Caps
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{1, 2, 3, 7, 8, 9, 100, 1000} {
 		cands := make([]ctxsel.Candidate, n)
@@ -191,19 +191,58 @@ func TestStrategyRegistered(t *testing.T) {
 	}
 }
 
-func TestEnvPolicy(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "p.safetensors")
-	if err := tinyPolicy(t).Save(path); err != nil {
+// TestPolicyDep: a band built with the caller's policy runs that policy,
+// one built without it the embedded default; a dependency that fails or
+// has the wrong type fails the build (and the band reads nothing else).
+func TestPolicyDep(t *testing.T) {
+	p := tinyPolicy(t)
+	def, err := Default()
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(EnvPolicy, path)
-	p, err := Current()
-	if err != nil || p.Config().Dim != 8 {
-		t.Fatalf("env policy: %v %+v", err, p)
+	cands := make([]ctxsel.Candidate, 40)
+	for i := range cands {
+		cands[i] = ctxsel.Candidate{ID: fmt.Sprint(i), Score: 1 / float64(i+1), Tokens: 10 + i}
 	}
-	t.Setenv(EnvPolicy, filepath.Join(t.TempDir(), "missing"))
-	if _, _, err := ctxsel.Parse("band"); !errors.Is(err, ctxsel.ErrInvalidInput) {
-		t.Errorf("missing env policy: err = %v", err)
+	c, err := ctxsel.NewCurve(cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutOf := func(s ctxsel.Strategy) ctxsel.Cut {
+		t.Helper()
+		cut, err := s.Cut(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cut
+	}
+	want, wantDef := cutOf(p.Strategy()), cutOf(def.Strategy())
+	if want.Reason == wantDef.Reason {
+		t.Fatalf("the tiny and the default policy cut alike (%s): the test cannot tell them apart", want.Reason)
+	}
+	withP := ctxsel.DepsOf(map[string]any{DepPolicy: p})
+	st, _, err := ctxsel.NewWith(ctxsel.Spec{Name: "band"}, withP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cutOf(st); got.Reason != want.Reason {
+		t.Errorf("with the policy: %s, want %s", got.Reason, want.Reason)
+	}
+	for name, deps := range map[string]ctxsel.Deps{"nil": nil, "without it": ctxsel.DepsOf(nil)} {
+		st, _, err := ctxsel.NewWith(ctxsel.Spec{Name: "band"}, deps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cutOf(st); got.Reason != wantDef.Reason {
+			t.Errorf("deps %s: %s, want the default's %s", name, got.Reason, wantDef.Reason)
+		}
+	}
+	failing := func(string) (any, error) { return nil, errors.New("no such file") }
+	if _, err := (ctxsel.Resolver{Deps: failing}).Resolve("band"); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("a failing dependency: err = %v", err)
+	}
+	if _, err := (ctxsel.Resolver{Deps: ctxsel.DepsOf(map[string]any{DepPolicy: "p.safetensors"})}).Resolve("band"); err == nil {
+		t.Error("a policy of the wrong type was accepted")
 	}
 }
 

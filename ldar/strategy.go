@@ -2,55 +2,15 @@ package ldar
 
 import (
 	"fmt"
-	"os"
-	"sync"
 
 	"github.com/ctxsel/ctxsel"
 )
 
-// EnvPolicy names the environment variable that, when set to a policy
-// file, makes the band strategy use that policy instead of the embedded
-// default (SetDefault wins over it).
-const EnvPolicy = "CTXSEL_BAND_POLICY"
-
-var active struct {
-	sync.Mutex
-	p       *Policy
-	envPath string
-	envP    *Policy
-}
-
-// SetDefault makes the band strategy built by ctxsel.New (and so by
-// `--strategies band` and eval.Run) use p; nil restores the usual choice
-// ($CTXSEL_BAND_POLICY, else the embedded policy). Strategies already built
-// keep their policy.
-func SetDefault(p *Policy) {
-	active.Lock()
-	defer active.Unlock()
-	active.p = p
-}
-
-// Current returns the policy a new band strategy uses: the one given to
-// SetDefault, else the file named by $CTXSEL_BAND_POLICY, else the embedded
-// default.
-func Current() (*Policy, error) {
-	active.Lock()
-	defer active.Unlock()
-	if active.p != nil {
-		return active.p, nil
-	}
-	if path := os.Getenv(EnvPolicy); path != "" {
-		if active.envP == nil || active.envPath != path {
-			p, err := Load(path)
-			if err != nil {
-				return nil, fmt.Errorf("%w: $%s: %v", ctxsel.ErrInvalidInput, EnvPolicy, err)
-			}
-			active.envP, active.envPath = p, path
-		}
-		return active.envP, nil
-	}
-	return Default()
-}
+// DepPolicy names the dependency (a *Policy) that a band strategy runs:
+// the caller of ctxsel.Resolve (Resolver.Deps) or ctxsel.NewWith supplies
+// it, having read it from wherever it keeps policies (the command line:
+// $CTXSEL_BAND_POLICY). Without it a band runs the embedded default.
+const DepPolicy = "band_policy"
 
 // Strategy returns the policy as a ctxsel strategy named "band".
 func (p *Policy) Strategy() ctxsel.Strategy { return band{p} }
@@ -109,11 +69,16 @@ func (b band) Cut(c *ctxsel.Curve) (ctxsel.Cut, error) {
 func init() {
 	ctxsel.Register(ctxsel.Def{
 		Name: "band",
-		Doc:  "LDAR learned band: a trained policy reads the shape of the similarity curve and picks a band of ranks (embedded policy, or $" + EnvPolicy + ")",
-		New: func(map[string]float64) (ctxsel.Strategy, error) {
-			p, err := Current()
+		Doc:  "LDAR learned band: a trained policy reads the shape of the similarity curve and picks a band of ranks (the embedded policy, or the caller's: $CTXSEL_BAND_POLICY on the command line and in serve)",
+		NewFrom: func(_ map[string]float64, deps ctxsel.Deps) (ctxsel.Strategy, error) {
+			p, ok, err := ctxsel.OptionalDep[*Policy](deps, DepPolicy)
 			if err != nil {
 				return nil, err
+			}
+			if !ok || p == nil {
+				if p, err = Default(); err != nil {
+					return nil, err
+				}
 			}
 			return band{p}, nil
 		},

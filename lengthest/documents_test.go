@@ -10,7 +10,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/chunk"
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -26,7 +26,7 @@ func tiktoken(t testing.TB) *token.Tiktoken {
 
 // summhay loads the real SummHay records (../shared/data); in CI their
 // absence is a failure, not a skip.
-func summhay(t testing.TB) []eval.Record {
+func summhay(t testing.TB) []dataset.Record {
 	t.Helper()
 	const path = "../../shared/data/summhay_news.jsonl.gz"
 	if _, err := os.Stat(path); err != nil {
@@ -35,7 +35,7 @@ func summhay(t testing.TB) []eval.Record {
 		}
 		t.Skip("SummHay data not available")
 	}
-	recs, err := eval.LoadFile(path)
+	recs, err := dataset.LoadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package mine
 
 import (
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -25,7 +25,7 @@ type Estimate struct {
 
 // EstimateCost renders the prompts mining would send first and counts them,
 // without calling anything.
-func EstimateCost(recs []eval.Record, k int, tmpl llm.Template, counter token.Counter) (Estimate, error) {
+func EstimateCost(recs []dataset.Record, k int, tmpl llm.Template, counter token.Counter) (Estimate, error) {
 	if k <= 0 {
 		k = DefaultK
 	}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/answer"
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/score"
 )
@@ -117,7 +117,7 @@ func (p Provenance) Tokens() int { return p.PromptTokens + p.CompletionTokens }
 
 // Candidates returns the input indices of the record's top-k passages by
 // BM25 over the question and its answers, best first (ties: input order).
-func Candidates(rec eval.Record, k int) []int {
+func Candidates(rec dataset.Record, k int) []int {
 	texts := make([]string, len(rec.Passages))
 	for i, p := range rec.Passages {
 		texts[i] = p.Text
@@ -129,7 +129,7 @@ func Candidates(rec eval.Record, k int) []int {
 // Record mines one record: Algorithm 1. The error is a failed call, a
 // cancelled context or the token cap; a record that cannot be mined is
 // Dropped with a Reason.
-func Record(ctx context.Context, rec eval.Record, opt Options) (Provenance, error) {
+func Record(ctx context.Context, rec dataset.Record, opt Options) (Provenance, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return Provenance{}, err
@@ -185,7 +185,7 @@ func Record(ctx context.Context, rec eval.Record, opt Options) (Provenance, erro
 
 // answerable runs the answer-judge pipeline on the passages set (input
 // indices, shown in that order).
-func answerable(ctx context.Context, rec eval.Record, set []int, opt Options, prov *Provenance) (bool, error) {
+func answerable(ctx context.Context, rec dataset.Record, set []int, opt Options, prov *Provenance) (bool, error) {
 	ps := make([]llm.Passage, len(set))
 	for j, i := range set {
 		ps[j] = llm.Passage{Label: rec.Passages[i].ID, Text: rec.Passages[i].Text}
@@ -223,7 +223,7 @@ func answerable(ctx context.Context, rec eval.Record, set []int, opt Options, pr
 
 // Mined is the record with gold = the mined set and the provenance in
 // meta.mined (other meta keys are kept).
-func Mined(rec eval.Record, prov Provenance) (eval.Record, error) {
+func Mined(rec dataset.Record, prov Provenance) (dataset.Record, error) {
 	out := rec
 	out.Passages = slices.Clone(rec.Passages)
 	gold := make(map[string]bool, len(prov.Gold))
@@ -242,11 +242,11 @@ func Mined(rec eval.Record, prov Provenance) (eval.Record, error) {
 	}
 	b, err := json.Marshal(prov)
 	if err != nil {
-		return eval.Record{}, fmt.Errorf("mine: %w", err)
+		return dataset.Record{}, fmt.Errorf("mine: %w", err)
 	}
 	meta["mined"] = b
 	if out.Meta, err = json.Marshal(meta); err != nil {
-		return eval.Record{}, fmt.Errorf("mine: %w", err)
+		return dataset.Record{}, fmt.Errorf("mine: %w", err)
 	}
 	return out, nil
 }

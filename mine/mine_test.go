@@ -12,7 +12,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/answer"
 	"github.com/ctxsel/ctxsel/chunk"
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/mine"
@@ -20,15 +20,15 @@ import (
 
 // records builds n two-hop questions: passages g1, g2 hold the evidence
 // (both needed), d1..d4 are distractors sharing words with the question.
-func records(n int) ([]eval.Record, []llmtest.Question) {
-	var recs []eval.Record
+func records(n int) ([]dataset.Record, []llmtest.Question) {
+	var recs []dataset.Record
 	var table []llmtest.Question
 	for i := range n {
 		ans := fmt.Sprintf("answer%d", i)
 		q := fmt.Sprintf("Which town did founder%d of company%d come from?", i, i)
 		g1 := fmt.Sprintf("Company%d was founded by founder%d in 1900.", i, i)
 		g2 := fmt.Sprintf("Founder%d was born in %s, a small town.", i, ans)
-		ps := []eval.Passage{
+		ps := []dataset.Passage{
 			{ID: "d1", Text: fmt.Sprintf("Company%d sells shoes in many countries.", i)},
 			{ID: "g1", Text: g1, Gold: true},
 			{ID: "d2", Text: "The weather in spring is mild."},
@@ -36,7 +36,7 @@ func records(n int) ([]eval.Record, []llmtest.Question) {
 			{ID: "d3", Text: fmt.Sprintf("A town is a settlement; founder%d liked towns.", i)},
 			{ID: "d4", Text: "Rivers flow to the sea."},
 		}
-		recs = append(recs, eval.Record{ID: fmt.Sprint("q", i), Question: q, Answers: []string{ans}, Passages: ps})
+		recs = append(recs, dataset.Record{ID: fmt.Sprint("q", i), Question: q, Answers: []string{ans}, Passages: ps})
 		table = append(table, llmtest.Question{Question: q, Gold: []string{g1, g2}, Answer: ans})
 	}
 	return recs, table
@@ -186,7 +186,7 @@ func TestRechunk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := eval.Record{ID: "r", Question: "q", Passages: []eval.Passage{
+	rec := dataset.Record{ID: "r", Question: "q", Passages: []dataset.Passage{
 		{ID: "a", Text: "First sentence about rivers. Second sentence about towns. Third one here.", Gold: true},
 		{ID: "b", Text: "Short."},
 	}}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/internal/recordlog"
 	"github.com/ctxsel/ctxsel/llm"
 )
@@ -117,7 +117,7 @@ func describe(c llm.Client) string {
 // Dropped records are left out and counted. On the token cap it returns
 // what was finished, Summary.StoppedAtCap, and an error wrapping
 // llm.ErrTokenCap.
-func Run(ctx context.Context, recs []eval.Record, ro RunOptions) ([]eval.Record, Summary, error) {
+func Run(ctx context.Context, recs []dataset.Record, ro RunOptions) ([]dataset.Record, Summary, error) {
 	var err error
 	if ro.Options, err = ro.Options.withDefaults(); err != nil {
 		return nil, Summary{}, err
@@ -242,7 +242,7 @@ feed:
 	wg.Wait()
 	sum.Tokens = int(bud.used.Load())
 
-	var out []eval.Record
+	var out []dataset.Record
 	var gold, cands float64
 	for i, p := range provs {
 		if p == nil {

@@ -1,11 +1,12 @@
-// Package picker is Context-Picker's inference, reward and prompts (Zhu et
+// Package picker is Context-Picker's inference and prompts (Zhu et
 // al., "Context-Picker", ../shared/papers/context-picker.txt): an LLM reads
 // the best candidates within a token budget and returns a minimal
 // sufficient evidence set with a rationale. The Picker is a
 // ctxsel.TextSelector: it reads texts, calls a model and may fail, unlike
 // the pure score-only strategies. Its output is validated against the
 // offered ids; an invalid answer never fails the request but falls back to
-// a score-only strategy, and the explanation says so.
+// a score-only strategy, and the explanation says so. Eq. 6, the reward of
+// its RL training, is package picker/reward (training-only).
 package picker
 
 import (
@@ -19,13 +20,19 @@ import (
 
 // Picker is the LLM evidence picker. It is safe for concurrent use.
 type Picker struct {
-	cfg      Config
-	client   llm.Client
-	fallback string
+	cfg    Config
+	client llm.Client
+	// fallback and its caps: cfg.Fallback, built once
+	fallback     ctxsel.Strategy
+	fallbackCaps ctxsel.Caps
 }
 
 // New returns a picker calling client under cfg (a Config from ParseSpec).
-func New(client llm.Client, cfg Config) (*Picker, error) {
+func New(client llm.Client, cfg Config) (*Picker, error) { return NewWith(client, cfg, nil) }
+
+// NewWith is New with the dependencies of the fallback strategy
+// (ctxsel.NewWith's: a band fallback's policy, ldar.DepPolicy); nil: none.
+func NewWith(client llm.Client, cfg Config, deps ctxsel.Deps) (*Picker, error) {
 	if client == nil {
 		return nil, invalidf("picker: no LLM client")
 	}
@@ -35,10 +42,15 @@ func New(client llm.Client, cfg Config) (*Picker, error) {
 	if cfg.Fallback == "" {
 		cfg.Fallback = DefaultFallback
 	}
-	if _, _, err := ctxsel.Parse(cfg.Fallback); err != nil {
+	sp, err := ctxsel.ParseSpec(cfg.Fallback)
+	if err != nil {
 		return nil, fmt.Errorf("picker: fallback: %w", err)
 	}
-	return &Picker{cfg: cfg, client: client, fallback: cfg.Fallback}, nil
+	st, caps, err := ctxsel.NewWith(sp, deps)
+	if err != nil {
+		return nil, fmt.Errorf("picker: fallback: %w", err)
+	}
+	return &Picker{cfg: cfg, client: client, fallback: st, fallbackCaps: caps}, nil
 }
 
 // Name implements ctxsel.TextSelector.
@@ -176,14 +188,11 @@ func (p *Picker) Pick(ctx context.Context, q ctxsel.TextQuery) (Result, error) {
 
 // fallBack selects with the fallback strategy and says why.
 func (p *Picker) fallBack(q ctxsel.TextQuery, res Result, why string) (Result, error) {
-	st, caps, err := ctxsel.Parse(p.fallback)
-	if err != nil {
-		return Result{}, fmt.Errorf("picker: fallback: %w", err)
-	}
-	caps = mergeCaps(caps, q.Caps)
+	st := p.fallback
+	caps := mergeCaps(p.fallbackCaps, q.Caps)
 	sel, err := ctxsel.Select(q.Curve, st, caps, q.Order)
 	if err != nil {
-		return Result{}, fmt.Errorf("picker: fallback %s: %w", p.fallback, err)
+		return Result{}, fmt.Errorf("picker: fallback %s: %w", p.cfg.Fallback, err)
 	}
 	sel.Explanation.Reason = fmt.Sprintf("picker output invalid: %s; fell back to %s: %s", why, st.Name(), sel.Explanation.Reason)
 	sel.Explanation.Strategy = "picker"

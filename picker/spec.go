@@ -104,7 +104,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return New(c, cfg)
+			return NewWith(c, cfg, deps)
 		},
 	})
 }

@@ -20,17 +20,17 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/embed/cache"
 	"github.com/ctxsel/ctxsel/embed/uselite"
-	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/token"
 )
 
 // rerankBenchDocs builds n documents of about 200 tokens from HotpotQA
 // passages (consecutive passages joined until 200 tokens), and a question.
 func rerankBenchDocs(b *testing.B, n int) (string, []string) {
-	recs, err := eval.LoadFile("../../shared/data/hotpotqa_dev500.jsonl")
+	recs, err := dataset.LoadFile("../../shared/data/hotpotqa_dev500.jsonl")
 	if err != nil {
 		b.Fatalf("the benchmark reads HotpotQA from ../shared: %v", err)
 	}
@@ -272,7 +272,7 @@ func (memoEmbedder) ModelID() string { return "memo" }
 // (mean and standard error). Embeddings come from the user's embedding
 // cache (as ctxsel eval keeps it), so repeated runs do not re-embed.
 func BenchmarkRerankScoringHotpotQA(b *testing.B) {
-	recs, err := eval.LoadFile("../../shared/data/hotpotqa_dev500.jsonl")
+	recs, err := dataset.LoadFile("../../shared/data/hotpotqa_dev500.jsonl")
 	if err != nil {
 		b.Fatalf("reads HotpotQA from ../shared: %v", err)
 	}

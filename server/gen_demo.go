@@ -22,8 +22,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/embed/uselite"
-	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/eval/sample"
 	"github.com/ctxsel/ctxsel/internal/vecmath"
 	"github.com/ctxsel/ctxsel/token"
@@ -55,7 +55,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	pooled, err := eval.Pool(recs, *pool, 1)
+	pooled, err := dataset.Pool(recs, *pool, 1)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func main() {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	score := func(r eval.Record) []demoCandidate {
+	score := func(r dataset.Record) []demoCandidate {
 		texts := make([]string, len(r.Passages))
 		for i, p := range r.Passages {
 			texts[i] = p.Text

@@ -78,7 +78,7 @@ func (s *Server) resolveRequest(r *commonRequest, def string, kinds ctxsel.Kind)
 	if len(r.params) == 0 {
 		return resolved{st: res.Strategy, caps: res.Caps, order: order, spec: res.Spec}, nil
 	}
-	st, caps, spec, err := resolveStrategy(text, r.params)
+	st, caps, spec, err := resolveStrategy(text, r.params, s.deps)
 	if err != nil {
 		return resolved{}, err
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/ctxsel/ctxsel/picker"
+	"github.com/ctxsel/ctxsel/picker/reward"
 )
 
 // rewardRequest is a /v1/reward request: a picker answer scored by Eq. 6
@@ -122,7 +122,7 @@ func (s *Server) handleReward(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	p := picker.DefaultRewardParams
+	p := reward.DefaultParams
 	if req.gamma != nil {
 		p.Gamma = *req.gamma
 	}
@@ -136,7 +136,7 @@ func (s *Server) handleReward(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	res, err := picker.Reward(req.output, req.offered, req.gold, req.stage, p)
+	res, err := reward.Score(req.output, req.offered, req.gold, req.stage, p)
 	if err != nil {
 		s.writeFailure(w, r, err)
 		return
@@ -149,8 +149,8 @@ func (s *Server) handleReward(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, append(b, '\n'))
 }
 
-// checkReward refuses what picker.Reward would, naming the field.
-func checkReward(req *rewardRequest, p picker.RewardParams) error {
+// checkReward refuses what reward.Score would, naming the field.
+func checkReward(req *rewardRequest, p reward.Params) error {
 	dup := func(field string, ids []string) error {
 		at := make(map[string]int, len(ids))
 		for i, id := range ids {
@@ -172,10 +172,10 @@ func checkReward(req *rewardRequest, p picker.RewardParams) error {
 		return badField("offered", "missing: the ids the picker was offered")
 	case len(req.gold) == 0:
 		return badField("gold", "missing: the gold ids")
-	case !(p.Gamma >= picker.MinGamma && p.Gamma <= picker.MaxGamma):
-		return badField("gamma", "%v: must be in [%v, %v]", p.Gamma, picker.MinGamma, picker.MaxGamma)
-	case p.Red1 > picker.MaxRed:
-		return badField("red1", "%d: must be at most %d", p.Red1, picker.MaxRed)
+	case !(p.Gamma >= reward.MinGamma && p.Gamma <= reward.MaxGamma):
+		return badField("gamma", "%v: must be in [%v, %v]", p.Gamma, reward.MinGamma, reward.MaxGamma)
+	case p.Red1 > reward.MaxRed:
+		return badField("red1", "%d: must be at most %d", p.Red1, reward.MaxRed)
 	case p.Red1 <= p.Red2:
 		field := "red1"
 		if req.red2 != nil {

@@ -135,8 +135,9 @@ func (s *Server) bodyReadError(r *http.Request, err error, tooLarge error) error
 // request's "params" object, and the spec string they amount to
 // (parameters merged). Every parameter is checked here against its
 // definition, so the error can name the field it came from: "strategy" for
-// the spec string, "params.NAME" for the params object.
-func resolveStrategy(text string, params []paramIn) (ctxsel.Strategy, ctxsel.Caps, string, error) {
+// the spec string, "params.NAME" for the params object. deps are the
+// operator's (Options.SelectorDeps: the band's policy).
+func resolveStrategy(text string, params []paramIn, deps ctxsel.Deps) (ctxsel.Strategy, ctxsel.Caps, string, error) {
 	fail := func(field string, err error) (ctxsel.Strategy, ctxsel.Caps, string, error) {
 		return nil, ctxsel.Caps{}, "", badField(field, "%s", invalidMsg(err))
 	}
@@ -168,7 +169,7 @@ func resolveStrategy(text string, params []paramIn) (ctxsel.Strategy, ctxsel.Cap
 		}
 		sp.Params[key] = p.value
 	}
-	st, caps, err := ctxsel.New(sp)
+	st, caps, err := ctxsel.NewWith(sp, deps)
 	if err != nil {
 		// What is left is a combination (head+tail, min_k > max_k).
 		return fail("params", err)

@@ -10,15 +10,46 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/evidence"
+	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/token"
 )
 
-// selectorSources are what the command line supplies to the text
-// selectors a spec may name, each built on first need: the picker's LLM
-// (from --picker, never from input data), the evidence selector's
-// sentence embedder (the embedded use-lite model, cached, which its
-// weights were fitted with), token counter and model (--evidence-model).
+// envBandPolicy names the environment variable that, set to a policy file
+// (`ctxsel train band --out`), makes band strategies run that policy
+// instead of the embedded one. The command line reads it, here at the
+// edge, and hands the policy to the band as a dependency (ldar.DepPolicy).
+const envBandPolicy = "CTXSEL_BAND_POLICY"
+
+// bandPolicyFromEnv reads the policy $CTXSEL_BAND_POLICY names; nil when
+// it is unset (the band then runs its embedded policy).
+func bandPolicyFromEnv() (*ldar.Policy, error) {
+	path := os.Getenv(envBandPolicy)
+	if path == "" {
+		return nil, nil
+	}
+	p, err := ldar.Load(path)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("$%s: %w", envBandPolicy, err)}
+	}
+	return p, nil
+}
+
+// policyDeps serves the band's policy p as a dependency; nil for nil (the
+// band then runs its embedded policy).
+func policyDeps(p *ldar.Policy) ctxsel.Deps {
+	if p == nil {
+		return nil
+	}
+	return ctxsel.DepsOf(map[string]any{ldar.DepPolicy: p})
+}
+
+// selectorSources are what the command line supplies to the strategies
+// and text selectors a spec may name, each built on first need: the
+// picker's LLM (from --picker, never from input data), the evidence
+// selector's sentence embedder (the embedded use-lite model, cached, which
+// its weights were fitted with), token counter and model
+// (--evidence-model), and the band's policy ($CTXSEL_BAND_POLICY).
 type selectorSources struct {
 	pickerEndpoint string
 	openLLM        func() (func(string) (llm.Client, error), error)
@@ -35,6 +66,10 @@ type selectorSources struct {
 	mu     sync.Mutex
 	own    embed.Embedder
 	closes []func() error
+	// policy is the band's policy (nil: the embedded one), read from the
+	// environment on first need unless policyRead says it was given.
+	policy     *ldar.Policy
+	policyRead bool
 }
 
 // specResolver is how the CLI resolves strategy specs: strategies,
@@ -77,6 +112,15 @@ func (s *selectorSources) deps(name string) (any, error) {
 			return nil, fmt.Errorf("%w: %s", ctxsel.ErrNoDep, name)
 		}
 		return s.counter, nil
+	case ldar.DepPolicy:
+		p, err := s.bandPolicy()
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			return nil, fmt.Errorf("%w: %s", ctxsel.ErrNoDep, name)
+		}
+		return p, nil
 	case evidence.DepModel:
 		if s.evidenceModel == "" {
 			return nil, fmt.Errorf("%w: %s", ctxsel.ErrNoDep, name)
@@ -92,6 +136,21 @@ func (s *selectorSources) deps(name string) (any, error) {
 		return m, nil
 	}
 	return nil, fmt.Errorf("%w: %s: the command line supplies no such dependency", ctxsel.ErrNoDep, name)
+}
+
+// bandPolicy is the band's policy: the one given, else the one the
+// environment names (read once), else nil.
+func (s *selectorSources) bandPolicy() (*ldar.Policy, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.policyRead {
+		p, err := bandPolicyFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		s.policy, s.policyRead = p, true
+	}
+	return s.policy, nil
 }
 
 // defaultEmbedder opens the embedded model once, through the embedding
@@ -121,12 +180,14 @@ func (s *selectorSources) Close() error {
 	return errors.Join(errs...)
 }
 
-// serverSources are the text selector dependencies of serve and mcp: the
-// evidence selector's sentence embedder is the served embedder when it is
-// the embedded use-lite model (its weights were fitted with it), else a
-// use-lite model opened on first need. Requests never get an LLM from them.
-func serverSources(emb embed.Embedder) *selectorSources {
-	src := &selectorSources{}
+// serverSources are the strategy and text selector dependencies of serve
+// and mcp: the band's policy read at start (policy; nil: the embedded
+// one), and the evidence selector's sentence embedder, the served embedder
+// when it is the embedded use-lite model (its weights were fitted with
+// it), else a use-lite model opened on first need. Requests never get an
+// LLM from them.
+func serverSources(emb embed.Embedder, policy *ldar.Policy) *selectorSources {
+	src := &selectorSources{policy: policy, policyRead: true}
 	src.embedder = func() (embed.Embedder, error) {
 		if emb != nil && strings.HasPrefix(emb.ModelID(), "use-lite@") {
 			return emb, nil

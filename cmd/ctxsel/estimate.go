@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/embed"
-	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/internal/progress"
@@ -114,7 +114,7 @@ Example:
 		return usageError{fmt.Errorf("--utility=%q: want rouge-l or use-lite", *utility)}
 	}
 
-	recs, err := eval.LoadFile(*data)
+	recs, err := dataset.LoadFile(*data)
 	if err != nil {
 		return usageError{err}
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/chunk"
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/lengthest"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/score"
@@ -24,7 +24,7 @@ import (
 
 const summhayPath = "../../../shared/data/summhay_news.jsonl.gz"
 
-func summhayRecords(t *testing.T) []eval.Record {
+func summhayRecords(t *testing.T) []dataset.Record {
 	t.Helper()
 	if _, err := os.Stat(summhayPath); err != nil {
 		if os.Getenv("CI") != "" {
@@ -32,7 +32,7 @@ func summhayRecords(t *testing.T) []eval.Record {
 		}
 		t.Skip("SummHay data not available")
 	}
-	recs, err := eval.LoadFile(summhayPath)
+	recs, err := dataset.LoadFile(summhayPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func testEstimateLengthSummHay(t *testing.T, noisy bool) {
 // of the best. Without noise that is the first budget at which every
 // example shows all the facts it shows at the largest budget, which is
 // checked too.
-func expectedEstimate(t *testing.T, recs []eval.Record, picked []int, factsOf map[string][]string, noisy bool) (int, []float64) {
+func expectedEstimate(t *testing.T, recs []dataset.Record, picked []int, factsOf map[string][]string, noisy bool) (int, []float64) {
 	tok, err := token.New("")
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func expectedEstimate(t *testing.T, recs []eval.Record, picked []int, factsOf ma
 		n     []int
 	}
 	cache := map[string]packed{}
-	shown := func(r eval.Record, budget int) []string {
+	shown := func(r dataset.Record, budget int) []string {
 		p, ok := cache[r.ID]
 		if !ok {
 			for i, d := range r.Passages {

@@ -10,12 +10,12 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/eval/sample"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/internal/progress"
-	"github.com/ctxsel/ctxsel/ldar/ldareval"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
@@ -60,7 +60,7 @@ listed apart from the reader's.
 	af := addAnswerFlags(fs) // the shared LLM flags too: one opener and cache for reader, judge and picker
 	testSplit := fs.Float64("test-split", 0, "measure only the test questions of `train band`'s split with this train share (e.g. 0.8, seeded by --split-seed); 0 = every question")
 	splitSeed := fs.Uint64("split-seed", 1, "seed of the --test-split split")
-	split := fs.String("split", "", "measure only one part of the seeded 60/20/20 split by question id (eval.SplitOf, seed --split-seed): train, validation or test")
+	split := fs.String("split", "", "measure only one part of the seeded 60/20/20 split by question id (dataset.SplitOf, seed --split-seed): train, validation or test")
 	evidenceModel := fs.String("evidence-model", "", "sentence model for evidence strategies (JSON from `ctxsel train evidence`); default: the embedded one")
 	baselines := fs.String("baselines", "auto", "single scorers every result is also compared with: auto (the dense scorer and bm25; a hybrid's own halves) or none")
 	if err := parseFlags(fs, args); err != nil {
@@ -115,7 +115,7 @@ listed apart from the reader's.
 			return err
 		}
 	}
-	var recs []eval.Record
+	var recs []dataset.Record
 	source := sample.Name
 	answering, window, err := af.setup(ctx, stderr)
 	if err != nil {
@@ -129,7 +129,7 @@ listed apart from the reader's.
 		recs, err = loadLaRA(ctx, *laraDir, *data, counter)
 		*pool = 0 // a LaRA question's pool is its own document
 		if answering != nil {
-			_, kind, _, _ := eval.ParseLaRA(strings.TrimPrefix(*data, "lara:"))
+			_, kind, _, _ := dataset.ParseLaRA(strings.TrimPrefix(*data, "lara:"))
 			answering.Datatype = eval.LaRADatatype(kind)
 			if p := *af.prompt; p == "auto" || p == "lara" {
 				answering.PromptFor = eval.LaRAPrompt // LaRA's reader prompt, as LDAR answers
@@ -139,7 +139,7 @@ listed apart from the reader's.
 		return usageError{errors.New("eval: --prompt lara needs --data lara:…")}
 	} else {
 		source = filepath.Base(*data)
-		recs, err = eval.LoadFile(*data)
+		recs, err = dataset.LoadFile(*data)
 	}
 	if err != nil {
 		return err
@@ -147,12 +147,12 @@ listed apart from the reader's.
 	if *limit > 0 && *limit < len(recs) {
 		recs = recs[:*limit]
 	}
-	pooled, err := eval.Pool(recs, *pool, *seed)
+	pooled, err := dataset.Pool(recs, *pool, *seed)
 	if err != nil {
 		return err
 	}
 	if *split != "" { // pooled over the whole file first
-		part, err := eval.ParseSplit(*split)
+		part, err := dataset.ParseSplit(*split)
 		if err != nil {
 			return usageError{fmt.Errorf("eval --split: %w", err)}
 		}
@@ -160,18 +160,18 @@ listed apart from the reader's.
 			return usageError{fmt.Errorf("eval: --split and --test-split are two different splits: give one")}
 		}
 		n := len(pooled)
-		pooled = eval.FilterSplit(pooled, part, *splitSeed)
+		pooled = dataset.FilterSplit(pooled, part, *splitSeed)
 		source += fmt.Sprintf(" · %s split (%d of %d questions, split seed %d)", part, len(pooled), n, *splitSeed)
 	}
 	if *testSplit > 0 { // pooled over the whole file first, as train band does
-		_, test := ldareval.Split(recs, *testSplit, *splitSeed)
-		pooled = ldareval.Filter(pooled, ldareval.IDs(test))
+		_, test := dataset.SplitShare(recs, *testSplit, *splitSeed)
+		pooled = dataset.Filter(pooled, dataset.IDs(test))
 		source += fmt.Sprintf(" · test split (%d questions, train share %g, split seed %d)", len(test), *testSplit, *splitSeed)
 	}
 	prep := progress.New(stderr, "embedding")
 	bar := progress.New(stderr, "questions")
 	rep, runErr := eval.Run(ctx, pooled, scorer, eval.Options{
-		Strategies: specs, Counter: counter, Workers: *workers,
+		Strategies: specs, Deps: src.deps, Counter: counter, Workers: *workers,
 		Progress: bar.Update, PrepareProgress: prep.Update, Baselines: base,
 		Window: window, Answer: answering,
 		TextSelectors: textSels, TextWorkers: af.llm.concurrency, TextProgress: progress.New(stderr, "picking").Update,
@@ -219,7 +219,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return atomicfile.Write(path, write)
 }
 
-func maxPassages(recs []eval.Record) int {
+func maxPassages(recs []dataset.Record) int {
 	most := 0
 	for _, r := range recs {
 		most = max(most, len(r.Passages))

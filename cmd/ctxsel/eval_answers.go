@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/answer"
 	"github.com/ctxsel/ctxsel/chunk"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/internal/progress"
 	"github.com/ctxsel/ctxsel/llm"
@@ -241,12 +242,12 @@ func humanCount(n int) string {
 const laraDefaultDir = "../shared/data/lara"
 
 // loadLaRA reads --data lara:LENGTH/KIND[/LEVEL], chunked 600/100 tokens.
-func loadLaRA(ctx context.Context, dir, spec string, counter *token.Tiktoken) ([]eval.Record, error) {
+func loadLaRA(ctx context.Context, dir, spec string, counter *token.Tiktoken) ([]dataset.Record, error) {
 	ch, err := chunk.NewTokens(counter, chunk.DefaultSize, chunk.DefaultOverlap)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := eval.LoadLaRA(ctx, dir, strings.TrimPrefix(spec, "lara:"), ch)
+	recs, err := dataset.LoadLaRA(ctx, dir, strings.TrimPrefix(spec, "lara:"), ch)
 	if err != nil {
 		return nil, fmt.Errorf("--data %s (LaRA under %s, see --lara-dir): %w", spec, dir, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/eval/sample"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
@@ -19,7 +20,7 @@ import (
 
 // simTable is the simulated reader's table for records: a question is
 // answered iff the prompt holds all its gold passages.
-func simTable(recs []eval.Record) []llmtest.Question {
+func simTable(recs []dataset.Record) []llmtest.Question {
 	var table []llmtest.Question
 	for _, r := range recs {
 		q := llmtest.Question{Question: r.Question, Answer: r.Answers[0]}

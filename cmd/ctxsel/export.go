@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/picker"
 	"github.com/ctxsel/ctxsel/picker/export"
 	"github.com/ctxsel/ctxsel/token"
@@ -55,7 +55,7 @@ question.`, stderr)
 	if err != nil {
 		return usageError{err}
 	}
-	recs, err := eval.LoadFile(*data)
+	recs, err := dataset.LoadFile(*data)
 	if err != nil {
 		return err
 	}

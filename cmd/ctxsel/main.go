@@ -29,7 +29,6 @@ Usage:
   ctxsel serve [flags]       run the HTTP selection service and its web page
   ctxsel strategies          list strategies and their parameters
   ctxsel train band [flags]  train the learned band selector (LDAR) on labelled data
-  ctxsel train relevance     fit the per-rank relevance selector (experimental; see README)
   ctxsel mcp [flags]         MCP server over stdio: select_context, search, ask, strategies
   ctxsel version             module version, VCS revision, Go version (also --version)
   ctxsel help [command]      show help

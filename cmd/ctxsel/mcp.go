@@ -40,12 +40,16 @@ Example client configuration (Claude Desktop, Cursor, ...):
 	if err != nil {
 		return err
 	}
-	emb, asker, done, err := serverBackends(ctx, "mcp", *embedder, *indexLoc, askReader{})
+	policy, err := bandPolicyFromEnv() // read once, at start
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	emb, asker, done, err := serverBackends(ctx, "mcp", *embedder, *indexLoc, askReader{deps: policyDeps(policy)})
 	if err != nil {
 		return err
 	}
 	defer done()
-	src := serverSources(emb)
+	src := serverSources(emb, policy)
 	defer src.Close()
 	srv, err := server.New(server.DefaultConfig(), server.Options{Logger: logger, Embedder: emb, Asker: asker, SelectorDeps: src.deps})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/internal/testenv"
 	"github.com/ctxsel/ctxsel/score"
@@ -58,11 +59,11 @@ func TestEvalAdaptiveKIsOfficial(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	rep := readReport(t, out)
-	recs, err := eval.LoadFile(data)
+	recs, err := dataset.LoadFile(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pooled, err := eval.Pool(recs[:limit], pool, 1)
+	pooled, err := dataset.Pool(recs[:limit], pool, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

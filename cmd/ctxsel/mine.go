@@ -11,8 +11,8 @@ import (
 
 	"github.com/ctxsel/ctxsel/answer"
 	"github.com/ctxsel/ctxsel/chunk"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/embed"
-	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/mine"
 	"github.com/ctxsel/ctxsel/token"
@@ -70,7 +70,7 @@ interrupted or capped run resumes where it stopped.
 	case !*dryRun && (*generator == "" || *out == ""):
 		return usageError{errors.New("mine: --generator and --out are required (or --dry-run)")}
 	}
-	recs, err := eval.LoadFile(*data)
+	recs, err := dataset.LoadFile(*data)
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func mineProgress(w io.Writer) func(mine.Status) {
 
 // rechunk splits every record's passages with a chunker spec; "semantic"
 // embeds sentences with the bundled USE-Lite model.
-func rechunk(ctx context.Context, recs []eval.Record, spec string, counter *token.Tiktoken) ([]eval.Record, error) {
+func rechunk(ctx context.Context, recs []dataset.Record, spec string, counter *token.Tiktoken) ([]dataset.Record, error) {
 	var e embed.Embedder
 	if strings.HasPrefix(strings.TrimSpace(spec), "semantic") {
 		emb, closeEmb, err := newEmbedder("use-lite")
@@ -196,7 +196,7 @@ func rechunk(ctx context.Context, recs []eval.Record, spec string, counter *toke
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--chunk: %w", err)}
 	}
-	out := make([]eval.Record, len(recs))
+	out := make([]dataset.Record, len(recs))
 	for i, r := range recs {
 		if out[i], err = mine.Rechunk(ctx, r, c); err != nil {
 			return nil, err

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 )
 
@@ -37,12 +37,12 @@ func TestMineCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "2 mined") {
 		t.Fatalf("exit %d: %s %s", code, out, errs)
 	}
-	got, err := eval.LoadFile(mined)
+	got, err := dataset.LoadFile(mined)
 	if err != nil || len(got) != 2 {
 		t.Fatalf("%v %d", err, len(got))
 	}
 	for i, r := range got {
-		orig, _ := eval.Load(strings.NewReader(strings.Split(recs, "\n")[i]))
+		orig, _ := dataset.Load(strings.NewReader(strings.Split(recs, "\n")[i]))
 		for j, p := range r.Passages {
 			if p.Gold != orig[0].Passages[j].Gold {
 				t.Fatalf("record %s passage %s: mined gold %v, original %v", r.ID, p.ID, p.Gold, orig[0].Passages[j].Gold)

@@ -39,7 +39,7 @@ func (l *lazyLLM) Close() {
 
 // newPicker opens the picker LLM (an endpoint spec from --picker, never
 // from input data) for a picker configuration: serve's.
-func newPicker(open func(string) (llm.Client, error), endpoint string, cfg picker.Config) (*picker.Picker, error) {
+func newPicker(open func(string) (llm.Client, error), endpoint string, cfg picker.Config, deps ctxsel.Deps) (*picker.Picker, error) {
 	if strings.TrimSpace(endpoint) == "" {
 		return nil, usageError{fmt.Errorf("%s needs --picker PROVIDER:MODEL[@BASE_URL], the picker LLM", cfg)}
 	}
@@ -47,7 +47,7 @@ func newPicker(open func(string) (llm.Client, error), endpoint string, cfg picke
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--picker: %w", err)}
 	}
-	return picker.New(c, cfg)
+	return picker.NewWith(c, cfg, deps)
 }
 
 // selectTexts is `select` with a text selector (--strategy picker, or

@@ -209,10 +209,16 @@ Examples:
 	if *reader != "" && *indexLoc == "" {
 		return nil, nil, usageError{fmt.Errorf("serve: --reader answers /v1/ask, which needs --index")}
 	}
+	// The band's policy is read once, at start: a bad file is refused
+	// here, never named to a client.
+	policy, err := bandPolicyFromEnv()
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve: %w", err)
+	}
 	// One opener and call cache for every role of the server: the reader
 	// and the picker.
 	var open func(string) (llm.Client, error)
-	var rd askReader
+	rd := askReader{deps: policyDeps(policy)}
 	closeCache := func() error { return nil }
 	if *reader != "" || *pickerLLM != "" {
 		o, cache, err := llmf.open(stderr)
@@ -249,11 +255,11 @@ Examples:
 		if err != nil {
 			return nil, nil, err
 		}
-		if pick, err = newPicker(open, *pickerLLM, pcfg); err != nil {
+		if pick, err = newPicker(open, *pickerLLM, pcfg, policyDeps(policy)); err != nil {
 			return nil, nil, err
 		}
 	}
-	src := serverSources(emb)
+	src := serverSources(emb, policy)
 	release = func() { closeBackends(); closeCache(); src.Close() }
 	srv, err = server.New(cfg, server.Options{Logger: logger, Embedder: emb, Asker: asker, MCP: *mcpHTTP, Picker: pick, SelectorDeps: src.deps})
 	if err != nil {

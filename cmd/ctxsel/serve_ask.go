@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/index"
@@ -17,8 +18,9 @@ import (
 type indexAsker struct {
 	store  index.Store
 	e      embed.Embedder
-	llm    llm.Client // nil: select and build the prompt, no answer
-	window int        // the reader's window for Self-Route (0: ask.DefaultWindow)
+	llm    llm.Client  // nil: select and build the prompt, no answer
+	window int         // the reader's window for Self-Route (0: ask.DefaultWindow)
+	deps   ctxsel.Deps // the operator's strategy dependencies (the band's policy)
 	// location is the store's (a path or a URL): it is the operator's to
 	// know, so errors a client sees name "the index" instead.
 	location string
@@ -60,14 +62,17 @@ func (e *redacted) Error() string { return e.msg }
 func (e *redacted) Unwrap() error { return e.err }
 
 // askReader is the LLM that answers /v1/ask, from serve --reader; a zero
-// askReader falls back to the CTXSEL_LLM_* environment.
+// askReader falls back to the CTXSEL_LLM_* environment. deps are the
+// operator's strategy dependencies every ask resolves its spec with (the
+// band's policy read at start).
 type askReader struct {
 	client llm.Client
 	window int
+	deps   ctxsel.Deps
 }
 
 func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskResponse, error) {
-	ans, err := ask.Ask(ctx, a.store, a.e, req.Query, ask.Options{Strategy: req.Spec, Selector: req.Selector, Order: req.Order, Candidates: req.TopN,
+	ans, err := ask.Ask(ctx, a.store, a.e, req.Query, ask.Options{Strategy: req.Spec, Deps: a.deps, Selector: req.Selector, Order: req.Order, Candidates: req.TopN,
 		Retriever: index.Retriever(req.Retriever), LLM: a.llm, Window: a.window})
 	if err != nil {
 		return server.AskResponse{}, a.clientSafe(fmt.Errorf("ask: %w", err))
@@ -151,5 +156,5 @@ func newIndexAsker(ctx context.Context, loc string, rd askReader) (server.Asker,
 			return nil, nil, usageError{fmt.Errorf("serve: %w", err)}
 		}
 	}
-	return indexAsker{store: store, e: e, llm: rd.client, window: rd.window, location: st.Location}, func() { closeEmb(); store.Close() }, nil
+	return indexAsker{store: store, e: e, llm: rd.client, window: rd.window, deps: rd.deps, location: st.Location}, func() { closeEmb(); store.Close() }, nil
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/selfroute"
 	"github.com/ctxsel/ctxsel/token"
@@ -63,7 +63,7 @@ func TestSimulatedReport(t *testing.T) {
 		t.Skip("set CTXSEL_SIM_REPORT=DIR to run the simulated-reader report")
 	}
 	data := "../../../shared/data/hotpotqa_dev500.jsonl"
-	recs, err := eval.LoadFile(data)
+	recs, err := dataset.LoadFile(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,34 +2,27 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
-	"github.com/ctxsel/ctxsel/eval"
-	"github.com/ctxsel/ctxsel/internal/progress"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/ldar"
-	"github.com/ctxsel/ctxsel/ldar/ldareval"
+	"github.com/ctxsel/ctxsel/ldar/ldartrain"
 	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
 // cmdTrain trains a learned selector: `ctxsel train band ...`.
 func cmdTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "relevance" {
-		return cmdTrainRelevance(ctx, args[1:], stdout, stderr)
-	}
 	if len(args) > 0 && args[0] == "evidence" {
 		return cmdTrainEvidence(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || (args[0] != "band" && !strings.HasPrefix(args[0], "-")) {
-		return usageError{errors.New("train: want `ctxsel train band [flags]`, `ctxsel train relevance [flags]` or `ctxsel train evidence [flags]`")}
+		return usageError{errors.New("train: want `ctxsel train band [flags]` or `ctxsel train evidence [flags]`")}
 	}
 	if args[0] == "band" {
 		args = args[1:]
@@ -148,17 +141,17 @@ gold passages (LaRA).
 	if err != nil {
 		return usageError{err}
 	}
-	var llmReward *eval.LLMReward
+	files := splitList(*data)
 	onLaRA := false
-	for _, path := range splitList(*data) {
+	for _, path := range files {
 		onLaRA = onLaRA || strings.HasPrefix(path, "lara:")
 	}
+	var llmReward *ldartrain.LLMReward
 	if *rewardName == "llm" {
 		if llmReward, rewardDesc, err = lf.reward(stderr, counter, onLaRA); err != nil {
 			return err
 		}
 		defer lf.close()
-		reward = llmReward
 	}
 	scorers := newScorerSet()
 	defer scorers.Close()
@@ -173,211 +166,24 @@ gold passages (LaRA).
 	if err != nil {
 		return err
 	}
-
-	files := splitList(*data)
-	type split3 struct {
-		path        string
-		train, test []eval.Record
-		all         []eval.Record
-	}
-	var sets []split3
-	var trainQ, valQ []ldar.Question
-	load := func(path string) ([]eval.Record, []eval.Record, int, error) {
-		if !strings.HasPrefix(path, "lara:") {
-			recs, err := eval.LoadFile(path)
-			return recs, nil, *pool, err
-		}
-		if *rewardName != "llm" {
-			return nil, nil, 0, usageError{fmt.Errorf("train band: %s has no gold passages: train on it with --reward llm", path)}
-		}
-		recs, err := loadLaRA(ctx, *laraDir, path, counter)
-		return recs, recs, 0, err // a LaRA question's pool is its own document
-	}
-	for _, path := range files {
-		recs, given, filePool, err := load(path)
-		if err != nil {
-			return err
-		}
-		tr, te := ldareval.Split(recs, *split, *splitSeed)
-		// validation: the last --val share of a seeded shuffle of train
-		fit, val := ldareval.Split(tr, 1-*valShare, *splitSeed+1)
-		sets = append(sets, split3{path: path, train: tr, test: te, all: recs})
-		fitIDs, valIDs := ldareval.IDs(fit), ldareval.IDs(val)
-		for a := range *aug {
-			spec := ldareval.CurveSpec{Path: path, Records: given, Pool: filePool, PoolSeed: *poolSeed + uint64(a), Scorer: scorer.Name(), Encoding: counter.Encoding()}
-			fmt.Fprintf(stderr, "scoring %s (pool %d, seed %d) with %s\n", filepath.Base(path), filePool, spec.PoolSeed, scorer.Name())
-			qs, err := ldareval.Questions(ctx, spec, scorer, counter, *cacheDir)
-			if err != nil {
-				return err
-			}
-			if llmReward != nil { // the reader needs the texts
-				pooled, err := eval.Pool(recs, filePool, spec.PoolSeed)
-				if err != nil {
-					return err
-				}
-				if err := ldareval.WithTexts(qs, pooled); err != nil {
-					return err
-				}
-			}
-			trainQ = append(trainQ, ldareval.SelectQuestions(qs, fitIDs)...)
-			valQ = append(valQ, ldareval.SelectQuestions(qs, valIDs)...)
-		}
-	}
-	if onLaRA && *window < 0 {
-		// LDAR bands the whole curve (train_ldar.py: low/high over every
-		// chunk), and closed models take wide bands there: the window
-		// reaches the longest LaRA curve (64 chunks at 32k, 256 at 128k).
-		longest := 0
-		for _, q := range append(slices.Clone(trainQ), valQ...) {
-			longest = max(longest, len(q.Scores))
-		}
-		if longest > cfg.Window && cfg.Window > 0 {
-			fmt.Fprintf(stderr, "note: LaRA data: the policy reads and bands the whole curve (--window %d, the longest question's passages; LDAR's setting); --window N overrides\n", longest)
-			cfg.Window = longest
-		}
-	}
-	if llmReward != nil && llmReward.Answering.Judge == nil {
-		var all []eval.Record
-		for _, st := range sets {
-			all = append(all, st.all...)
-		}
-		warnSubEMOnSentences(stderr, all)
-	}
-	ckpt := *checkpoint
-	if ckpt == "" {
-		ckpt = *out + ".ckpt"
-	}
-	bar := progress.New(stderr, "training")
-	opt := ldar.TrainOptions{
-		Config: cfg, Seed: *seed, Epochs: *epochs, Batch: *batch, Samples: *samples, Baseline: *baseline,
-		LR: *lr, LRFinal: *lrFinal, Normalize: *normalize, Entropy: *entropy, EntropyEnd: *entropyEnd, Workers: *workers, Reward: reward,
-		Progress: bar.Update, Checkpoint: ckpt, Resume: *resume,
-		Log: func(e ldar.EpochStats) {
-			fmt.Fprintf(stderr, "epoch %3d/%d  train reward %.4f  val reward %.4f  val recall %.3f  val tokens %.0f  val k %.1f  (%.0f ms/step)\n",
-				e.Epoch, *epochs, e.TrainReward, e.ValReward, e.ValRecall, e.ValTokens, e.ValK, e.MsPerStep)
+	return ldartrain.Run(ctx, ldartrain.Config{
+		Data: files, Out: *out,
+		LoadLaRA: func(ctx context.Context, name string) ([]dataset.Record, error) {
+			return loadLaRA(ctx, *laraDir, name, counter)
 		},
-		Meta: map[string]string{
-			"scorer":  scorer.Name(),
-			"data":    strings.Join(baseNames(files), ","),
-			"reward":  rewardDesc,
-			"command": "ctxsel train band " + strings.Join(args, " "),
-			"trained": time.Now().UTC().Format(time.DateOnly),
+		Pool: *pool, PoolSeed: *poolSeed, Aug: *aug, Split: *split, SplitSeed: *splitSeed, Val: *valShare, CacheDir: *cacheDir,
+		Train: ldar.TrainOptions{
+			Config: cfg, Seed: *seed, Epochs: *epochs, Batch: *batch, Samples: *samples, Baseline: *baseline,
+			LR: *lr, LRFinal: *lrFinal, Normalize: *normalize, Entropy: *entropy, EntropyEnd: *entropyEnd, Workers: *workers,
+			Checkpoint: *checkpoint, Resume: *resume,
 		},
-	}
-	fmt.Fprintf(stderr, "training on %d curves (%d questions × %d pool seeds), validating on %d; reward %s; network %+v\n",
-		len(trainQ), len(trainQ) / *aug, *aug, len(valQ), rewardDesc, cfg)
-	if *epochs == 0 {
-		return nil // curves only
-	}
-	if llmReward != nil {
-		estimateLLMSpend(stderr, trainQ, valQ, opt, llmReward.Answering.Judge, counter)
-	}
-	policy, history, err := ldar.Train(ctx, trainQ, valQ, opt)
-	if llmReward != nil {
-		st := llmReward.Stats()
-		fmt.Fprintf(stderr, "LLM reward: %d calls made, %d from the cache, %d tokens spent, %d judge verdicts unreadable (scored 0)\n",
-			st.Calls, st.Cached, st.Tokens, st.JudgeInvalid)
-	}
-	if err != nil {
-		return err
-	}
-	if err := policy.Save(*out); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "policy written to %s (best epoch %s of %d)\n", *out, policy.Meta["best_epoch"], *epochs)
-
-	type namedReport struct {
-		Name   string       `json:"name"`
-		Report *eval.Report `json:"report"`
-	}
-	var reports []namedReport
-	evalSet := func(name, path string, ids map[string]bool) error {
-		recs, given, _, err := load(path)
-		if err != nil {
-			return err
-		}
-		if given != nil {
-			fmt.Fprintf(stdout, "\n%s: no gold passages, so no recall report; measure the policy's answers with\n  %s=%s ctxsel eval --data %s --reader … --strategies band,topk:k=5,adaptivek\n",
-				name, ldar.EnvPolicy, *out, path)
-			return nil
-		}
-		pooled, err := eval.Pool(recs, *pool, *poolSeed)
-		if err != nil {
-			return err
-		}
-		if ids != nil {
-			pooled = ldareval.Filter(pooled, ids)
-		}
-		rep, err := ldareval.Report(ctx, pooled, scorer, counter, policy, base)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "\n%s · pool %d · seed %d\n", name, *pool, *poolSeed)
-		if err := eval.WriteTable(stdout, rep); err != nil {
-			return err
-		}
-		reports = append(reports, namedReport{name, rep})
-		return nil
-	}
-	for _, s := range sets {
-		if err := evalSet(filepath.Base(s.path)+" test split", s.path, ldareval.IDs(s.test)); err != nil {
-			return err
-		}
-	}
-	for _, path := range splitList(*evalFiles) {
-		recs, _, _, err := load(path)
-		if err != nil {
-			return err
-		}
-		_, te := ldareval.Split(recs, *split, *splitSeed)
-		if err := evalSet(filepath.Base(path)+" test split (zero-shot)", path, ldareval.IDs(te)); err != nil {
-			return err
-		}
-		if err := evalSet(filepath.Base(path)+" all questions (zero-shot)", path, nil); err != nil {
-			return err
-		}
-	}
-	if *report != "" {
-		err := writeFile(*report, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(map[string]any{"policy": policy.Meta, "history": history, "reports": reports})
-		})
-		if err != nil {
-			return err
-		}
-	}
-	if *plotCurves != "" {
-		title := fmt.Sprintf("LDAR band training: %s, %s scorer, %s", strings.Join(baseNames(files), "+"), scorer.Name(), rewardDesc)
-		if err := writeFile(*plotCurves, func(w io.Writer) error { return ldareval.PlotLearning(w, history, title) }); err != nil {
-			return err
-		}
-	}
-	if *plotFrontier != "" && len(reports) > 0 {
-		r := reports[0]
-		title := fmt.Sprintf("%s, pool %d, %s scorer", r.Name, *pool, r.Report.Scorer)
-		if err := writeFile(*plotFrontier, func(w io.Writer) error { return eval.WritePlot(w, r.Report, title) }); err != nil {
-			return err
-		}
-	}
-	if *plotBands != "" && len(sets) > 0 {
-		s := sets[0]
-		_, given, filePool, err := load(s.path)
-		if err != nil {
-			return err
-		}
-		spec := ldareval.CurveSpec{Path: s.path, Records: given, Pool: filePool, PoolSeed: *poolSeed, Scorer: scorer.Name(), Encoding: counter.Encoding()}
-		qs, err := ldareval.Questions(ctx, spec, scorer, counter, *cacheDir)
-		if err != nil {
-			return err
-		}
-		test := ldareval.SelectQuestions(qs, ldareval.IDs(s.test))
-		title := fmt.Sprintf("%s test questions, %s scores: chosen bands", filepath.Base(s.path), scorer.Name())
-		if err := writeFile(*plotBands, func(w io.Writer) error { return ldareval.PlotBands(w, policy, test, 6, title) }); err != nil {
-			return err
-		}
-	}
-	return nil
+		WindowGiven: *window >= 0,
+		Reward:      reward, LLMReward: llmReward, RewardDesc: rewardDesc,
+		Scorer: scorer, Baselines: base, Counter: counter,
+		EvalFiles: splitList(*evalFiles),
+		Report:    *report, PlotCurves: *plotCurves, PlotBands: *plotBands, PlotFrontier: *plotFrontier,
+		Command: "ctxsel train band " + strings.Join(args, " "),
+	}, stdout, stderr)
 }
 
 func splitList(s string) []string {
@@ -386,14 +192,6 @@ func splitList(s string) []string {
 		if p = strings.TrimSpace(p); p != "" {
 			out = append(out, p)
 		}
-	}
-	return out
-}
-
-func baseNames(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = filepath.Base(p)
 	}
 	return out
 }

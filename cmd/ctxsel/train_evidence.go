@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/evidence"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
@@ -105,21 +106,21 @@ gain weighted by its questions). Test questions are never read.
 	start := time.Now()
 	type set struct {
 		name       string
-		train, val []eval.Record
+		train, val []dataset.Record
 		curves     []eval.QuestionCurve
 	}
 	var sets []set
 	for _, path := range splitList(*data) {
-		recs, err := eval.LoadFile(path)
+		recs, err := dataset.LoadFile(path)
 		if err != nil {
 			return err
 		}
-		pooled, err := eval.Pool(recs, *pool, *poolSeed)
+		pooled, err := dataset.Pool(recs, *pool, *poolSeed)
 		if err != nil {
 			return err
 		}
-		s := set{name: filepath.Base(path), train: eval.FilterSplit(pooled, eval.SplitTrain, *splitSeed), val: eval.FilterSplit(pooled, eval.SplitValidation, *splitSeed)}
-		var keep []eval.Record
+		s := set{name: filepath.Base(path), train: dataset.FilterSplit(pooled, dataset.SplitTrain, *splitSeed), val: dataset.FilterSplit(pooled, dataset.SplitValidation, *splitSeed)}
+		var keep []dataset.Record
 		for _, r := range s.train {
 			if r.HasSpans() {
 				keep = append(keep, r)
@@ -300,7 +301,7 @@ func goldSentence(gold [][2]int, s [2]int) bool {
 }
 
 // textQuery rebuilds the query a selector sees for a scored record.
-func textQuery(r eval.Record, q eval.QuestionCurve) (ctxsel.TextQuery, error) {
+func textQuery(r dataset.Record, q eval.QuestionCurve) (ctxsel.TextQuery, error) {
 	cands := make([]ctxsel.Candidate, len(r.Passages))
 	texts := make([]string, len(r.Passages))
 	for i, p := range r.Passages {

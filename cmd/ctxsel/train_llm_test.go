@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel/answer"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
@@ -19,7 +20,7 @@ import (
 func TestTrainBandLLMReward(t *testing.T) {
 	t.Setenv("CTXSEL_LLM_CACHE", t.TempDir())
 	data := tinyData(t, 20)
-	recs, err := eval.LoadFile(data)
+	recs, err := dataset.LoadFile(data)
 	if err != nil {
 		t.Fatal(err)
 	}

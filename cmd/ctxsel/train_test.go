@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel/ldar"
-	"github.com/ctxsel/ctxsel/relevance"
 )
 
 // tinyData writes n labelled questions: each has a gold passage sharing its
@@ -59,7 +58,7 @@ func TestTrainBandAndUseIt(t *testing.T) {
 	}
 
 	// The trained policy through the environment, in eval and select.
-	t.Setenv(ldar.EnvPolicy, out)
+	t.Setenv(envBandPolicy, out)
 	code, stdout, stderr = runCLI(t, "", "eval", "--scorer", "bm25", "--data", data, "--pool", "12", "--strategies", "band,topk:k=1")
 	if code != 0 || !strings.Contains(stdout, "band") {
 		t.Fatalf("eval band: exit %d\n%s\n%s", code, stdout, stderr)
@@ -90,45 +89,9 @@ func TestTrainUsage(t *testing.T) {
 }
 
 func TestDefaultBandStrategy(t *testing.T) {
-	t.Setenv(ldar.EnvPolicy, "")
+	t.Setenv(envBandPolicy, "")
 	code, stdout, stderr := runCLI(t, "", "eval", "--scorer", "bm25", "--limit", "20", "--pool", "100", "--strategies", "band,topk:k=3")
 	if code != 0 || !strings.Contains(stdout, "band") {
 		t.Fatalf("eval with the embedded policy: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-}
-
-func TestTrainRelevance(t *testing.T) {
-	data := tinyData(t, 30)
-	out := filepath.Join(t.TempDir(), "m.json")
-	code, stdout, stderr := runCLI(t, "", "train", "relevance", "--data", data, "--eval", data, "--out", out, "--pool", "12",
-		"--cache", "", "--lambdas", "0.1,1", "--window", "8")
-	if code != 0 {
-		t.Fatalf("train relevance: exit %d\n%s", code, stderr)
-	}
-	for _, want := range []string{"chosen on validation: lambda=", "relevance:lambda=0.1", "held out, re-ranked by p(gold)"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, stdout)
-		}
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := relevance.Parse(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Channels != 2 || m.Window != 8 || m.Meta["lambda"] == "" {
-		t.Errorf("model: %d channels, window %d, meta %v", m.Channels, m.Window, m.Meta)
-	}
-	for _, args := range [][]string{
-		{"train", "relevance"},
-		{"train", "relevance", "--data", "x", "--out", "y", "--lambdas", "a"},
-		{"train", "relevance", "--data", "x", "--out", "y", "--val", "1"},
-		{"train", "relevance", "--data", "x", "--out", "y", "--scorer", "bm25"},
-	} {
-		if code, _, _ := runCLI(t, "", args...); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
-		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/embed/cache"
 	"github.com/ctxsel/ctxsel/embed/uselite"
@@ -60,11 +61,11 @@ func TestRecallByPrecision(t *testing.T) {
 	var rows []row
 	ctx := context.Background()
 	for _, data := range []string{"hotpotqa_dev500.jsonl", "musique_train100.jsonl", "summhay_news.jsonl.gz"} {
-		recs, err := eval.LoadFile(filepath.Join("../../../shared/data", data))
+		recs, err := dataset.LoadFile(filepath.Join("../../../shared/data", data))
 		if err != nil {
 			t.Fatal(err)
 		}
-		pooled, err := eval.Pool(recs, 1000, 1)
+		pooled, err := dataset.Pool(recs, 1000, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

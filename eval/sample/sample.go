@@ -9,7 +9,7 @@ import (
 	_ "embed"
 	"fmt"
 
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 )
 
 //go:embed hotpotqa_sample.jsonl.gz
@@ -19,8 +19,8 @@ var hotpotqa []byte
 const Name = "bundled sample: 100 HotpotQA dev questions (CC BY-SA 4.0)"
 
 // HotpotQA returns the bundled records.
-func HotpotQA() ([]eval.Record, error) {
-	recs, err := eval.Load(bytes.NewReader(hotpotqa))
+func HotpotQA() ([]dataset.Record, error) {
+	recs, err := dataset.Load(bytes.NewReader(hotpotqa))
 	if err != nil {
 		return nil, fmt.Errorf("bundled sample: %w", err)
 	}

@@ -1,7 +1,7 @@
 // Package ldareval prepares labelled data for the LDAR band policy and
-// measures it: seeded train/test splits by question, pooled long contexts
-// scored into training curves (cached on disk), and eval.Run reports of the
-// band beside fixed top-k and the other strategies.
+// measures it: pooled long contexts scored into training curves (cached on
+// disk; the splits by question are package dataset's), and eval.Run reports
+// of the band beside fixed top-k and the other strategies.
 package ldareval
 
 import (
@@ -12,58 +12,18 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 
 	"github.com/ctxsel/ctxsel"
 	_ "github.com/ctxsel/ctxsel/cutoff" // the baselines Report measures
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
-
-// Split partitions records by question: a seeded permutation of the
-// records in file order puts round(frac·n) of them in train, the rest in
-// test. Both keep file order.
-func Split(recs []eval.Record, frac float64, seed uint64) (train, test []eval.Record) {
-	perm := rand.New(rand.NewPCG(seed, 0x5b17)).Perm(len(recs))
-	nTrain := int(frac*float64(len(recs)) + 0.5)
-	in := make([]bool, len(recs))
-	for _, i := range perm[:nTrain] {
-		in[i] = true
-	}
-	for i, r := range recs {
-		if in[i] {
-			train = append(train, r)
-		} else {
-			test = append(test, r)
-		}
-	}
-	return train, test
-}
-
-// IDs returns the records' ids as a set.
-func IDs(recs []eval.Record) map[string]bool {
-	m := make(map[string]bool, len(recs))
-	for _, r := range recs {
-		m[r.ID] = true
-	}
-	return m
-}
-
-// Filter keeps the records whose id is in ids, in order.
-func Filter(recs []eval.Record, ids map[string]bool) []eval.Record {
-	var out []eval.Record
-	for _, r := range recs {
-		if ids[r.ID] {
-			out = append(out, r)
-		}
-	}
-	return out
-}
 
 // CurveSpec names one set of curves: a dataset file pooled to Pool
 // passages with PoolSeed (the whole file is pooled, so a question's
@@ -73,7 +33,7 @@ type CurveSpec struct {
 	// Records, when set, are the data instead of the file at Path (LaRA,
 	// read and chunked by the caller); their curves are not cached, and a
 	// set without any gold passage keeps every record (answers only).
-	Records  []eval.Record
+	Records  []dataset.Record
 	Pool     int
 	PoolSeed uint64
 	Scorer   string
@@ -101,11 +61,11 @@ func Questions(ctx context.Context, spec CurveSpec, scorer score.Scorer, counter
 	recs := spec.Records
 	if recs == nil {
 		var err error
-		if recs, err = eval.LoadFile(spec.Path); err != nil {
+		if recs, err = dataset.LoadFile(spec.Path); err != nil {
 			return nil, err
 		}
 	}
-	pooled, err := eval.Pool(recs, spec.Pool, spec.PoolSeed)
+	pooled, err := dataset.Pool(recs, spec.Pool, spec.PoolSeed)
 	if err != nil {
 		return nil, err
 	}
@@ -177,9 +137,7 @@ var BaselineStrategies = []string{"topk:k=1", "topk:k=2", "topk:k=3", "topk:k=5"
 // the band strategy, using policy p for "band". Single scorers in base
 // (dense, BM25) give every result its gain over the best single-scorer
 // envelope.
-func Report(ctx context.Context, recs []eval.Record, scorer score.Scorer, counter token.Counter, p *ldar.Policy, base []score.Scorer, extra ...string) (*eval.Report, error) {
-	ldar.SetDefault(p)
-	defer ldar.SetDefault(nil)
+func Report(ctx context.Context, recs []dataset.Record, scorer score.Scorer, counter token.Counter, p *ldar.Policy, base []score.Scorer, extra ...string) (*eval.Report, error) {
 	var specs []string
 	specs = append(specs, BaselineStrategies...)
 	specs = append(specs, extra...)
@@ -192,5 +150,6 @@ func Report(ctx context.Context, recs []eval.Record, scorer score.Scorer, counte
 		}
 		parsed = append(parsed, sp)
 	}
-	return eval.Run(ctx, recs, scorer, eval.Options{Strategies: parsed, Counter: counter, Workers: 1, Baselines: base})
+	return eval.Run(ctx, recs, scorer, eval.Options{Strategies: parsed, Counter: counter, Workers: 1, Baselines: base,
+		Deps: ctxsel.DepsOf(map[string]any{ldar.DepPolicy: p})})
 }

@@ -9,48 +9,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/score"
 )
 
-func records(n int) []eval.Record {
-	recs := make([]eval.Record, n)
+func records(n int) []dataset.Record {
+	recs := make([]dataset.Record, n)
 	for i := range recs {
-		recs[i] = eval.Record{ID: fmt.Sprint("r", i), Question: fmt.Sprintf("what is topic %d", i), Passages: []eval.Passage{
+		recs[i] = dataset.Record{ID: fmt.Sprint("r", i), Question: fmt.Sprintf("what is topic %d", i), Passages: []dataset.Passage{
 			{ID: "g", Text: fmt.Sprintf("topic %d is the answer", i), Gold: true},
 			{ID: "x", Text: fmt.Sprintf("unrelated filler %d", i)},
 		}}
 	}
 	return recs
-}
-
-func TestSplit(t *testing.T) {
-	recs := records(50)
-	tr, te := Split(recs, 0.8, 1)
-	if len(tr) != 40 || len(te) != 10 {
-		t.Fatalf("split %d/%d", len(tr), len(te))
-	}
-	tr2, _ := Split(recs, 0.8, 1)
-	for i := range tr {
-		if tr[i].ID != tr2[i].ID {
-			t.Fatal("split is not deterministic")
-		}
-	}
-	_, te3 := Split(recs, 0.8, 2)
-	same := 0
-	ids := IDs(te)
-	for _, r := range te3 {
-		if ids[r.ID] {
-			same++
-		}
-	}
-	if same == 10 {
-		t.Error("another seed gave the same split")
-	}
-	if got := Filter(recs, IDs(te)); len(got) != 10 {
-		t.Errorf("Filter kept %d", len(got))
-	}
 }
 
 func TestQuestionsReportPlots(t *testing.T) {
@@ -79,8 +51,8 @@ func TestQuestionsReportPlots(t *testing.T) {
 	}
 	m, _ := ldar.NewModel(ldar.Config{Window: 8, Freqs: 2, FreqSigma: 0.1, Dim: 8, Heads: 2, Layers: 1, FFN: 8, Hidden: 8, Head: "exp", Pool: "attention"}, 1)
 	p := ldar.NewPolicy(m, nil)
-	recs, _ := eval.LoadFile(path)
-	pooled, _ := eval.Pool(recs, 10, 1)
+	recs, _ := dataset.LoadFile(path)
+	pooled, _ := dataset.Pool(recs, 10, 1)
 	rep, err := Report(ctx, pooled, score.NewBM25(), nil, p, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -3,16 +3,16 @@ package ldareval
 import (
 	"fmt"
 
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/ldar"
 )
 
 // WithTexts fills the question, answers and passage texts of qs from the
-// pooled records they were scored from (eval.Pool with the same seed), so
+// pooled records they were scored from (dataset.Pool with the same seed), so
 // that an LLM-judged reward can read them. A question whose record is
 // missing or has another number of passages is an error.
-func WithTexts(qs []ldar.Question, pooled []eval.Record) error {
-	byID := make(map[string]*eval.Record, len(pooled))
+func WithTexts(qs []ldar.Question, pooled []dataset.Record) error {
+	byID := make(map[string]*dataset.Record, len(pooled))
 	for i := range pooled {
 		byID[pooled[i].ID] = &pooled[i]
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/picker"
 	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
@@ -60,7 +60,7 @@ type Row struct {
 
 // Rows builds the rows of mined records. A record without gold passages
 // is skipped (counted in the second result).
-func Rows(recs []eval.Record, opt Options) ([]Row, int, error) {
+func Rows(recs []dataset.Record, opt Options) ([]Row, int, error) {
 	if opt.Stage != 1 && opt.Stage != 2 {
 		return nil, 0, fmt.Errorf("%w: export: stage %d, want 1 or 2", ctxsel.ErrInvalidInput, opt.Stage)
 	}
@@ -111,7 +111,7 @@ func Rows(recs []eval.Record, opt Options) ([]Row, int, error) {
 
 // offer ranks the passages by BM25 over the question and keeps the best
 // within the budget, in the requested order.
-func offer(r eval.Record, opt Options) []int {
+func offer(r dataset.Record, opt Options) []int {
 	texts := make([]string, len(r.Passages))
 	for i, p := range r.Passages {
 		texts[i] = p.Text
@@ -135,7 +135,7 @@ func offer(r eval.Record, opt Options) []int {
 
 // groupOf is meta.mined.group (set by ctxsel mine, shared by a question's
 // rewrites), else the record id.
-func groupOf(r eval.Record) string {
+func groupOf(r dataset.Record) string {
 	var meta struct {
 		Mined struct {
 			Group string `json:"group"`

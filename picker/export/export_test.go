@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/eval"
-	"github.com/ctxsel/ctxsel/picker"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/picker/export"
 	"github.com/ctxsel/ctxsel/picker/pickertest"
+	"github.com/ctxsel/ctxsel/picker/reward"
 )
 
 type words struct{}
@@ -25,22 +25,22 @@ func (words) Count(s string) int { return len(strings.Fields(s)) }
 
 // mined builds n records; each has a group of its own except the rewrite
 // pairs ("qN" and "qN#rw1" share group "qN").
-func mined(n int) []eval.Record {
-	var recs []eval.Record
+func mined(n int) []dataset.Record {
+	var recs []dataset.Record
 	for i := range n {
-		ps := []eval.Passage{
+		ps := []dataset.Passage{
 			{ID: "a", Text: fmt.Sprintf("alpha %d river town", i), Gold: true},
 			{ID: "b 2", Text: fmt.Sprintf("beta %d mountain", i)},
 			{ID: "c\"q", Text: fmt.Sprintf("gamma %d river", i), Gold: i%2 == 0},
 		}
 		meta := fmt.Sprintf(`{"mined":{"group":"q%d"}}`, i)
-		recs = append(recs, eval.Record{ID: fmt.Sprint("q", i), Question: fmt.Sprintf("which river town %d?", i), Answers: []string{"x"}, Passages: ps, Meta: json.RawMessage(meta)})
+		recs = append(recs, dataset.Record{ID: fmt.Sprint("q", i), Question: fmt.Sprintf("which river town %d?", i), Answers: []string{"x"}, Passages: ps, Meta: json.RawMessage(meta)})
 		rw := recs[len(recs)-1]
 		rw.ID += "#rw1"
 		rw.Question = fmt.Sprintf("what town by the river, %d?", i)
 		recs = append(recs, rw)
 	}
-	recs = append(recs, eval.Record{ID: "nogold", Question: "q", Passages: []eval.Passage{{ID: "z", Text: "z"}}})
+	recs = append(recs, dataset.Record{ID: "nogold", Question: "q", Passages: []dataset.Passage{{ID: "z", Text: "z"}}})
 	return recs
 }
 
@@ -147,7 +147,7 @@ func TestVerlParquetReadBackByHyparquet(t *testing.T) {
 			t.Fatalf("row %d read back as %+v, wrote %+v", i, g, w)
 		}
 		// The hook's inputs score the gold answer 1.
-		r, err := picker.Reward(`{"ids":`+g.Reward.GroundTruth+`}`, g.Extra.Offered, gold, g.Extra.Stage, picker.DefaultRewardParams)
+		r, err := reward.Score(`{"ids":`+g.Reward.GroundTruth+`}`, g.Extra.Offered, gold, g.Extra.Stage, reward.DefaultParams)
 		if err != nil || r.Reward != 1 {
 			t.Fatalf("row %d: reward %+v %v", i, r, err)
 		}

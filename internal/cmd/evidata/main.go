@@ -51,7 +51,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel/chunk"
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -96,7 +96,7 @@ func run(args []string, stdout io.Writer) error {
 		if path == "" {
 			continue
 		}
-		recs, err := eval.LoadFile(path)
+		recs, err := dataset.LoadFile(path)
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func run(args []string, stdout io.Writer) error {
 			skip[questionKey(r.Question)] = true
 		}
 	}
-	var recs []eval.Record
+	var recs []dataset.Record
 	var notes []string
 	switch kind {
 	case "hotpotqa":
@@ -124,14 +124,14 @@ func run(args []string, stdout io.Writer) error {
 	if err := write(*out, recs); err != nil {
 		return err
 	}
-	counts := map[eval.Split]int{}
+	counts := map[dataset.Split]int{}
 	spans := 0
 	for _, r := range recs {
-		counts[eval.SplitOf(r.ID, 1)]++
+		counts[dataset.SplitOf(r.ID, 1)]++
 		spans += r.SpanCount()
 	}
 	fmt.Fprintf(stdout, "%s: %d questions (%d train, %d validation, %d test at split seed 1), %d gold spans\n",
-		*out, len(recs), counts[eval.SplitTrain], counts[eval.SplitValidation], counts[eval.SplitTest], spans)
+		*out, len(recs), counts[dataset.SplitTrain], counts[dataset.SplitValidation], counts[dataset.SplitTest], spans)
 	for _, n := range notes {
 		fmt.Fprintln(stdout, "note:", n)
 	}
@@ -144,9 +144,9 @@ func merge(args []string, stdout io.Writer) error {
 	if len(args) < 2 {
 		return errors.New("usage: evidata merge OUT.jsonl.gz IN.jsonl.gz...")
 	}
-	var all []eval.Record
+	var all []dataset.Record
 	for _, in := range args[1:] {
-		recs, err := eval.LoadFile(in)
+		recs, err := dataset.LoadFile(in)
 		if err != nil {
 			return err
 		}
@@ -167,7 +167,7 @@ func regroup(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	recs, err := eval.LoadFile(*in)
+	recs, err := dataset.LoadFile(*in)
 	if err != nil {
 		return err
 	}
@@ -181,14 +181,14 @@ func regroup(args []string, stdout io.Writer) error {
 		sum := sha256.Sum256([]byte(r.ID))
 		rng := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:8]), 1))
 		rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
-		var chunks []eval.Passage
-		cur, curTok := eval.Passage{}, 0
+		var chunks []dataset.Passage
+		cur, curTok := dataset.Passage{}, 0
 		flush := func() {
 			if cur.Text != "" {
 				cur.ID = fmt.Sprintf("c%d", len(chunks))
 				chunks = append(chunks, cur)
 			}
-			cur, curTok = eval.Passage{}, 0
+			cur, curTok = dataset.Passage{}, 0
 		}
 		for _, p := range ps {
 			t := tok.Count(p.Text)
@@ -219,7 +219,7 @@ func regroup(args []string, stdout io.Writer) error {
 }
 
 // write stores records as gzip JSONL and checks they load back.
-func write(path string, recs []eval.Record) error {
+func write(path string, recs []dataset.Record) error {
 	var buf bytes.Buffer
 	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	enc := json.NewEncoder(gz)
@@ -232,7 +232,7 @@ func write(path string, recs []eval.Record) error {
 	if err := gz.Close(); err != nil {
 		return err
 	}
-	if _, err := eval.Load(bytes.NewReader(buf.Bytes())); err != nil {
+	if _, err := dataset.Load(bytes.NewReader(buf.Bytes())); err != nil {
 		return fmt.Errorf("converted data does not load: %w", err)
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)
@@ -256,7 +256,7 @@ type paragraph struct {
 	sents []string
 }
 
-func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([]eval.Record, []string, error) {
+func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([]dataset.Record, []string, error) {
 	var hs []hotRecord
 	if err := json.Unmarshal(raw, &hs); err != nil {
 		// one record a line
@@ -272,7 +272,7 @@ func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([
 			hs = append(hs, h)
 		}
 	}
-	var out []eval.Record
+	var out []dataset.Record
 	dropped, skipped, noGold, incomplete := 0, 0, 0, 0
 	for i, h := range hs {
 		if h.ID == "" {
@@ -297,7 +297,7 @@ func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([
 		if err != nil {
 			return nil, nil, fmt.Errorf("hotpotqa %s: supporting_facts: %w", h.ID, err)
 		}
-		rec := eval.Record{ID: h.ID, Question: strings.TrimSpace(h.Question), Answers: []string{h.Answer}, Task: "hotpotqa"}
+		rec := dataset.Record{ID: h.ID, Question: strings.TrimSpace(h.Question), Answers: []string{h.Answer}, Task: "hotpotqa"}
 		meta := map[string]string{"type": h.Type, "level": h.Level}
 		if source != "" {
 			meta["source"] = source
@@ -314,7 +314,7 @@ func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([
 				b.WriteString(s)
 			}
 			text := b.String()
-			pass := eval.Passage{ID: fmt.Sprintf("p%d", pi), Text: text}
+			pass := dataset.Passage{ID: fmt.Sprintf("p%d", pi), Text: text}
 			for _, f := range facts {
 				if f.title != p.title {
 					continue
@@ -522,17 +522,17 @@ type squadFile struct {
 	} `json:"data"`
 }
 
-func convertSQuAD(raw []byte, skip map[string]bool, perParagraph int, source string) ([]eval.Record, []string, error) {
+func convertSQuAD(raw []byte, skip map[string]bool, perParagraph int, source string) ([]dataset.Record, []string, error) {
 	var f squadFile
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, nil, fmt.Errorf("squad: %w", err)
 	}
-	var out []eval.Record
+	var out []dataset.Record
 	impossible, unlocated := 0, 0
 	for _, art := range f.Data {
-		var passages []eval.Passage
+		var passages []dataset.Passage
 		for pi, p := range art.Paragraphs {
-			passages = append(passages, eval.Passage{ID: fmt.Sprintf("p%d", pi), Text: p.Context})
+			passages = append(passages, dataset.Passage{ID: fmt.Sprintf("p%d", pi), Text: p.Context})
 		}
 		for pi, p := range art.Paragraphs {
 			kept := 0
@@ -564,7 +564,7 @@ func convertSQuAD(raw []byte, skip map[string]bool, perParagraph int, source str
 					unlocated++
 					continue
 				}
-				rec := eval.Record{ID: qa.ID, Question: strings.TrimSpace(qa.Question), Task: "squad"}
+				rec := dataset.Record{ID: qa.ID, Question: strings.TrimSpace(qa.Question), Task: "squad"}
 				seen := map[string]bool{}
 				for _, ans := range qa.Answers {
 					if t := strings.TrimSpace(ans.Text); t != "" && !seen[t] {
@@ -577,7 +577,7 @@ func convertSQuAD(raw []byte, skip map[string]bool, perParagraph int, source str
 					meta["source"] = source
 				}
 				rec.Meta, _ = json.Marshal(meta)
-				rec.Passages = make([]eval.Passage, len(passages))
+				rec.Passages = make([]dataset.Passage, len(passages))
 				copy(rec.Passages, passages)
 				rec.Passages[pi].Gold = true
 				rec.Passages[pi].GoldSpans = spans

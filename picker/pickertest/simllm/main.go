@@ -19,7 +19,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/picker/pickertest"
 )
@@ -28,10 +28,10 @@ func main() {
 	data := flag.String("data", "", "labelled JSONL file")
 	mode := flag.String("mode", "reader", "reader, picker or garbage")
 	flag.Parse()
-	var recs []eval.Record
+	var recs []dataset.Record
 	if *data != "" {
 		var err error
-		if recs, err = eval.LoadFile(*data); err != nil {
+		if recs, err = dataset.LoadFile(*data); err != nil {
 			log.Fatal(err)
 		}
 	}

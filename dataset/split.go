@@ -1,9 +1,10 @@
-package eval
+package dataset
 
 import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 )
 
 // Split is one part of a data set split by question: train (fit weights),
@@ -62,6 +63,46 @@ func FilterSplit(recs []Record, part Split, seed uint64) []Record {
 	var out []Record
 	for _, r := range recs {
 		if SplitOf(r.ID, seed) == part {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// SplitShare partitions records by question: a seeded permutation of the
+// records in file order puts round(frac·n) of them in train, the rest in
+// test. Both keep file order.
+func SplitShare(recs []Record, frac float64, seed uint64) (train, test []Record) {
+	perm := rand.New(rand.NewPCG(seed, 0x5b17)).Perm(len(recs))
+	nTrain := int(frac*float64(len(recs)) + 0.5)
+	in := make([]bool, len(recs))
+	for _, i := range perm[:nTrain] {
+		in[i] = true
+	}
+	for i, r := range recs {
+		if in[i] {
+			train = append(train, r)
+		} else {
+			test = append(test, r)
+		}
+	}
+	return train, test
+}
+
+// IDs returns the records' ids as a set.
+func IDs(recs []Record) map[string]bool {
+	m := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		m[r.ID] = true
+	}
+	return m
+}
+
+// Filter keeps the records whose id is in ids, in order.
+func Filter(recs []Record, ids map[string]bool) []Record {
+	var out []Record
+	for _, r := range recs {
+		if ids[r.ID] {
 			out = append(out, r)
 		}
 	}

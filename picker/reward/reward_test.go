@@ -1,4 +1,4 @@
-package picker_test
+package reward_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/picker"
+	"github.com/ctxsel/ctxsel/picker/reward"
 )
 
 // Every expected reward is worked out by hand from Eq. 6 with γ = 0.5,
@@ -41,7 +41,7 @@ func TestRewardEq6(t *testing.T) {
 		{"empty set", ids(), 2, -1, false},
 		{"not JSON", "a, b", 1, -1, false},
 	} {
-		r, err := picker.Reward(tc.out, offered, gold, tc.stage, picker.DefaultRewardParams)
+		r, err := reward.Score(tc.out, offered, gold, tc.stage, reward.DefaultParams)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -50,37 +50,37 @@ func TestRewardEq6(t *testing.T) {
 		}
 	}
 	// γ = 0 leaves coverage alone.
-	if r, _ := picker.Reward(ids("a", "c", "d"), offered, gold, 1, picker.RewardParams{Gamma: 0, Red1: 3, Red2: 1}); r.Reward != 0.5 {
+	if r, _ := reward.Score(ids("a", "c", "d"), offered, gold, 1, reward.Params{Gamma: 0, Red1: 3, Red2: 1}); r.Reward != 0.5 {
 		t.Fatalf("γ=0: %v", r.Reward)
 	}
 	for name, call := range map[string]func() error{
 		"stage 3": func() error {
-			_, err := picker.Reward(ids("a"), offered, gold, 3, picker.DefaultRewardParams)
+			_, err := reward.Score(ids("a"), offered, gold, 3, reward.DefaultParams)
 			return err
 		},
 		"no gold": func() error {
-			_, err := picker.Reward(ids("a"), offered, nil, 1, picker.DefaultRewardParams)
+			_, err := reward.Score(ids("a"), offered, nil, 1, reward.DefaultParams)
 			return err
 		},
-		"no offered": func() error { _, err := picker.Reward(ids("a"), nil, gold, 1, picker.DefaultRewardParams); return err },
+		"no offered": func() error { _, err := reward.Score(ids("a"), nil, gold, 1, reward.DefaultParams); return err },
 		"dup offered": func() error {
-			_, err := picker.Reward(ids("a"), []string{"a", "a"}, gold, 1, picker.DefaultRewardParams)
+			_, err := reward.Score(ids("a"), []string{"a", "a"}, gold, 1, reward.DefaultParams)
 			return err
 		},
 		"red1 ≤ red2": func() error {
-			_, err := picker.Reward(ids("a"), offered, gold, 1, picker.RewardParams{Gamma: 1, Red1: 1, Red2: 1})
+			_, err := reward.Score(ids("a"), offered, gold, 1, reward.Params{Gamma: 1, Red1: 1, Red2: 1})
 			return err
 		},
 		"negative γ": func() error {
-			_, err := picker.Reward(ids("a"), offered, gold, 1, picker.RewardParams{Gamma: -1, Red1: 2, Red2: 1})
+			_, err := reward.Score(ids("a"), offered, gold, 1, reward.Params{Gamma: -1, Red1: 2, Red2: 1})
 			return err
 		},
 		"NaN γ": func() error {
-			_, err := picker.Reward(ids("a"), offered, gold, 1, picker.RewardParams{Gamma: math.NaN(), Red1: 2})
+			_, err := reward.Score(ids("a"), offered, gold, 1, reward.Params{Gamma: math.NaN(), Red1: 2})
 			return err
 		},
 		"dup gold ids": func() error {
-			_, err := picker.Reward(ids("a"), offered, []string{"a", "a"}, 1, picker.DefaultRewardParams)
+			_, err := reward.Score(ids("a"), offered, []string{"a", "a"}, 1, reward.DefaultParams)
 			return err
 		},
 	} {
@@ -99,7 +99,7 @@ func FuzzReward(f *testing.F) {
 	}
 	offered := []string{"a", "b", "c", "d", "e", "f", "g"}
 	f.Fuzz(func(t *testing.T, out string, stage int) {
-		r, err := picker.Reward(out, offered, []string{"a", "b"}, stage, picker.DefaultRewardParams)
+		r, err := reward.Score(out, offered, []string{"a", "b"}, stage, reward.DefaultParams)
 		if stage != 1 && stage != 2 {
 			if !errors.Is(err, ctxsel.ErrInvalidInput) {
 				t.Fatalf("stage %d: %v", stage, err)
@@ -114,7 +114,7 @@ func FuzzReward(f *testing.F) {
 			t.Fatalf("invalid with reward %v", r.Reward)
 		case r.Valid && r.Selected > r.Limit && r.Reward != 0:
 			t.Fatalf("over the limit with reward %v", r.Reward)
-		case r.Valid && (r.Reward < -1 || r.Reward > 1+picker.DefaultRewardParams.Gamma):
+		case r.Valid && (r.Reward < -1 || r.Reward > 1+reward.DefaultParams.Gamma):
 			t.Fatalf("reward %v out of range", r.Reward)
 		}
 	})

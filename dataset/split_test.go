@@ -1,4 +1,4 @@
-package eval
+package dataset
 
 import (
 	"fmt"
@@ -47,5 +47,37 @@ func TestSplitOf(t *testing.T) {
 	}
 	if _, err := ParseSplit("dev"); err == nil {
 		t.Error("ParseSplit(dev) accepted")
+	}
+}
+
+// TestSplitShare: a seeded share of the questions, the same for a seed.
+func TestSplitShare(t *testing.T) {
+	recs := make([]Record, 50)
+	for i := range recs {
+		recs[i] = Record{ID: fmt.Sprint("r", i), Question: "?", Passages: []Passage{{ID: "g", Text: fmt.Sprint(i), Gold: true}}}
+	}
+	tr, te := SplitShare(recs, 0.8, 1)
+	if len(tr) != 40 || len(te) != 10 {
+		t.Fatalf("split %d/%d", len(tr), len(te))
+	}
+	tr2, _ := SplitShare(recs, 0.8, 1)
+	for i := range tr {
+		if tr[i].ID != tr2[i].ID {
+			t.Fatal("split is not deterministic")
+		}
+	}
+	_, te3 := SplitShare(recs, 0.8, 2)
+	same := 0
+	ids := IDs(te)
+	for _, r := range te3 {
+		if ids[r.ID] {
+			same++
+		}
+	}
+	if same == 10 {
+		t.Error("another seed gave the same split")
+	}
+	if got := Filter(recs, IDs(te)); len(got) != 10 {
+		t.Errorf("Filter kept %d", len(got))
 	}
 }

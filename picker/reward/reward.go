@@ -1,13 +1,22 @@
-package picker
+// Package reward is Context-Picker's reward, Eq. 6 of the paper (Zhu et
+// al., ../shared/papers/context-picker.txt): a picker's answer scored
+// against the gold ids, for an RL trainer (verl, TRL) to maximise. The
+// server's /v1/reward endpoint serves it, and python/verl_reward.py calls
+// that. It is training-only code: the picker itself (package picker) does
+// not import it.
+package reward
 
 import (
 	"fmt"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/picker"
 )
 
-// RewardParams are Eq. 6's constants. The paper does not print its values;
+// Params are Eq. 6's constants. The paper does not print its values;
 // the defaults are ctxsel's: a penalty weight of one half and margins of
 // three extra passages in stage I and one in stage II.
-type RewardParams struct {
+type Params struct {
 	// Gamma weighs the over-selection penalty γ(|S|−|S_g|)/L_i.
 	Gamma float64 `json:"gamma"`
 	// Red1 and Red2 are the redundancy margins red_1 > red_2 of stages I
@@ -16,8 +25,8 @@ type RewardParams struct {
 	Red2 int `json:"red2"`
 }
 
-// DefaultRewardParams are γ = 0.5, red_1 = 3, red_2 = 1.
-var DefaultRewardParams = RewardParams{Gamma: 0.5, Red1: 3, Red2: 1}
+// DefaultParams are γ = 0.5, red_1 = 3, red_2 = 1.
+var DefaultParams = Params{Gamma: 0.5, Red1: 3, Red2: 1}
 
 // The range of γ and the red margins. Within |S| ≤ L the penalty's factor
 // (|S|−|S_g|)/L lies in [−1, 1], so γ ≤ 1 keeps a valid answer's reward in
@@ -30,7 +39,7 @@ const (
 )
 
 // Validate reports parameters Eq. 6 does not allow.
-func (p RewardParams) Validate() error {
+func (p Params) Validate() error {
 	switch {
 	case !(p.Gamma >= MinGamma && p.Gamma <= MaxGamma):
 		return invalidf("reward: gamma=%v must be in [%v, %v]", p.Gamma, MinGamma, MaxGamma)
@@ -42,8 +51,8 @@ func (p RewardParams) Validate() error {
 	return nil
 }
 
-// RewardResult is a reward with what it was made of.
-type RewardResult struct {
+// Result is a reward with what it was made of.
+type Result struct {
 	Reward float64 `json:"reward"`
 	Valid  bool    `json:"valid"`
 	// Why says which case of Eq. 6 applied, with the figures.
@@ -56,20 +65,20 @@ type RewardResult struct {
 	Limit    int `json:"limit"`
 }
 
-// Reward scores a picker answer by Eq. 6 of the paper for a stage (1 or 2):
+// Score scores a picker answer by Eq. 6 of the paper for a stage (1 or 2):
 //
 //	Cov(S, S_g) − γ(|S|−|S_g|)/L_i   if valid and |S| ≤ L_i
 //	0                               if valid and |S| > L_i
 //	−1                              if invalid
 //
-// with L_i = |S_g| + red_i. Validity is Parse's against the offered ids.
+// with L_i = |S_g| + red_i. Validity is picker.Parse's against the offered ids.
 // As written, a set smaller than the gold one earns a bonus γ(|S_g|−|S|)/L_i
 // on top of its (lower) coverage; this follows the equation exactly.
 // Bad input (no gold or offered ids, duplicates, a stage other than 1 or 2)
 // is an error wrapping ctxsel.ErrInvalidInput.
-func Reward(output string, offered, gold []string, stage int, p RewardParams) (RewardResult, error) {
+func Score(output string, offered, gold []string, stage int, p Params) (Result, error) {
 	if err := p.Validate(); err != nil {
-		return RewardResult{}, err
+		return Result{}, err
 	}
 	var red int
 	switch stage {
@@ -78,32 +87,32 @@ func Reward(output string, offered, gold []string, stage int, p RewardParams) (R
 	case 2:
 		red = p.Red2
 	default:
-		return RewardResult{}, invalidf("reward: stage %d, want 1 or 2", stage)
+		return Result{}, invalidf("reward: stage %d, want 1 or 2", stage)
 	}
 	if len(offered) == 0 {
-		return RewardResult{}, invalidf("reward: no offered ids")
+		return Result{}, invalidf("reward: no offered ids")
 	}
 	if len(gold) == 0 {
-		return RewardResult{}, invalidf("reward: no gold ids")
+		return Result{}, invalidf("reward: no gold ids")
 	}
 	byID := make(map[string]int, len(offered))
 	for i, id := range offered {
 		if _, dup := byID[id]; dup {
-			return RewardResult{}, invalidf("reward: offered id %q given twice", id)
+			return Result{}, invalidf("reward: offered id %q given twice", id)
 		}
 		byID[id] = i
 	}
 	golds := make(map[string]bool, len(gold))
 	for _, id := range gold {
 		if golds[id] {
-			return RewardResult{}, invalidf("reward: gold id %q given twice", id)
+			return Result{}, invalidf("reward: gold id %q given twice", id)
 		}
 		golds[id] = true
 	}
-	res := RewardResult{Gold: len(gold), Limit: len(gold) + red}
-	out, err := Parse(output, byID)
+	res := Result{Gold: len(gold), Limit: len(gold) + red}
+	out, err := picker.Parse(output, byID)
 	if err != nil {
-		res.Reward, res.Why = -1, "invalid output: "+Reason(err)
+		res.Reward, res.Why = -1, "invalid output: "+picker.Reason(err)
 		return res, nil
 	}
 	res.Valid, res.Selected = true, len(out.IDs)
@@ -121,4 +130,8 @@ func Reward(output string, offered, gold []string, stage int, p RewardParams) (R
 	res.Reward = res.Coverage - p.Gamma*float64(res.Selected-len(gold))/float64(res.Limit)
 	res.Why = fmt.Sprintf("coverage %d/%d − γ=%g·(%d−%d)/L=%d", hit, len(gold), p.Gamma, res.Selected, len(gold), res.Limit)
 	return res, nil
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ctxsel.ErrInvalidInput, fmt.Sprintf(format, args...))
 }

@@ -1,8 +1,11 @@
-// Package eval measures context selection on labelled data: it loads the
-// common JSONL format, pads questions into long contexts, scores passages,
-// runs strategies, and reports recall per token against the fixed top-k
-// frontier as a table, JSON and an SVG plot.
-package eval
+// Package dataset is ctxsel's labelled data: the common JSONL format of
+// ../shared/data/README.md (Record, Passage, gold passages and gold
+// sentence spans), its loader (plain or gzip, every record checked),
+// HELMET-style pooling into long contexts (Pool), the seeded splits by
+// question (SplitOf's 60/20/20 by a hash of the id, SplitShare's seeded
+// share), and the LaRA benchmark read as records (LoadLaRA). Measuring
+// (eval), mining (mine), training (ldar/ldartrain) and export read it.
+package dataset
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package eval
+package ldartrain
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/dataset"
+	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/token"
@@ -18,7 +20,7 @@ import (
 // counted), else SubEM. Calls go through the reader's cache and limiter.
 // Questions need Question, Answers and Texts.
 type LLMReward struct {
-	Answering *Answering
+	Answering *eval.Answering
 	Counter   token.Counter
 	// MaxTokens caps the tokens of calls actually made (cached replies are
 	// free); past it Reward fails, which stops training. 0: no cap.
@@ -48,13 +50,13 @@ func (r *LLMReward) Reward(ctx context.Context, q ldar.Question, b ldar.Band) (f
 	}
 	v, ok := r.recs.Load(q.ID)
 	if !ok {
-		rec := Record{ID: q.ID, Question: q.Question, Answers: q.Answers, Passages: make([]Passage, len(q.Texts))}
+		rec := dataset.Record{ID: q.ID, Question: q.Question, Answers: q.Answers, Passages: make([]dataset.Passage, len(q.Texts))}
 		for i, t := range q.Texts {
-			rec.Passages[i] = Passage{ID: fmt.Sprint(i), Text: t}
+			rec.Passages[i] = dataset.Passage{ID: fmt.Sprint(i), Text: t}
 		}
 		v, _ = r.recs.LoadOrStore(q.ID, rec)
 	}
-	rec := v.(Record)
+	rec := v.(dataset.Record)
 	sel := ctxsel.Selection{Indices: b.Indices, K: len(b.Indices), Tokens: b.Tokens}
 	qa, err := r.Answering.Answer(ctx, r.Counter, rec, sel)
 	judgeCalls := 0
@@ -68,7 +70,7 @@ func (r *LLMReward) Reward(ctx context.Context, q ldar.Question, b ldar.Band) (f
 		r.tokens.Add(int64(qa.InputTokens + qa.OutputTokens))
 	}
 	if judgeCalls > 0 {
-		r.tokens.Add(int64(qa.judgeTokens))
+		r.tokens.Add(int64(qa.Verdict.PromptTokens + qa.Verdict.CompletionTokens))
 	}
 	if err != nil {
 		return 0, fmt.Errorf("LLM reward, question %q: %w", q.ID, err)

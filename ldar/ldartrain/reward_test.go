@@ -1,4 +1,4 @@
-package eval_test
+package ldartrain_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/ldar"
+	"github.com/ctxsel/ctxsel/ldar/ldartrain"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/token"
@@ -47,7 +48,7 @@ func TestLLMRewardTrainsOnJudgedAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rw := &eval.LLMReward{Answering: &eval.Answering{Reader: c}, Counter: counter}
+	rw := &ldartrain.LLMReward{Answering: &eval.Answering{Reader: c}, Counter: counter}
 	var mu sync.Mutex
 	seen, ones := 0, 0
 	check := ldar.RewardFunc(func(ctx context.Context, q ldar.Question, b ldar.Band) (float64, error) {
