@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,6 +88,53 @@ func TestDocumentedCommandChecker(t *testing.T) {
 		case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
 			t.Errorf("%s: got %v, want an error with %q", want[i], err, wantErr)
 		}
+	}
+}
+
+// .ci/run runs the README's test command, adding only -json (for the skip
+// checker): what a newcomer runs is what CI runs.
+func TestCIRunsTheReadmeTestCommand(t *testing.T) {
+	goTest := func(path string, script string) []string {
+		var found [][]string
+		for _, c := range shellCommands(script) {
+			if len(c.words) >= 2 && c.words[0] == "go" && c.words[1] == "test" && slices.Contains(c.words, "./...") {
+				found = append(found, c.words) // the whole module's tests
+			}
+		}
+		if len(found) != 1 {
+			t.Fatalf("%s: want one go test command of ./..., found %d: %q", path, len(found), found)
+		}
+		return found[0]
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	lines := strings.Split(string(readme), "\n")
+	for i := 0; i < len(lines); i++ {
+		if m := fenceRE.FindStringSubmatch(lines[i]); m != nil {
+			j := i + 1
+			for j < len(lines) && strings.TrimSpace(lines[j]) != m[1] {
+				j++
+			}
+			blocks = append(blocks, strings.Join(lines[i+1:min(j, len(lines))], "\n"))
+			i = j
+		}
+	}
+	want := goTest("README.md", strings.Join(blocks, "\n"))
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range goTest(".ci/run", string(ci)) {
+		if w != "-json" {
+			got = append(got, w)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf(".ci/run runs %q; the README's test command is %q (CI may add only -json)", strings.Join(got, " "), strings.Join(want, " "))
 	}
 }
 
