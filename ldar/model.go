@@ -57,7 +57,7 @@ func (c Config) poolDim() int {
 // (use-lite scores, λ = 0.5) it beat the paper-sized network, which did not
 // leave a fixed k in the epochs it could afford, at 1/86 of the cost per
 // step; flatten pooling beat attention pooling (+7.6 against +5.9 recall
-// points at matched tokens). See the README section "Learned band selector".
+// points at matched tokens). See docs/band.md.
 var DefaultConfig = Config{Window: 32, Freqs: 8, FreqSigma: 0.05, Dim: 32, Heads: 4, Layers: 1, FFN: 64, Hidden: 32, Head: "exp", Pool: "flatten"}
 
 // PaperConfig is the size in the LDAR paper (Table 4): d = 256, 2 layers,

@@ -10,7 +10,7 @@ import (
 )
 
 // The default fusion of a hybrid: z-scores, equal weights (chosen on
-// validation data: README, "Hybrid scoring and the default pipeline").
+// validation data: docs/hybrid.md).
 // Index retrieval, evaluation's hybrid scorer and /v1/rerank's "hybrid"
 // scoring all use it.
 const (

@@ -24,7 +24,7 @@ import (
 const defaultStrategies = "topk:k=1,topk:k=3,topk:k=5,topk:k=10,topk:k=20,budget:tokens=1000,budget:tokens=2000,adaptivek,adaptivek:head=0.05,knee,topp,band"
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--test-split SHARE] [--scorer NAME] [--split train|validation|test] [--baselines auto|none] [--strategies LIST] [--picker LLM] [--json FILE] [--plot FILE]
+	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--test-split SHARE] [--scorer NAME] [--split train|validation|test] [--baselines auto|none] [--strategies LIST] [--picker LLM] [--json FILE] [--plot FILE] [--wide]
 
 Measures selection strategies on labelled questions: each question's passages
 are padded to --pool passages with passages of other questions (HELMET-style
@@ -62,6 +62,7 @@ listed apart from the reader's.
 	splitSeed := fs.Uint64("split-seed", 1, "seed of the --test-split split")
 	split := fs.String("split", "", "measure only one part of the seeded 60/20/20 split by question id (dataset.SplitOf, seed --split-seed): train, validation or test")
 	evidenceModel := fs.String("evidence-model", "", "sentence model for evidence strategies (JSON from `ctxsel train evidence`); default: the embedded one")
+	wide := fs.Bool("wide", false, "print every column of the tables (precision, token share, true-k, the envelopes' recall, …); by default they fit 100 columns")
 	baselines := fs.String("baselines", "auto", "single scorers every result is also compared with: auto (the dense scorer and bm25; a hybrid's own halves) or none")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -183,8 +184,13 @@ listed apart from the reader's.
 	if most := maxPassages(pooled); *pool > most {
 		poolNote = fmt.Sprintf("%d (asked %d: the set holds no more)", most, *pool)
 	}
-	fmt.Fprintf(stdout, "%s · pool %s · seed %d\n", source, poolNote, *seed)
-	if err := eval.WriteTable(stdout, rep); err != nil {
+	title := fmt.Sprintf("%s · pool %s · seed %d", source, poolNote, *seed)
+	if *wide {
+		fmt.Fprintln(stdout, title)
+		if err := eval.WriteTable(stdout, rep); err != nil {
+			return err
+		}
+	} else if err := eval.WriteCompactTable(stdout, rep, title); err != nil {
 		return err
 	}
 	if *jsonOut != "" {

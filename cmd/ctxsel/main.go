@@ -117,10 +117,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 }
 
+// flagSetRecorder is an error writer that also takes the flag set a command
+// builds: run with "-h" and one of these as stderr hands back the command's
+// real flags without running it (the documented commands are checked so).
+type flagSetRecorder interface {
+	io.Writer
+	recordFlagSet(*flag.FlagSet)
+}
+
 // newFlags makes a flag set that reports errors instead of exiting.
 func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	if r, ok := stderr.(flagSetRecorder); ok {
+		r.recordFlagSet(fs)
+	}
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, synopsis)
 		hasFlags := false

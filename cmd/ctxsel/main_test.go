@@ -108,7 +108,7 @@ func TestEvalHybridDefault(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.Contains(out, "hybrid(use-lite+bm25):alpha=0.4,fusion=rrf") || !strings.Contains(out, "gain vs best single") {
+	if !strings.Contains(out, "hybrid(use-lite+bm25):alpha=0.4,fusion=rrf") || !strings.Contains(out, "vs best single") {
 		t.Fatalf("table:\n%s", out)
 	}
 	b, err := os.ReadFile(js)

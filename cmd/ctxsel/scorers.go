@@ -13,7 +13,7 @@ import (
 // defaultScorer is what eval and train score with when --scorer is not
 // given: the embedded model fused with BM25 (z-scores, equal weights),
 // which beat both single retrievers on every data set held out from its
-// choice (README, "Hybrid scoring and the default pipeline").
+// choice (docs/hybrid.md).
 // defaultDense is the embedded model: offline, no keys, the papers' kind
 // of retriever (cosine similarity of sentence embeddings), and the dense
 // half of hybrid unless dense=NAME says otherwise.
