@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ctxsel/ctxsel/internal/atomicfile"
+	"github.com/ctxsel/ctxsel/internal/flock"
 )
 
 // DirOptions configure OpenDir.
@@ -206,7 +209,7 @@ func (d *Dir) lock(ctx context.Context) (release func(), err error) {
 		return nil, fmt.Errorf("index %s: lock: %w", d.path, err)
 	}
 	for {
-		busy, err := tryLock(f)
+		busy, err := flock.TryLock(f)
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("index %s: lock: %w", d.path, err)
@@ -222,7 +225,7 @@ func (d *Dir) lock(ctx context.Context) (release func(), err error) {
 		}
 	}
 	return func() {
-		unlock(f)
+		flock.Unlock(f)
 		f.Close()
 		d.wmu.Unlock()
 	}, nil
@@ -484,7 +487,8 @@ func (d *Dir) isVersion2(name string) bool {
 }
 
 // collectGarbage deletes segment files (of every kind listedFiles knows)
-// and temporary files m does not name. It runs under the writer lock, so no
+// that m does not name, and manifests a writer left half written (and
+// "MANIFEST.tmp", which writers before atomicfile left). It runs under the writer lock, so no
 // writer is creating them; readers with an older snapshot re-read the
 // manifest when a segment has gone.
 func (d *Dir) collectGarbage(m *manifest) {
@@ -499,7 +503,7 @@ func (d *Dir) collectGarbage(m *manifest) {
 	for _, e := range ents {
 		n := e.Name()
 		if (strings.HasPrefix(n, "seg-") && slices.ContainsFunc(segFileSuffixes, func(s string) bool { return strings.HasSuffix(n, s) }) && !keep[n]) ||
-			n == manifestName+".tmp" {
+			atomicfile.IsTemp(n, manifestName) || n == manifestName+".tmp" {
 			os.Remove(filepath.Join(d.path, n))
 		}
 	}

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/ctxsel/ctxsel/internal/atomicfile"
 )
 
 // The manifest is the index's single source of truth: the config, the
@@ -178,39 +181,10 @@ func writeManifest(dir string, m *manifest) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, manifestName+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write manifest: %w", err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, manifestName))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write manifest: %w", err)
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes renames and creations in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
+	return atomicfile.Write(filepath.Join(dir, manifestName), func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !isUnsupportedSync(err) {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+	})
 }
 
 func shorten(s string, n int) string {

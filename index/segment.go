@@ -2,6 +2,7 @@ package index
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/ctxsel/ctxsel/internal/atomicfile"
 )
 
 // A segment file holds a batch of documents: their texts, chunk spans and
@@ -132,22 +135,7 @@ func writeSegment(path string, f Format, dim int, docs []segDoc, mat matrix) (si
 	if err != nil {
 		return 0, 0, fmt.Errorf("encode segment: %w", err)
 	}
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer func() {
-		if cerr := file.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-		}
-	}()
-	if _, err := file.Write(data); err != nil {
-		return 0, 0, err
-	}
-	if err := file.Sync(); err != nil {
+	if err := atomicfile.WriteNew(path, data); err != nil {
 		return 0, 0, err
 	}
 	return int64(len(data)), binary.LittleEndian.Uint32(data[len(data)-4:]), nil
@@ -169,20 +157,8 @@ func writeSegment1(path string, f Format, dim int, docs []segDoc, mat matrix) (s
 	}
 	metaOff := scaleOff + scaleLen
 
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer func() {
-		if cerr := file.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-		}
-	}()
-	bw := bufio.NewWriterSize(file, 1<<20)
-	cw := &crcWriter{w: bw}
+	var out bytes.Buffer
+	cw := &crcWriter{w: &out}
 
 	var h [segHeaderSize]byte
 	copy(h[:8], segMagic)
@@ -223,15 +199,8 @@ func writeSegment1(path string, f Format, dim int, docs []segDoc, mat matrix) (s
 		return 0, 0, err
 	}
 	sum := cw.crc
-	var tr [4]byte
-	le.PutUint32(tr[:], sum)
-	if _, err := bw.Write(tr[:]); err != nil {
-		return 0, 0, err
-	}
-	if err := bw.Flush(); err != nil {
-		return 0, 0, err
-	}
-	if err := file.Sync(); err != nil {
+	out.Write(binary.LittleEndian.AppendUint32(nil, sum))
+	if err := atomicfile.WriteNew(path, out.Bytes()); err != nil {
 		return 0, 0, err
 	}
 	return cw.n + 4, sum, nil
