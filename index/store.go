@@ -9,12 +9,14 @@
 // strategies cut the curve (see package ask).
 //
 // Ingestion (reading .txt, .md, .html, .jsonl and LaRA folders, chunking,
-// embedding, skipping unchanged files) is the Ingester's job, the same for
-// every back end.
+// embedding, skipping unchanged files) is package index/ingest's job, the
+// same for every back end.
 package index
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -90,6 +92,13 @@ type Document struct {
 	Text    string        `json:"-"`
 	Chunks  []chunk.Chunk `json:"-"`
 	Vectors [][]float32   `json:"-"`
+}
+
+// Hash is the content hash ctxsel records for files and document texts
+// (Document.Hash, SourceHash).
+func Hash(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:16])
 }
 
 // DocInfo describes a stored document.

@@ -16,6 +16,7 @@ import (
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/index"
+	"github.com/ctxsel/ctxsel/index/ingest"
 	_ "github.com/ctxsel/ctxsel/index/weaviate" // weaviate://host:port/Collection
 	"github.com/ctxsel/ctxsel/internal/progress"
 	"github.com/ctxsel/ctxsel/token"
@@ -212,8 +213,8 @@ does, and removes the documents of files under PATH that were deleted.
 		return err
 	}
 	bar := progress.New(stderr, "indexing")
-	in := &index.Ingester{Store: store, Embedder: e, Chunker: ch, Encoding: tk.Encoding(), Sync: sync,
-		Progress: func(p index.Progress) { bar.Update(int(p.Bytes), int(p.TotalBytes)) }}
+	in := &ingest.Ingester{Store: store, Embedder: e, Chunker: ch, Encoding: tk.Encoding(), Sync: sync,
+		Progress: func(p ingest.Progress) { bar.Update(int(p.Bytes), int(p.TotalBytes)) }}
 	rep, err := in.Add(ctx, paths)
 	for _, p := range rep.Problems {
 		fmt.Fprintf(stderr, "note: skipped %s: %s\n", p.Path, p.Reason)
@@ -238,8 +239,8 @@ does, and removes the documents of files under PATH that were deleted.
 	}
 	if *asJSON {
 		if err := writeJSON(stdout, struct {
-			Report index.Report `json:"report"`
-			Index  index.Stats  `json:"index"`
+			Report ingest.Report `json:"report"`
+			Index  index.Stats   `json:"index"`
 		}{rep, after}); err != nil {
 			return err
 		}
@@ -262,7 +263,7 @@ does, and removes the documents of files under PATH that were deleted.
 }
 
 // committed says what a failed or interrupted run left in the index.
-func committed(rep index.Report) string {
+func committed(rep ingest.Report) string {
 	if rep.Committed == 0 {
 		return "nothing from this run was committed"
 	}

@@ -1,4 +1,4 @@
-package index_test
+package ingest_test
 
 import (
 	"compress/gzip"
@@ -18,6 +18,7 @@ import (
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/index/indextest"
+	"github.com/ctxsel/ctxsel/index/ingest"
 )
 
 func writeFiles(t testing.TB, root string, files map[string]string) {
@@ -33,8 +34,8 @@ func writeFiles(t testing.TB, root string, files map[string]string) {
 	}
 }
 
-func newIngester(t testing.TB, s index.Store, calls *atomic.Int64) *index.Ingester {
-	return &index.Ingester{Store: s, Embedder: indextest.HashEmbedder{Calls: calls}, Chunker: testChunker(t), Encoding: "cl100k_base"}
+func newIngester(t testing.TB, s index.Store, calls *atomic.Int64) *ingest.Ingester {
+	return &ingest.Ingester{Store: s, Embedder: indextest.HashEmbedder{Calls: calls}, Chunker: testChunker(t), Encoding: "cl100k_base"}
 }
 
 func TestIngestFormats(t *testing.T) {
@@ -200,7 +201,7 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &index.Ingester{Store: s, Embedder: slowEmbedder{}, Chunker: testChunker(t), Encoding: "cl100k_base",
+	in := &ingest.Ingester{Store: s, Embedder: slowEmbedder{}, Chunker: testChunker(t), Encoding: "cl100k_base",
 		EmbedBatch: 2, CommitChunks: 1}
 	if _, err := in.Add(ctx, []string{src}); err != nil {
 		t.Fatal(err)
