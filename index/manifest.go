@@ -41,6 +41,10 @@ type segInfo struct {
 	// zero for an index written before lexical files existed.
 	LexSize int64  `json:"lex_size,omitempty"`
 	LexCRC  uint32 `json:"lex_crc32c,omitempty"`
+	// SntSize and SntCRC describe the segment's sentence file (sntName);
+	// zero for an index that keeps no sentence vectors.
+	SntSize int64  `json:"snt_size,omitempty"`
+	SntCRC  uint32 `json:"snt_crc32c,omitempty"`
 }
 
 type docEntry struct {
@@ -120,7 +124,8 @@ func (m *manifest) check() error {
 		if _, dup := segs[s.Name]; dup {
 			return fmt.Errorf("segment %s listed twice", s.Name)
 		}
-		if s.Size < segHeaderSize+4 || s.Chunks < 0 || s.Docs < 0 || (s.LexSize != 0 && s.LexSize < lexHeaderSize+4) {
+		if s.Size < segHeaderSize+4 || s.Chunks < 0 || s.Docs < 0 || (s.LexSize != 0 && s.LexSize < lexHeaderSize+4) ||
+			(s.SntSize != 0) != (m.Config.SentenceModel != "") || (s.SntSize != 0 && s.SntSize < sntHeaderSize+4) {
 			return fmt.Errorf("segment %s: bad size or counts", s.Name)
 		}
 		segs[s.Name] = 0

@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -63,6 +64,11 @@ type segment struct {
 	views  *segViews
 	rowDoc []int32 // document (index into docs) of each row
 	rowIdx []int32 // chunk index within its document of each row
+
+	// the segment's sentence file, opened on first use (snapshot.sentences)
+	sntOnce sync.Once
+	snt     *sntFile
+	sntErr  error
 }
 
 // docID is document di's id. With views it points into the segment's

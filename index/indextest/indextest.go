@@ -206,3 +206,19 @@ func CheckBM25(t testing.TB, s *index.Dir, q string) []index.Hit {
 	}
 	return got
 }
+
+// SentenceDoc is Doc with every chunk's sentence vectors
+// (chunk.SplitSentences, HashVector): for an index that keeps them.
+func SentenceDoc(t testing.TB, c chunk.Chunker, id, text string) index.Document {
+	t.Helper()
+	d := Doc(t, c, id, text)
+	for _, ch := range d.Chunks {
+		var cs index.ChunkSentences
+		for _, sp := range chunk.SplitSentences(ch.Text) {
+			cs.Spans = append(cs.Spans, sp)
+			cs.Vectors = append(cs.Vectors, HashVector(ch.Text[sp[0]:sp[1]]))
+		}
+		d.Sentences = append(d.Sentences, cs)
+	}
+	return d
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/evidence"
 	"github.com/ctxsel/ctxsel/index"
 )
 
@@ -44,6 +45,13 @@ type Ingester struct {
 	Chunker  chunk.Chunker
 	// Encoding names the chunker's token encoding (recorded in the config).
 	Encoding string
+	// Sentences, when set, embeds every chunk's sentences — the spans
+	// evidence.Split gives, the units the evidence selector scores — to be
+	// stored beside the chunk's vector (index.Config.SentenceModel is its
+	// ModelID): a per-index choice, so that `ask` embeds no passage
+	// sentence at query time. It must be the embedder the selector will
+	// use (ask.SentenceEmbedder), or the vectors are never read.
+	Sentences embed.Embedder
 	// EmbedBatch is how many chunks go to the embedder at once (default 32).
 	EmbedBatch int
 	// CommitChunks and CommitInterval bound the work an interruption can
@@ -208,6 +216,9 @@ func (in *Ingester) begin(ctx context.Context) (*run, error) {
 		r.interval = DefaultCommitInterval
 	}
 	r.cfg = index.Config{Model: in.Embedder.ModelID(), Chunker: in.Chunker.Spec(), Encoding: in.Encoding}
+	if in.Sentences != nil {
+		r.cfg.SentenceModel = in.Sentences.ModelID()
+	}
 	st, err := in.Store.Stats(ctx)
 	if err != nil {
 		return r, err
@@ -436,6 +447,11 @@ func (r *run) flush() error {
 	if r.cfg.Dim != 0 && dim != r.cfg.Dim {
 		return fmt.Errorf("embed: %w: vectors of dimension %d, the index uses %d", index.ErrMismatch, dim, r.cfg.Dim)
 	}
+	if r.in.Sentences != nil {
+		if err := r.embedSentences(); err != nil {
+			return err
+		}
+	}
 	for i, q := range r.queue {
 		q.st.doc.Vectors[q.i] = vecs[i]
 		q.st.pending--
@@ -444,6 +460,43 @@ func (r *run) flush() error {
 	r.promote()
 	r.report()
 	return r.commit(false)
+}
+
+// embedSentences embeds the sentences of the queued chunks: the spans
+// evidence.Split gives each chunk's text (the header line left out, as the
+// selector leaves it out), each sentence as the selector embeds it — its
+// bytes as they are.
+func (r *run) embedSentences() error {
+	var texts []string
+	spans := make([][][2]int, len(r.queue))
+	for i, q := range r.queue {
+		text := q.st.doc.Chunks[q.i].Text
+		spans[i] = evidence.Split(text).Sentences
+		for _, sp := range spans[i] {
+			texts = append(texts, text[sp[0]:sp[1]])
+		}
+	}
+	var vecs [][]float32
+	if len(texts) > 0 {
+		var err error
+		if vecs, err = r.in.Sentences.Embed(r.ctx, texts); err != nil {
+			return fmt.Errorf("embed sentences: %w", err)
+		}
+		if _, err := embed.CheckVectors(vecs, len(texts)); err != nil {
+			return fmt.Errorf("embed sentences: %w", err)
+		}
+	}
+	at := 0
+	for i, q := range r.queue {
+		d := &q.st.doc
+		if d.Sentences == nil {
+			d.Sentences = make([]index.ChunkSentences, len(d.Chunks))
+		}
+		n := len(spans[i])
+		d.Sentences[q.i] = index.ChunkSentences{Spans: spans[i], Vectors: vecs[at : at+n : at+n]}
+		at += n
+	}
+	return nil
 }
 
 // promote moves fully embedded documents, in order, to ready.
