@@ -217,6 +217,9 @@ func (in *Ingester) begin(ctx context.Context) (*run, error) {
 	}
 	r.cfg = index.Config{Model: in.Embedder.ModelID(), Chunker: in.Chunker.Spec(), Encoding: in.Encoding}
 	if in.Sentences != nil {
+		if _, ok := in.Store.(ctxsel.SentenceStore); !ok {
+			return r, fmt.Errorf("%w: this index keeps no sentence vectors (the embedded index does)", ctxsel.ErrInvalidInput)
+		}
 		r.cfg.SentenceModel = in.Sentences.ModelID()
 	}
 	st, err := in.Store.Stats(ctx)

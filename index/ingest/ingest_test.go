@@ -476,3 +476,18 @@ func TestIngestDuplicateIDAcrossFiles(t *testing.T) {
 		})
 	}
 }
+
+// A store that cannot serve sentence vectors is not given them.
+func TestIngestSentencesNeedASentenceStore(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"a.txt": "One sentence. Another one."})
+	d, _ := index.OpenDir(t.TempDir(), index.DirOptions{Create: true})
+	in := &ingest.Ingester{Store: struct{ index.Store }{d}, Embedder: indextest.HashEmbedder{}, Chunker: testChunker(t),
+		Encoding: "cl100k_base", Sentences: indextest.HashEmbedder{}}
+	if _, err := in.Add(ctx, []string{root}); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("err = %v, want ErrInvalidInput", err)
+	}
+	if ids := listIDs(t, d); len(ids) != 0 {
+		t.Fatalf("stored %v", ids)
+	}
+}
