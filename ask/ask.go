@@ -68,10 +68,10 @@ type Options struct {
 	Selector ctxsel.TextSelector
 	// Deps supplies what the text selectors Strategy names need. Ask adds
 	// what it has: the evidence selector's sentence embedder
-	// (ctxsel.DepEmbedder; the question's embedder when it is the
-	// embedded USE-lite model, which the sentence weights were fitted
-	// with, else a USE-lite model of its own) and the token counter
-	// (ctxsel.DepCounter, the index's encoding).
+	// (ctxsel.DepEmbedder: SentenceEmbedder of the question's embedder),
+	// the token counter (ctxsel.DepCounter, the index's encoding) and the
+	// sentence vectors the index stored (ctxsel.DepSentences, when the
+	// store is a ctxsel.SentenceStore: the embedded index).
 	Deps ctxsel.Deps
 	// Order arranges the selected passages in the prompt.
 	Order ctxsel.Order
@@ -279,7 +279,7 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 
 	how := ctxsel.Resolved{Kind: ctxsel.SelectorKind, Selector: opts.Selector}
 	if opts.Selector == nil {
-		r := ctxsel.Resolver{Default: DefaultStrategy, Deps: withDefaults(opts.Deps, e, counter)}
+		r := ctxsel.Resolver{Default: DefaultStrategy, Deps: withDefaults(opts.Deps, e, counter, store)}
 		if how, err = r.Resolve(opts.Strategy); err != nil {
 			return a, err
 		}
@@ -381,9 +381,9 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 }
 
 // withDefaults adds to deps what Ask can supply: the sentence embedder
-// (e when it is the embedded USE-lite model, else a USE-lite model of its
-// own, built on first need) and the token counter.
-func withDefaults(deps ctxsel.Deps, e embed.Embedder, counter token.Counter) ctxsel.Deps {
+// (SentenceEmbedder(e)), the token counter and the store's sentence
+// vectors.
+func withDefaults(deps ctxsel.Deps, e embed.Embedder, counter token.Counter, store index.Store) ctxsel.Deps {
 	return func(name string) (any, error) {
 		if deps != nil {
 			v, err := deps(name)
@@ -393,15 +393,28 @@ func withDefaults(deps ctxsel.Deps, e embed.Embedder, counter token.Counter) ctx
 		}
 		switch name {
 		case ctxsel.DepEmbedder:
-			if e != nil && strings.HasPrefix(e.ModelID(), useLiteID) {
-				return e, nil
-			}
-			return sentenceEmbedder()
+			return SentenceEmbedder(e)
 		case ctxsel.DepCounter:
 			return counter, nil
+		case ctxsel.DepSentences:
+			if ss, ok := store.(ctxsel.SentenceStore); ok {
+				return ss, nil
+			}
 		}
 		return nil, fmt.Errorf("%w: %s", ctxsel.ErrNoDep, name)
 	}
+}
+
+// SentenceEmbedder is the embedder the evidence selector scores sentences
+// with when the caller supplies none: e when it is the embedded USE-lite
+// model, which the sentence weights were fitted with, else a USE-lite
+// model of the process's own. `index add --sentences` stores sentence
+// vectors by it, so that ask finds them under its ModelID.
+func SentenceEmbedder(e embed.Embedder) (embed.Embedder, error) {
+	if e != nil && strings.HasPrefix(e.ModelID(), useLiteID) {
+		return e, nil
+	}
+	return sentenceEmbedder()
 }
 
 // useLiteID starts the embedded model's ModelID (embed/uselite).

@@ -93,7 +93,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 	if err != nil {
 		return fmt.Errorf("sentence BM25: %w", err)
 	}
-	dense, err := s.dense.Score(ctx, q.Question, texts)
+	dense, err := s.sentenceSimilarity(ctx, q, ps, texts)
 	if err != nil {
 		return fmt.Errorf("sentence similarity: %w", err)
 	}

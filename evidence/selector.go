@@ -51,6 +51,10 @@ type Options struct {
 	// score.BM25 over the candidate sentences and score.Embedding with
 	// Embedder (what the weights were fitted with).
 	Lexical, Dense score.Scorer
+	// Sentences, when set (ctxsel.DepSentences: ask supplies the index),
+	// gives the sentence vectors stored with the passages, used instead of
+	// embedding them (sentenceSimilarity); not with a Dense override.
+	Sentences ctxsel.SentenceStore
 }
 
 // Selector is the evidence TextSelector: it keeps sentences, not whole

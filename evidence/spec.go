@@ -12,9 +12,10 @@ import (
 
 // DepModel names the optional dependency a caller of ctxsel.Resolve may
 // supply for evidence specs: the sentence model (*Model; the embedded one
-// when not supplied). The embedder (ctxsel.DepEmbedder, required) and the
+// when not supplied). The embedder (ctxsel.DepEmbedder, required), the
 // token counter (ctxsel.DepCounter, optional, token.Default otherwise)
-// are the other two.
+// and the stored sentence vectors (ctxsel.DepSentences, optional) are the
+// others.
 const DepModel = "evidence.model"
 
 // params documents the spec's parameters (ctxsel.SelectorDefs lists them).
@@ -46,7 +47,8 @@ func init() {
 	})
 }
 
-// withDeps fills the embedder, the counter and the model from deps.
+// withDeps fills the embedder, the counter, the sentence store and the
+// model from deps.
 func withDeps(opt Options, deps ctxsel.Deps) (Options, error) {
 	e, err := ctxsel.Dep[embed.Embedder](deps, ctxsel.DepEmbedder)
 	if err != nil {
@@ -57,6 +59,11 @@ func withDeps(opt Options, deps ctxsel.Deps) (Options, error) {
 		return Options{}, err
 	} else if ok {
 		opt.Counter = c
+	}
+	if ss, ok, err := ctxsel.OptionalDep[ctxsel.SentenceStore](deps, ctxsel.DepSentences); err != nil {
+		return Options{}, err
+	} else if ok {
+		opt.Sentences = ss
 	}
 	if m, ok, err := ctxsel.OptionalDep[*Model](deps, DepModel); err != nil {
 		return Options{}, err
@@ -155,6 +162,9 @@ func Parse(spec string, base Options) (ctxsel.TextSelector, error) {
 	}
 	if base.Model != nil {
 		deps[DepModel] = base.Model
+	}
+	if base.Sentences != nil {
+		deps[ctxsel.DepSentences] = base.Sentences
 	}
 	if base.Embedder == nil {
 		delete(deps, ctxsel.DepEmbedder)

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ctxsel/ctxsel/internal/atomicfile"
+	"github.com/ctxsel/ctxsel/internal/flock"
 )
 
 // DirOptions configure OpenDir.
@@ -183,7 +186,8 @@ func (d *Dir) Stats(ctx context.Context) (Stats, error) {
 	}
 	total := 0
 	for _, sg := range m.Segments {
-		s.DiskBytes += sg.Size + sg.LexSize
+		s.DiskBytes += sg.Size + sg.LexSize + sg.SntSize
+		s.SentenceBytes += sg.SntSize
 		total += sg.Chunks
 	}
 	s.DeadChunks = total - s.Chunks
@@ -206,7 +210,7 @@ func (d *Dir) lock(ctx context.Context) (release func(), err error) {
 		return nil, fmt.Errorf("index %s: lock: %w", d.path, err)
 	}
 	for {
-		busy, err := tryLock(f)
+		busy, err := flock.TryLock(f)
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("index %s: lock: %w", d.path, err)
@@ -222,7 +226,7 @@ func (d *Dir) lock(ctx context.Context) (release func(), err error) {
 		}
 	}
 	return func() {
-		unlock(f)
+		flock.Unlock(f)
 		f.Close()
 		d.wmu.Unlock()
 	}, nil
@@ -278,19 +282,28 @@ func (d *Dir) Add(ctx context.Context, cfg Config, docs []Document) error {
 	format, _ := ParseFormat(m.Vectors)
 
 	// the new segment
+	keepSentences, sdim := m.Config.SentenceModel != "", sentenceDim(docs)
 	var sdocs []segDoc
 	var vecs [][]float32
+	var snt []sntRow
 	now := time.Now().UTC().Truncate(time.Second)
 	entries := make([]docEntry, 0, len(docs))
 	for _, doc := range docs {
 		e := docEntry{DocInfo: DocInfo{ID: doc.ID, Source: doc.Source, SourceHash: doc.SourceHash, Hash: doc.Hash,
 			Chunks: len(doc.Chunks), Bytes: len(doc.Text), Added: now}}
 		if len(doc.Chunks) > 0 {
+			if keepSentences != (doc.Sentences != nil) {
+				return invalidf("document %q: the index keeps sentence vectors (%q) for every chunk, the document has %d sets",
+					doc.ID, m.Config.SentenceModel, len(doc.Sentences))
+			}
 			sd := segDoc{ID: doc.ID, Source: doc.Source, Text: doc.Text, Chunks: make([][5]int, len(doc.Chunks))}
 			for i, c := range doc.Chunks {
 				sd.Chunks[i] = [5]int{c.Start, c.End, c.CharStart, c.CharEnd, c.Tokens}
 				e.Tokens += c.Tokens
 				vecs = append(vecs, Normalize(doc.Vectors[i]))
+				if keepSentences {
+					snt = append(snt, newSntRow(format, sdim, doc.Sentences[i]))
+				}
 			}
 			sdocs = append(sdocs, sd)
 		}
@@ -298,7 +311,7 @@ func (d *Dir) Add(ctx context.Context, cfg Config, docs []Document) error {
 	}
 	var newSegs []segInfo
 	if len(vecs) > 0 {
-		si, err := d.newSegment(ctx, m, format, m.Config.Dim, sdocs, newMatrix(format, m.Config.Dim, vecs))
+		si, err := d.newSegment(ctx, m, format, m.Config.Dim, sdocs, newMatrix(format, m.Config.Dim, vecs), snt)
 		if err != nil {
 			return err
 		}
@@ -353,8 +366,10 @@ func (d *Dir) Remove(ctx context.Context, ids []string) (int, error) {
 	return n, d.commit(ctx, m)
 }
 
-// newSegment writes a segment under the next free name.
-func (d *Dir) newSegment(ctx context.Context, m *manifest, f Format, dim int, docs []segDoc, mat matrix) (segInfo, error) {
+// newSegment writes a segment under the next free name, with its lexical
+// file and, for an index that keeps them, its sentence file (snt, one row
+// per chunk).
+func (d *Dir) newSegment(ctx context.Context, m *manifest, f Format, dim int, docs []segDoc, mat matrix, snt []sntRow) (segInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return segInfo{}, err
 	}
@@ -372,6 +387,15 @@ func (d *Dir) newSegment(ctx context.Context, m *manifest, f Format, dim int, do
 		if err := d.writeLexical(&si, docs); err != nil {
 			os.Remove(filepath.Join(d.path, name))
 			return segInfo{}, err
+		}
+		if m.Config.SentenceModel != "" {
+			// a file left by a crashed writer under this unused name goes
+			os.Remove(filepath.Join(d.path, sntName(name)))
+			if err := d.writeSentences(&si, f, m.Config.SentenceModel, snt); err != nil {
+				os.Remove(filepath.Join(d.path, name))
+				os.Remove(filepath.Join(d.path, lexName(name)))
+				return segInfo{}, err
+			}
 		}
 		return si, nil
 	}
@@ -446,11 +470,18 @@ func (d *Dir) compact(ctx context.Context, m *manifest) error {
 	}
 	var docs []segDoc
 	var rows [][]float32
+	var snt []sntRow
 	var moved []int // indices into m.Docs
 	for _, v := range victims {
 		seg, err := readSegment(filepath.Join(d.path, v.Name), v.Name, v.Size, v.CRC)
 		if err != nil {
 			return fmt.Errorf("index %s: compact: %w", d.path, err)
+		}
+		var sf *sntFile
+		if m.Config.SentenceModel != "" {
+			if sf, err = d.readSegmentSentences(v); err != nil {
+				return fmt.Errorf("index %s: compact: %w", d.path, err)
+			}
 		}
 		r := 0
 		for _, sd := range seg.docs {
@@ -459,13 +490,20 @@ func (d *Dir) compact(ctx context.Context, m *manifest) error {
 				docs = append(docs, sd)
 				for k := range sd.Chunks {
 					rows = append(rows, seg.mat.row(r+k))
+					if sf != nil {
+						spans, sm, err := sf.row(r + k)
+						if err != nil {
+							return fmt.Errorf("index %s: compact: %w", d.path, err)
+						}
+						snt = append(snt, sntRow{spans: spans, mat: sm.clone()})
+					}
 				}
 				moved = append(moved, i)
 			}
 			r += len(sd.Chunks)
 		}
 	}
-	si, err := d.newSegment(ctx, m, format, m.Config.Dim, docs, newMatrix(format, m.Config.Dim, rows))
+	si, err := d.newSegment(ctx, m, format, m.Config.Dim, docs, newMatrix(format, m.Config.Dim, rows), snt)
 	if err != nil {
 		return err
 	}
@@ -484,7 +522,8 @@ func (d *Dir) isVersion2(name string) bool {
 }
 
 // collectGarbage deletes segment files (of every kind listedFiles knows)
-// and temporary files m does not name. It runs under the writer lock, so no
+// that m does not name, and manifests a writer left half written (and
+// "MANIFEST.tmp", which writers before atomicfile left). It runs under the writer lock, so no
 // writer is creating them; readers with an older snapshot re-read the
 // manifest when a segment has gone.
 func (d *Dir) collectGarbage(m *manifest) {
@@ -499,7 +538,7 @@ func (d *Dir) collectGarbage(m *manifest) {
 	for _, e := range ents {
 		n := e.Name()
 		if (strings.HasPrefix(n, "seg-") && slices.ContainsFunc(segFileSuffixes, func(s string) bool { return strings.HasSuffix(n, s) }) && !keep[n]) ||
-			n == manifestName+".tmp" {
+			atomicfile.IsTemp(n, manifestName) || n == manifestName+".tmp" {
 			os.Remove(filepath.Join(d.path, n))
 		}
 	}

@@ -16,41 +16,18 @@ import (
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/index/indextest"
-	"github.com/ctxsel/ctxsel/token"
 )
 
 var ctx = context.Background()
 
-func testChunker(t testing.TB) chunk.Chunker {
-	t.Helper()
-	tk, err := token.New("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := chunk.NewSentences(tk, 40)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func testConfig(c chunk.Chunker) index.Config {
-	return index.Config{Model: indextest.HashEmbedder{}.ModelID(), Chunker: c.Spec(), Encoding: "cl100k_base"}
-}
-
-// makeDoc chunks and embeds text with the test chunker and hash embedder.
-func makeDoc(t testing.TB, c chunk.Chunker, id, text string) index.Document {
-	t.Helper()
-	cs, err := c.Chunk(ctx, id, text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := index.Document{ID: id, Source: "/src/" + id, SourceHash: "sh-" + id, Hash: index.Hash([]byte(text)), Text: text, Chunks: cs}
-	for _, ch := range cs {
-		d.Vectors = append(d.Vectors, indextest.HashVector(ch.Text))
-	}
-	return d
-}
+// The shared helpers (indextest), under the names these tests use.
+var (
+	testChunker = indextest.Chunker
+	testConfig  = indextest.Config
+	makeDoc     = indextest.Doc
+	search      = indextest.Search
+	listIDs     = indextest.IDs
+)
 
 var corpus = map[string]string{
 	"animals": "Cats purr when they are content. Dogs bark at strangers. Parrots can mimic human speech. " +
@@ -70,15 +47,6 @@ func fill(t testing.TB, s index.Store, c chunk.Chunker) {
 	if err := s.Add(ctx, testConfig(c), docs); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func search(t testing.TB, s index.Store, q string, limit int) []index.Hit {
-	t.Helper()
-	hits, err := s.Search(ctx, indextest.HashVector(q), limit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hits
 }
 
 func TestDirAddSearchList(t *testing.T) {

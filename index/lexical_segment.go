@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/lexical"
 )
 
@@ -194,19 +195,7 @@ func writeLexical(path string, lx *lexSeg) (size int64, crc uint32, err error) {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return 0, 0, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return 0, 0, err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
+	if err := atomicfile.WriteNew(path, data); err != nil {
 		return 0, 0, err
 	}
 	return int64(len(data)), binary.LittleEndian.Uint32(data[len(data)-4:]), nil

@@ -16,78 +16,13 @@ import (
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/index/indextest"
-	"github.com/ctxsel/ctxsel/lexical"
 )
 
-// liveChunks returns every live chunk of s (through a dense search for all
-// of them), by chunk id.
-func liveChunks(t testing.TB, s *index.Dir) map[string]index.Hit {
-	t.Helper()
-	st, err := s.Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]index.Hit{}
-	if st.Chunks == 0 {
-		return out
-	}
-	hits, err := s.Search(ctx, indextest.HashVector("anything"), st.Chunks+10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range hits {
-		out[h.ID()] = h
-	}
-	if len(out) != st.Chunks {
-		t.Fatalf("%d chunks searchable, stats say %d", len(out), st.Chunks)
-	}
-	return out
-}
-
-// wantBM25 is lexical.Default.Score with the live chunks as the corpus,
-// ranked as the index ranks (score, document, chunk), positive scores only.
-func wantBM25(live map[string]index.Hit, q string) []index.Hit {
-	var all []index.Hit
-	for _, h := range live {
-		all = append(all, h)
-	}
-	index.SortHits(all) // any fixed order
-	docs := make([][]string, len(all))
-	for i, h := range all {
-		docs[i] = lexical.Terms(h.Text)
-	}
-	scores := lexical.Default.Score(lexical.QueryTerms(q), docs)
-	var out []index.Hit
-	for i, h := range all {
-		if scores[i] > 0 {
-			h.Score = scores[i]
-			out = append(out, h)
-		}
-	}
-	index.SortHits(out)
-	return out
-}
-
-// checkBM25 asserts that the index's BM25 ranking of q over its live
-// chunks is exactly lexical.Default.Score's: same chunks, same order,
-// bit-identical scores.
-func checkBM25(t testing.TB, s *index.Dir, q string) []index.Hit {
-	t.Helper()
-	want := wantBM25(liveChunks(t, s), q)
-	got, err := s.SearchQuery(ctx, index.Query{Text: q, Limit: 1 << 20, Retriever: index.BM25})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("query %q: %d BM25 hits, want %d", q, len(got), len(want))
-	}
-	for i := range got {
-		if got[i].ID() != want[i].ID() || got[i].Score != want[i].Score || got[i].Text != want[i].Text {
-			t.Fatalf("query %q hit %d: %s %v, want %s %v", q, i, got[i].ID(), got[i].Score, want[i].ID(), want[i].Score)
-		}
-	}
-	return got
-}
+var (
+	liveChunks = indextest.LiveChunks
+	wantBM25   = indextest.WantBM25
+	checkBM25  = indextest.CheckBM25
+)
 
 // zipfText draws n words from a Zipfian vocabulary.
 func zipfText(r *rand.Rand, z *rand.Zipf, n int) string {

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/ctxsel/ctxsel/internal/atomicfile"
 )
 
 // The manifest is the index's single source of truth: the config, the
@@ -38,6 +41,10 @@ type segInfo struct {
 	// zero for an index written before lexical files existed.
 	LexSize int64  `json:"lex_size,omitempty"`
 	LexCRC  uint32 `json:"lex_crc32c,omitempty"`
+	// SntSize and SntCRC describe the segment's sentence file (sntName);
+	// zero for an index that keeps no sentence vectors.
+	SntSize int64  `json:"snt_size,omitempty"`
+	SntCRC  uint32 `json:"snt_crc32c,omitempty"`
 }
 
 type docEntry struct {
@@ -117,7 +124,8 @@ func (m *manifest) check() error {
 		if _, dup := segs[s.Name]; dup {
 			return fmt.Errorf("segment %s listed twice", s.Name)
 		}
-		if s.Size < segHeaderSize+4 || s.Chunks < 0 || s.Docs < 0 || (s.LexSize != 0 && s.LexSize < lexHeaderSize+4) {
+		if s.Size < segHeaderSize+4 || s.Chunks < 0 || s.Docs < 0 || (s.LexSize != 0 && s.LexSize < lexHeaderSize+4) ||
+			(s.SntSize != 0) != (m.Config.SentenceModel != "") || (s.SntSize != 0 && s.SntSize < sntHeaderSize+4) {
 			return fmt.Errorf("segment %s: bad size or counts", s.Name)
 		}
 		segs[s.Name] = 0
@@ -178,39 +186,10 @@ func writeManifest(dir string, m *manifest) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, manifestName+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write manifest: %w", err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, manifestName))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write manifest: %w", err)
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes renames and creations in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
+	return atomicfile.Write(filepath.Join(dir, manifestName), func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !isUnsupportedSync(err) {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+	})
 }
 
 func shorten(s string, n int) string {

@@ -23,6 +23,10 @@ type snapshot struct {
 	src  map[string]string
 	rows int
 	lex  lexView // BM25 postings of the same rows (lexical.go)
+
+	// each live document's rows, built on first use (sentences.go)
+	rowsOnce sync.Once
+	rowsOf   map[string]docRow
 }
 
 // Search implements Store: an exact scan of every chunk's vector, split

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -11,8 +12,11 @@ import (
 	"math"
 	"os"
 	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/ctxsel/ctxsel/internal/atomicfile"
 )
 
 // A segment file holds a batch of documents: their texts, chunk spans and
@@ -60,6 +64,11 @@ type segment struct {
 	views  *segViews
 	rowDoc []int32 // document (index into docs) of each row
 	rowIdx []int32 // chunk index within its document of each row
+
+	// the segment's sentence file, opened on first use (snapshot.sentences)
+	sntOnce sync.Once
+	snt     *sntFile
+	sntErr  error
 }
 
 // docID is document di's id. With views it points into the segment's
@@ -132,22 +141,7 @@ func writeSegment(path string, f Format, dim int, docs []segDoc, mat matrix) (si
 	if err != nil {
 		return 0, 0, fmt.Errorf("encode segment: %w", err)
 	}
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer func() {
-		if cerr := file.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-		}
-	}()
-	if _, err := file.Write(data); err != nil {
-		return 0, 0, err
-	}
-	if err := file.Sync(); err != nil {
+	if err := atomicfile.WriteNew(path, data); err != nil {
 		return 0, 0, err
 	}
 	return int64(len(data)), binary.LittleEndian.Uint32(data[len(data)-4:]), nil
@@ -169,20 +163,8 @@ func writeSegment1(path string, f Format, dim int, docs []segDoc, mat matrix) (s
 	}
 	metaOff := scaleOff + scaleLen
 
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer func() {
-		if cerr := file.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-		}
-	}()
-	bw := bufio.NewWriterSize(file, 1<<20)
-	cw := &crcWriter{w: bw}
+	var out bytes.Buffer
+	cw := &crcWriter{w: &out}
 
 	var h [segHeaderSize]byte
 	copy(h[:8], segMagic)
@@ -223,15 +205,8 @@ func writeSegment1(path string, f Format, dim int, docs []segDoc, mat matrix) (s
 		return 0, 0, err
 	}
 	sum := cw.crc
-	var tr [4]byte
-	le.PutUint32(tr[:], sum)
-	if _, err := bw.Write(tr[:]); err != nil {
-		return 0, 0, err
-	}
-	if err := bw.Flush(); err != nil {
-		return 0, 0, err
-	}
-	if err := file.Sync(); err != nil {
+	out.Write(binary.LittleEndian.AppendUint32(nil, sum))
+	if err := atomicfile.WriteNew(path, out.Bytes()); err != nil {
 		return 0, 0, err
 	}
 	return cw.n + 4, sum, nil

@@ -9,12 +9,14 @@
 // strategies cut the curve (see package ask).
 //
 // Ingestion (reading .txt, .md, .html, .jsonl and LaRA folders, chunking,
-// embedding, skipping unchanged files) is the Ingester's job, the same for
-// every back end.
+// embedding, skipping unchanged files) is package index/ingest's job, the
+// same for every back end.
 package index
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -51,6 +53,12 @@ type Config struct {
 	Chunker string `json:"chunker"`
 	// Encoding is the token encoding of the chunks' token counts.
 	Encoding string `json:"encoding"`
+	// SentenceModel, when set, is the ModelID of the sentence vectors
+	// stored beside every chunk's vector (Document.Sentences): the index
+	// keeps them, so a query embeds none of its passages' sentences. ""
+	// for an index that keeps none. A per-index choice: every batch must
+	// agree.
+	SentenceModel string `json:"sentence_model,omitempty"`
 }
 
 // Compatible reports how c differs from the index's config want, as an
@@ -68,6 +76,15 @@ func (c Config) Compatible(want Config) error {
 	}
 	if c.Encoding != want.Encoding {
 		diffs = append(diffs, fmt.Sprintf("token encoding %q, the index uses %q", c.Encoding, want.Encoding))
+	}
+	switch {
+	case c.SentenceModel == want.SentenceModel:
+	case want.SentenceModel == "":
+		diffs = append(diffs, fmt.Sprintf("sentence vectors by %q, the index keeps none (a per-index choice: a new index for them)", c.SentenceModel))
+	case c.SentenceModel == "":
+		diffs = append(diffs, fmt.Sprintf("no sentence vectors, the index keeps them by %q", want.SentenceModel))
+	default:
+		diffs = append(diffs, fmt.Sprintf("sentence vectors by %q, the index keeps them by %q", c.SentenceModel, want.SentenceModel))
 	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("%w: %s", ErrMismatch, strings.Join(diffs, "; "))
@@ -90,6 +107,16 @@ type Document struct {
 	Text    string        `json:"-"`
 	Chunks  []chunk.Chunk `json:"-"`
 	Vectors [][]float32   `json:"-"`
+	// Sentences are each chunk's sentence vectors, for an index that keeps
+	// them (Config.SentenceModel): one per chunk, or nil.
+	Sentences []ChunkSentences `json:"-"`
+}
+
+// Hash is the content hash ctxsel records for files and document texts
+// (Document.Hash, SourceHash).
+func Hash(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:16])
 }
 
 // DocInfo describes a stored document.
@@ -127,6 +154,9 @@ type Stats struct {
 	Tokens  int    `json:"tokens"`
 	// DiskBytes is the size of the index files (embedded index only).
 	DiskBytes int64 `json:"disk_bytes,omitempty"`
+	// SentenceBytes is the part of DiskBytes that holds sentence vectors
+	// (Config.SentenceModel).
+	SentenceBytes int64 `json:"sentence_bytes,omitempty"`
 	// Segments and DeadChunks describe the embedded index's files: chunks
 	// of removed documents still on disk until compaction.
 	Segments   int `json:"segments,omitempty"`
@@ -204,9 +234,12 @@ func Open(ctx context.Context, location string, opts OpenOptions) (Store, error)
 }
 
 // CheckDocuments validates documents before any back end stores them: ids,
-// chunk provenance, vectors (count, dimension, finite values). It returns
-// the vector dimension (0 when there are no vectors).
+// chunk provenance, vectors (count, dimension, finite values), and sentence
+// vectors where present (one set per chunk, spans in order inside the
+// chunk, one dimension, finite values). It returns the vector dimension
+// (0 when there are no vectors).
 func CheckDocuments(docs []Document) (dim int, err error) {
+	sdim := 0
 	seen := make(map[string]bool, len(docs))
 	for di, d := range docs {
 		if d.ID == "" {
@@ -250,8 +283,46 @@ func CheckDocuments(docs []Document) (dim int, err error) {
 				}
 			}
 		}
+		if d.Sentences == nil {
+			continue
+		}
+		if len(d.Sentences) != len(d.Chunks) {
+			return 0, invalidf("document %q: sentence vectors for %d chunks, it has %d", d.ID, len(d.Sentences), len(d.Chunks))
+		}
+		for i, cs := range d.Sentences {
+			if err := checkSentences(cs, len(d.Chunks[i].Text), &sdim); err != nil {
+				return 0, invalidf("document %q: chunk %d: %v", d.ID, i, err)
+			}
+		}
 	}
 	return dim, nil
+}
+
+// checkSentences checks one chunk's sentences against its text's length
+// and the dimension of the batch's other sentence vectors (*dim, 0 until
+// known).
+func checkSentences(cs ChunkSentences, textLen int, dim *int) error {
+	if len(cs.Vectors) != len(cs.Spans) {
+		return fmt.Errorf("%d sentence vectors for %d sentences", len(cs.Vectors), len(cs.Spans))
+	}
+	prev := 0
+	for k, sp := range cs.Spans {
+		if sp[0] < prev || sp[0] > sp[1] || sp[1] > textLen {
+			return fmt.Errorf("sentence %d: span %v out of order or outside the chunk", k, sp)
+		}
+		prev = sp[1]
+		v := cs.Vectors[k]
+		if len(v) == 0 || *dim != 0 && len(v) != *dim {
+			return fmt.Errorf("sentence %d: vector of dimension %d, want %d", k, len(v), *dim)
+		}
+		*dim = len(v)
+		for _, x := range v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return fmt.Errorf("sentence %d: vector has a non-finite component", k)
+			}
+		}
+	}
+	return nil
 }
 
 func invalidf(format string, args ...any) error {

@@ -71,14 +71,14 @@ type listedFile struct {
 // and CRC-32C are recorded in the manifest, and its last 4 bytes hold the
 // CRC-32C (little-endian) of everything before them.
 //
-// A new kind of file per segment (the lexical postings were the first; the
-// chunks' sentence vectors could be the next) is added here and in
+// A new kind of file per segment (the lexical postings were the first, the
+// chunks' sentence vectors the second) is added here and in
 // segFileSuffixes, with its size and checksum fields in segInfo: it is then
 // written and fsynced before the manifest that names it (Dir.newSegment),
 // checked by verify, dropped with its segment by repair, and deleted by
 // garbage collection once no manifest names it, like the others.
 // segFileSuffixes are the name suffixes of every kind of segment file.
-var segFileSuffixes = []string{segSuffix, lexSuffix}
+var segFileSuffixes = []string{segSuffix, lexSuffix, sntSuffix}
 
 func listedFiles(m *manifest) []listedFile {
 	out := make([]listedFile, 0, len(m.Segments))
@@ -86,6 +86,9 @@ func listedFiles(m *manifest) []listedFile {
 		out = append(out, listedFile{Name: s.Name, Size: s.Size, CRC: s.CRC, Segment: s.Name})
 		if s.LexSize != 0 { // the segment's BM25 postings, committed with it
 			out = append(out, listedFile{Name: lexName(s.Name), Size: s.LexSize, CRC: s.LexCRC, Segment: s.Name, Rows: s.Chunks})
+		}
+		if s.SntSize != 0 { // the segment's sentence vectors, committed with it
+			out = append(out, listedFile{Name: sntName(s.Name), Size: s.SntSize, CRC: s.SntCRC, Segment: s.Name, Rows: s.Chunks})
 		}
 	}
 	return out
@@ -148,6 +151,10 @@ func (d *Dir) checkFile(s listedFile, full bool) error {
 		_, err := readSegment(path, s.Name, s.Size, s.CRC)
 		return err
 	}
+	if full && strings.HasSuffix(s.Name, sntSuffix) {
+		_, err := readSentences(path, s.Size, s.CRC, s.Rows)
+		return err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -179,6 +186,13 @@ func (d *Dir) checkFile(s listedFile, full bool) error {
 			return checkSegmentHeader(f, path, s.Size)
 		case strings.HasSuffix(s.Name, lexSuffix):
 			return checkLexHeader(f, path, s.Size, s.Rows)
+		case strings.HasSuffix(s.Name, sntSuffix):
+			var h [sntHeaderSize]byte
+			if _, err := f.ReadAt(h[:], 0); err != nil {
+				return corruptf(path, "too short (%d bytes)", s.Size)
+			}
+			_, err := parseSntHeader(path, h[:], s.Size, s.Rows)
+			return err
 		}
 		return nil
 	}

@@ -121,7 +121,30 @@ func (s *Embedding) embedMissing(ctx context.Context, texts []string, progress f
 
 // Score implements Scorer: cosine similarity in [−1, 1].
 func (s *Embedding) Score(ctx context.Context, query string, texts []string) ([]float64, error) {
-	fresh, err := s.embedMissing(ctx, texts, nil)
+	return s.ScoreKnown(ctx, query, texts, nil)
+}
+
+// ScoreKnown is Score with some texts' vectors known already (vectors an
+// index stored, by the same model): known[i], when not nil, is texts[i]'s
+// vector and texts[i] is not embedded; known may be nil or shorter than
+// texts.
+func (s *Embedding) ScoreKnown(ctx context.Context, query string, texts []string, known [][]float32) ([]float64, error) {
+	vecOf := func(i int) []float32 {
+		if i < len(known) {
+			return known[i]
+		}
+		return nil
+	}
+	embedNow := texts
+	if len(known) > 0 {
+		embedNow = make([]string, 0, len(texts))
+		for i, t := range texts {
+			if vecOf(i) == nil {
+				embedNow = append(embedNow, t)
+			}
+		}
+	}
+	fresh, err := s.embedMissing(ctx, embedNow, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -140,9 +163,12 @@ func (s *Embedding) Score(ctx context.Context, query string, texts []string) ([]
 		defer s.mu.RUnlock()
 	}
 	for i, t := range texts {
-		v, ok := fresh[t]
-		if !ok {
-			v = s.vecs[t]
+		v := vecOf(i)
+		if v == nil {
+			var ok bool
+			if v, ok = fresh[t]; !ok {
+				v = s.vecs[t]
+			}
 		}
 		if len(v) != len(q) {
 			return nil, fmt.Errorf("passage %d: vector dimension %d, query %d", i, len(v), len(q))

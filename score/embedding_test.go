@@ -135,3 +135,35 @@ func (oddEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error)
 	}
 	return out, nil
 }
+
+// ScoreKnown embeds only the texts whose vectors are not given, and scores
+// given vectors as it scores embedded ones.
+func TestEmbeddingScoreKnown(t *testing.T) {
+	e := &bagEmbedder{}
+	s := NewEmbedding("bag", e, EmbeddingOptions{})
+	texts := []string{"aa", "ab", "cc"}
+	all, err := s.Score(context.Background(), "a", texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.texts.Store(0)
+	known := [][]float32{{2, 0, 0, 0, 0}, nil, {0, 0, 2, 0, 0}} // what "aa" and "cc" embed to
+	got, err := s.ScoreKnown(context.Background(), "a", texts, known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, all) {
+		t.Fatalf("with known vectors %v, embedded %v", got, all)
+	}
+	if e.texts.Load() != 2 { // "ab" and the query
+		t.Fatalf("%d texts embedded, want 2", e.texts.Load())
+	}
+	// A known vector is used as given, not re-embedded.
+	known[0] = []float32{0, 1, 0, 0, 0}
+	if got, _ := s.ScoreKnown(context.Background(), "a", texts, known); got[0] != 0 {
+		t.Fatalf("score %v for a known vector orthogonal to the query", got[0])
+	}
+	if _, err := s.ScoreKnown(context.Background(), "a", texts, [][]float32{{1, 2}}); err == nil {
+		t.Fatal("a known vector of another dimension accepted")
+	}
+}

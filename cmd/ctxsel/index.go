@@ -13,9 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/index"
+	"github.com/ctxsel/ctxsel/index/ingest"
 	_ "github.com/ctxsel/ctxsel/index/weaviate" // weaviate://host:port/Collection
 	"github.com/ctxsel/ctxsel/internal/progress"
 	"github.com/ctxsel/ctxsel/token"
@@ -111,6 +113,27 @@ func openStore(ctx context.Context, location string, create bool, vectors string
 	return s, err
 }
 
+// sentencesFlagHelp is what --sentences does and costs (measured on
+// LaRA's A Christmas Carol, 600-token chunks, use-lite's 512 dimensions:
+// docs/embedding.md).
+const sentencesFlagHelp = "also store each chunk's sentence vectors (the evidence selector's units), so that ask embeds no passage text at query time; " +
+	"a per-index choice made when the index is created. Costs about 60 KB per 600-token chunk with --vectors f32 (the index grows about 11x), " +
+	"16 KB with --vectors i8 (about 4.5x); indexing takes about 1.6x the CPU"
+
+// sentenceEmbedderFor is the embedder whose sentence vectors ask reads
+// (ask.SentenceEmbedder), through the embedding cache: e itself when it is
+// the embedded model, else the embedded model opened here.
+func sentenceEmbedderFor(e embed.Embedder) (embed.Embedder, func() error, error) {
+	se, err := ask.SentenceEmbedder(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	if se == e {
+		return e, func() error { return nil }, nil
+	}
+	return openEmbedder(defaultDense, "")
+}
+
 // embedderFor picks the embedder: the flag when given, else the one the
 // index was built with (from its recorded model id), else use-lite.
 func embedderFor(name, model string) (embed.Embedder, func() error, error) {
@@ -146,10 +169,21 @@ the run ends with exit code 3 after indexing everything else.
 Chunkers: tokens:size=600,overlap=100 (default; the LaRA/LDAR setting),
 sentences:max_tokens=600, semantic:threshold=0.75,max_tokens=600.
 Documents are committed every 256 chunks or 2 s (whole documents only): an
-interrupted run keeps every batch it committed; run it again to finish.`
+interrupted run keeps every batch it committed; run it again to finish.
+
+--sentences (a new index only; kept for every later add) also stores each
+chunk's sentence vectors, so that ask's evidence selector reads them instead
+of embedding the ~600 sentences of its 20 best chunks per question: the
+evidence step then takes milliseconds instead of seconds cold
+(docs/embedding.md). It costs disk and indexing time: about 60 KB per
+600-token chunk with f32 vectors (the index about 11x larger; 1M chunks:
+60 GB), 30 KB with f16 (7x), 16 KB with --vectors i8 (4.5x; 1M chunks:
+15 GB), and each chunk's text is embedded twice, whole and sentence by
+sentence (about 1.6x the CPU).
+`
 
 func cmdIndexAdd(ctx context.Context, args []string, stdout, stderr io.Writer, sync bool) error {
-	name, synopsis := "index add", `Usage: ctxsel index add [--index DIR|URL] [--sync] [--chunker SPEC] [--embedder NAME] PATH...
+	name, synopsis := "index add", `Usage: ctxsel index add [--index DIR|URL] [--sync] [--chunker SPEC] [--embedder NAME] [--vectors F] [--sentences] PATH...
 
 `+indexAddHelp+`
 With --sync, documents read earlier from files under PATH that no longer
@@ -168,6 +202,7 @@ does, and removes the documents of files under PATH that were deleted.
 	embedder := fs.String("embedder", "", "embedding model: "+strings.Join(embedderNames, ", ")+" (default: the index's, else use-lite)")
 	vectors := fs.String("vectors", "f32", "vector storage of a new embedded index: f32, f16 (half the memory) or i8 (a quarter)")
 	encoding := fs.String("encoding", "", "token encoding for chunk sizes and counts (default: the index's, else "+token.Default+")")
+	sentences := fs.Bool("sentences", false, sentencesFlagHelp)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if !sync {
 		fs.BoolVar(&sync, "sync", false, "also remove the documents of files under PATH that no longer exist")
@@ -212,8 +247,17 @@ does, and removes the documents of files under PATH that were deleted.
 		return err
 	}
 	bar := progress.New(stderr, "indexing")
-	in := &index.Ingester{Store: store, Embedder: e, Chunker: ch, Encoding: tk.Encoding(), Sync: sync,
-		Progress: func(p index.Progress) { bar.Update(int(p.Bytes), int(p.TotalBytes)) }}
+	in := &ingest.Ingester{Store: store, Embedder: e, Chunker: ch, Encoding: tk.Encoding(), Sync: sync,
+		Progress: func(p ingest.Progress) { bar.Update(int(p.Bytes), int(p.TotalBytes)) }}
+	if *sentences || st.Config.SentenceModel != "" {
+		// the index's choice, once made, holds for every later add
+		se, closeSnt, err := sentenceEmbedderFor(e)
+		if err != nil {
+			return err
+		}
+		defer closeSnt()
+		in.Sentences = se
+	}
 	rep, err := in.Add(ctx, paths)
 	for _, p := range rep.Problems {
 		fmt.Fprintf(stderr, "note: skipped %s: %s\n", p.Path, p.Reason)
@@ -238,8 +282,8 @@ does, and removes the documents of files under PATH that were deleted.
 	}
 	if *asJSON {
 		if err := writeJSON(stdout, struct {
-			Report index.Report `json:"report"`
-			Index  index.Stats  `json:"index"`
+			Report ingest.Report `json:"report"`
+			Index  index.Stats   `json:"index"`
 		}{rep, after}); err != nil {
 			return err
 		}
@@ -262,7 +306,7 @@ does, and removes the documents of files under PATH that were deleted.
 }
 
 // committed says what a failed or interrupted run left in the index.
-func committed(rep index.Report) string {
+func committed(rep ingest.Report) string {
 	if rep.Committed == 0 {
 		return "nothing from this run was committed"
 	}
@@ -523,6 +567,9 @@ func cmdIndexStats(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if st.Backend == "dir" {
 		fmt.Fprintf(stdout, "vectors    %s\nsegments   %d (%d dead chunks awaiting compaction)\non disk    %.1f MB\n",
 			st.Vectors, st.Segments, st.DeadChunks, float64(st.DiskBytes)/1e6)
+	}
+	if st.Config.SentenceModel != "" {
+		fmt.Fprintf(stdout, "sentences  %s (%.1f MB of vectors)\n", st.Config.SentenceModel, float64(st.SentenceBytes)/1e6)
 	}
 	return checkIndex(ctx, store, *verify, stderr)
 }

@@ -191,3 +191,58 @@ func TestIndexAskErrors(t *testing.T) {
 type otherEmbedder struct{ indextest.HashEmbedder }
 
 func (otherEmbedder) ModelID() string { return "other" }
+
+// `index add --sentences` makes an index that keeps sentence vectors: a
+// per-index choice that later adds keep, that stats reports, that verify
+// checks, and that ask reads.
+func TestIndexSentences(t *testing.T) {
+	useHashEmbedder(t)
+	root := t.TempDir()
+	docs := filepath.Join(root, "docs")
+	os.MkdirAll(docs, 0o755)
+	os.WriteFile(filepath.Join(docs, "volcano.txt"), []byte("Mount Etna is an active volcano on Sicily. Its eruptions are frequent. Its lava flows reach villages."), 0o644)
+	idx := filepath.Join(root, "idx")
+	if code, _, errs := runCLI(t, "", "index", "add", "--sentences", "--index", idx, docs); code != 0 {
+		t.Fatalf("add: exit %d: %s", code, errs)
+	}
+	stats := func() (model string, bytes int64) {
+		_, out, _ := runCLI(t, "", "index", "stats", "--index", idx, "--json")
+		var st struct {
+			Config struct {
+				SentenceModel string `json:"sentence_model"`
+			} `json:"config"`
+			SentenceBytes int64 `json:"sentence_bytes"`
+		}
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatalf("stats: %v\n%s", err, out)
+		}
+		return st.Config.SentenceModel, st.SentenceBytes
+	}
+	model, before := stats()
+	if model != (indextest.HashEmbedder{}).ModelID() || before == 0 {
+		t.Fatalf("stats: sentence model %q, %d bytes", model, before)
+	}
+	// a later add without the flag keeps the index's choice
+	os.WriteFile(filepath.Join(docs, "bread.txt"), []byte("Bread rises because yeast makes gas. Knead the dough for ten minutes."), 0o644)
+	if code, _, errs := runCLI(t, "", "index", "add", "--index", idx, docs); code != 0 {
+		t.Fatalf("second add: exit %d: %s", code, errs)
+	}
+	if _, after := stats(); after <= before {
+		t.Fatalf("sentence bytes %d after adding a file, %d before", after, before)
+	}
+	if code, out, errs := runCLI(t, "", "index", "stats", "--index", idx); code != 0 || !strings.Contains(out, "sentences") {
+		t.Fatalf("stats: %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, "", "index", "verify", "--index", idx); code != 0 {
+		t.Fatalf("verify: %d %s", code, errs)
+	}
+	if code, out, errs := runCLI(t, "", "ask", "--index", idx, "Which volcano erupts?"); code != 0 || !strings.Contains(out, "Etna") {
+		t.Fatalf("ask: %d\n%s%s", code, out, errs)
+	}
+	// an index made without them does not take them
+	plain := filepath.Join(root, "plain")
+	runCLI(t, "", "index", "add", "--index", plain, docs)
+	if code, _, errs := runCLI(t, "", "index", "add", "--sentences", "--index", plain, docs); code != 2 || !strings.Contains(errs, "sentence") {
+		t.Fatalf("--sentences on a plain index: exit %d: %s", code, errs)
+	}
+}

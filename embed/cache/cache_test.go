@@ -324,7 +324,7 @@ func writeRecords(t *testing.T, n int) (dir, file string, offsets []int64, texts
 	if len(files) != 1 {
 		t.Fatalf("files %v", files)
 	}
-	hdr := int64(len(encodeHeader(ns{kindPassage, "m"})))
+	hdr := int64(headerLen(ns{kindPassage, "m"}))
 	for i := range n {
 		offsets = append(offsets, hdr+int64(i*recordSize(8)))
 	}
@@ -722,7 +722,7 @@ func TestProcessesDoNotDuplicate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := int64(len(encodeHeader(ns{kindPassage, "m"}))) + int64(50*4*recordSize(8))
+	want := int64(headerLen(ns{kindPassage, "m"})) + int64(50*4*recordSize(8))
 	if fi.Size() != want {
 		t.Fatalf("cache file is %d bytes, want exactly %d (each of 200 vectors once)", fi.Size(), want)
 	}

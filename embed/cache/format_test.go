@@ -2,50 +2,40 @@ package cache
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
-	"errors"
+	"hash/crc32"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/ctxsel/ctxsel/internal/recordlog"
 )
 
-func TestRecordRoundTrip(t *testing.T) {
-	k := key(sha256.Sum256([]byte("hello")))
-	vec := []float32{0, -1.5, 3.25, math.MaxFloat32, math.SmallestNonzeroFloat32}
-	b := appendRecord([]byte("prefix"), k, vec)[len("prefix"):]
-	if len(b) != recordSize(len(vec)) {
-		t.Fatalf("record is %d bytes, want %d", len(b), recordSize(len(vec)))
-	}
-	gk, gv, n, err := decodeRecord(append(b, "trailing"...), nil)
-	if err != nil || gk != k || !slices.Equal(gv, vec) || n != len(b) {
-		t.Fatalf("decode = %x %v %d %v", gk, gv, n, err)
-	}
-	for cut := range len(b) {
-		if _, _, _, err := decodeRecord(b[:cut], nil); !errors.Is(err, errShort) && cut >= recHeadSize {
-			t.Fatalf("cut %d: %v, want errShort", cut, err)
-		} else if err == nil {
-			t.Fatalf("cut %d decoded", cut)
-		}
-	}
-	for i := range b {
-		c := slices.Clone(b)
-		c[i] ^= 0x80
-		if _, _, _, err := decodeRecord(c, nil); err == nil {
-			t.Fatalf("bit flip at %d not detected", i)
-		}
-	}
+// headerLen and recordSize are the layout's sizes (format.go), as the tests
+// cut and damage files by offset.
+func headerLen(n ns) int { return len(fileMagic) + 1 + 4 + len(n.id) + 4 }
+func recordSize(dim int) int {
+	return 4 + recordlog.KeySize + 4 + 4*dim + 4
 }
 
-func TestHeaderRoundTrip(t *testing.T) {
-	for _, n := range []ns{{kindPassage, ""}, {kindQuery, "openai:base=api.openai.com&model=x"}} {
-		b := encodeHeader(n)
-		got, size, err := decodeHeader(b)
-		if err != nil || got != n || size != len(b) {
-			t.Fatalf("%v: %v %d %v", n, got, size, err)
-		}
-		rn, rs, err := readHeader(bytes.NewReader(b), int64(len(b)))
-		if err != nil || rn != n || rs != int64(len(b)) {
-			t.Fatalf("readHeader: %v %d %v", rn, rs, err)
+func TestVectorPayload(t *testing.T) {
+	vec := []float32{0, -1.5, 3.25, math.MaxFloat32, math.SmallestNonzeroFloat32}
+	p := encodeVector(vec)
+	if !validVector(p) || !slices.Equal(decodeVector(p, nil), vec) {
+		t.Fatalf("round trip: %v", decodeVector(p, nil))
+	}
+	for name, bad := range map[string][]byte{
+		"empty":   nil,
+		"partial": p[:7],
+		"NaN":     encodeVector([]float32{1, float32(math.NaN())}),
+		"Inf":     encodeVector([]float32{float32(math.Inf(-1))}),
+		"too big": make([]byte, 4*(maxDim+1)),
+	} {
+		if validVector(bad) {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 	if (ns{kindPassage, "a"}).fileName() == (ns{kindQuery, "a"}).fileName() {
@@ -53,77 +43,146 @@ func TestHeaderRoundTrip(t *testing.T) {
 	}
 }
 
-func TestScanStopsAtTornTail(t *testing.T) {
-	var b []byte
-	var want [][]float32
-	for i := range 3 {
-		v := []float32{float32(i), 1, 2}
-		want = append(want, v)
-		b = appendRecord(b, key{byte(i)}, v)
+// TestTodaysFilesRead: files written by the cache before it moved onto
+// internal/recordlog (testdata/today, written by that code: model
+// "fixture-model", dimension 4, passages alpha, beta, gamma and the query
+// "what is alpha") are read as they are: every vector served, none
+// recomputed, and appending keeps the file in its format, whole.
+func TestTodaysFilesRead(t *testing.T) {
+	dir := t.TempDir()
+	fixtures, _ := filepath.Glob(filepath.Join("testdata", "today", "*"+fileExt))
+	if len(fixtures) != 2 {
+		t.Fatalf("fixtures %v", fixtures)
 	}
-	whole := len(b)
-	b = append(b, appendRecord(nil, key{9}, []float32{7, 7, 7})[:20]...)
-	var got [][]float32
-	dim := 0
-	end, err := scanRecords(bytes.NewReader(b), "mem", 0, int64(len(b)), &dim,
-		func(_ key, v []float32) { got = append(got, slices.Clone(v)) })
-	if err != nil || end != int64(whole) || dim != 3 || len(got) != 3 {
-		t.Fatalf("end %d (want %d) dim %d records %d err %v", end, whole, dim, len(got), err)
-	}
-	for i := range want {
-		if !slices.Equal(got[i], want[i]) {
-			t.Fatalf("record %d = %v", i, got[i])
+	before := map[string][]byte{}
+	for _, f := range fixtures {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.Base(f))
+		before[p] = b
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
+	var notes []string
+	s, err := OpenWith(dir, Options{FailOnCorrupt: true, Note: func(m string) { notes = append(notes, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Models != 2 || st.Vectors != 4 || len(notes) != 0 {
+		t.Fatalf("stats %+v, notes %q", st, notes)
+	}
+	want := func(text string, salt float32) []float32 { // the fixture writer's vectors
+		v := make([]float32, 4)
+		for i := range v {
+			v[i] = float32(len(text)) + float32(i)*0.25 + salt
+		}
+		return v
+	}
+	f := &queryFake{fake{id: "fixture-model", dim: 4}}
+	e := Wrap(f, s)
+	ctx := context.Background()
+	texts := []string{"alpha", "beta", "gamma"}
+	got, err := e.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tx := range texts {
+		if !slices.Equal(got[i], want(tx, 0)) {
+			t.Fatalf("%q: %v, want the stored %v", tx, got[i], want(tx, 0))
+		}
+	}
+	q, err := e.(*cached).EmbedQuery(ctx, []string{"what is alpha"})
+	if err != nil || !slices.Equal(q[0], want("what is alpha", -0.5)) {
+		t.Fatalf("query: %v, %v", q, err)
+	}
+	if f.calls.Load() != 0 {
+		t.Fatalf("%d texts recomputed, want none", f.calls.Load())
+	}
+	// A new vector is appended after the old bytes, in the same format.
+	if _, err := e.Embed(ctx, []string{"delta"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	grown := 0
+	for p, b := range before {
+		now, _ := os.ReadFile(p)
+		if !bytes.HasPrefix(now, b) {
+			t.Fatalf("%s: the old bytes were rewritten", p)
+		}
+		if len(now) > len(b) {
+			grown++
+			if len(now)-len(b) != recordSize(4) {
+				t.Fatalf("%s grew by %d bytes, want one record of %d", p, len(now)-len(b), recordSize(4))
+			}
+		}
+	}
+	s2, err := OpenWith(dir, Options{FailOnCorrupt: true})
+	if err != nil || grown != 1 || s2.Stats().Vectors != 5 {
+		t.Fatalf("reopen: %v, %d files grew, %+v", err, grown, s2.Stats())
+	}
+	s2.Close()
 }
 
-// FuzzDecode feeds arbitrary bytes to the record decoder, the header decoder
-// and the file scanner: none may panic, and whatever decodes must re-encode
-// to the same bytes.
-func FuzzDecode(f *testing.F) {
-	rec := appendRecord(nil, key{1, 2, 3}, []float32{0.5, -0.25, 8})
-	hdr := encodeHeader(ns{kindPassage, "m"})
-	f.Add(rec)
-	f.Add(append(slices.Clone(hdr), rec...))
-	f.Add(append(append(slices.Clone(rec), 0, 0, 0), rec...))
-	f.Add(rec[:10])
+// FuzzCacheFile: any bytes in a cache file open without panicking, never
+// yield a vector the cache did not store, and once opened (and repaired)
+// the directory reopens cleanly.
+func FuzzCacheFile(f *testing.F) {
+	n := ns{kindPassage, "m"}
+	fm := formatOf(kindPassage)
+	good := []byte(fm.Magic)
+	good = append(good, 1, 0, 0, 0, 'm')
+	good = append(good, crcOf(good)...)
+	rec := func(k byte, v []float32) []byte {
+		r := []byte{0xD3, 0xA5, 0xE1, 0xC7}
+		kk := sha256.Sum256([]byte{k})
+		r = append(r, kk[:]...)
+		r = append(r, byte(len(v)), 0, 0, 0)
+		r = append(r, encodeVector(v)...)
+		return append(r, crcOf(r)...)
+	}
+	whole := append(append(slices.Clone(good), rec(1, []float32{1, 2, 3})...), rec(2, []float32{4, 5, 6})...)
+	f.Add(whole)
+	f.Add(whole[:len(whole)-5])
+	f.Add(append(slices.Clone(good), rec(1, []float32{1, 2})...))
+	f.Add(append(slices.Clone(whole), rec(3, []float32{7})...))
 	f.Add([]byte{})
-	f.Add(bytes.Repeat([]byte{0xD3, 0xA5, 0xE1, 0xC7}, 20))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if k, v, n, err := decodeRecord(b, nil); err == nil {
-			if !bytes.Equal(appendRecord(nil, k, v), b[:n]) {
-				t.Fatal("decoded record does not re-encode to its bytes")
-			}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, n.fileName()), data, 0o644); err != nil {
+			t.Fatal(err)
 		}
-		if n, size, err := decodeHeader(b); err == nil {
-			if !bytes.Equal(encodeHeader(n), b[:size]) {
-				t.Fatal("decoded header does not re-encode to its bytes")
-			}
+		s, err := OpenWith(dir, Options{Note: func(string) {}})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
 		}
-		_, _, _ = readHeader(bytes.NewReader(b), int64(len(b)))
-		dim := 0
-		r := bytes.NewReader(b)
-		end, err := scanRecords(r, "fuzz", 0, int64(len(b)), &dim, func(k key, v []float32) {
-			if len(v) != dim {
-				t.Fatalf("record of dimension %d in a file of dimension %d", len(v), dim)
-			}
-			for _, x := range v {
-				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-					t.Fatal("non-finite value passed through")
+		s.mu.RLock()
+		for _, m := range s.models {
+			for _, v := range m.vecs {
+				if len(v) != m.dim || !validVector(encodeVector(v)) {
+					t.Fatalf("vector %v in a file of dimension %d", v, m.dim)
 				}
 			}
-		})
-		if end < 0 || end > int64(len(b)) {
-			t.Fatalf("end %d outside [0, %d]", end, len(b))
 		}
-		var ce *CorruptError
-		if err != nil && !errors.As(err, &ce) {
-			t.Fatalf("unexpected error kind: %v", err)
+		s.mu.RUnlock()
+		vectors := s.Stats().Vectors
+		s.Close()
+		s, err = OpenWith(dir, Options{FailOnCorrupt: true})
+		if err != nil {
+			t.Fatalf("reopen after repair: %v", err)
 		}
-		if err == nil && end < int64(len(b)) {
-			if _, found, _ := findRecord(r, end+1, int64(len(b))); found {
-				t.Fatal("tail declared torn although an intact record follows")
-			}
+		defer s.Close()
+		if st := s.Stats(); st.RecoveredBytes != 0 || st.Vectors != vectors {
+			t.Fatalf("second open: %+v, first held %d vectors", st, vectors)
 		}
 	})
 }
+
+func crcOf(b []byte) []byte {
+	c := crc32c(b)
+	return []byte{byte(c), byte(c >> 8), byte(c >> 16), byte(c >> 24)}
+}
+
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }

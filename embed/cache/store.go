@@ -23,26 +23,35 @@
 // files for models first seen later (for instance created by another process)
 // are read on first use.
 //
+// Each file is an internal/recordlog log (in the layout above, unchanged
+// since before the cache used recordlog: older files are read and appended
+// to as they are), which does the reading, repairs and locking.
+//
 // # Crashes and corruption
 //
 // An append interrupted by a crash leaves a torn tail: bytes at the end of
 // the file that do not decode, with no intact record after them. Open (and
-// any later read of the file) truncates such a tail away and counts the
-// dropped bytes in Recovered. A bad record or header followed by an intact
-// record cannot come from an interrupted append; it is reported as a
-// *CorruptError (errors.Is(err, ErrCorrupt)) naming the file and offset.
-// By default the file is then renamed to "<name>.corrupt-<unixnano>"
-// (listed in Stats().Quarantined, and reported through Options.Note) and
-// rebuilt from every intact record found in it, before and after the
-// damage; only the damaged records are lost, and cost a recomputation. With
-// Options.FailOnCorrupt, Open fails with the *CorruptError instead. Records are checked (CRC, dimension, finite
+// any later read of the file) truncates such a tail away, keeping a copy
+// beside the file ("<name>.cut-<unixnano>", listed in Stats().Quarantined)
+// and saying so through Options.Note, and counts the dropped bytes in
+// Recovered. A bad record or header followed by an intact record cannot
+// come from an interrupted append; it is reported as a *CorruptError
+// (errors.Is(err, ErrCorrupt)) naming the file and offset. By default the
+// file is then renamed to "<name>.corrupt-<unixnano>" (listed in
+// Stats().Quarantined, and reported through Options.Note) and rebuilt from
+// every intact record found in it, before and after the damage; only the
+// damaged records are lost, and cost a recomputation. A file whose header
+// names another model than its name says, or that is not a cache file at
+// all, is moved aside whole. With Options.FailOnCorrupt, Open fails with
+// the *CorruptError instead. Records are checked (CRC, dimension, finite
 // values) before use, so a damaged file never yields a wrong vector.
 //
 // # Durability
 //
 // Records are written with one write(2) per Wrap call. They are fsynced
-// every Options.SyncEvery records (default DefaultSyncEvery), on Sync and on
-// Close; a new file and its directory entry are fsynced when it is created.
+// every Options.SyncEvery records of a file (default DefaultSyncEvery), on
+// Sync and on Close; a new file and its directory entry are fsynced when it
+// is created.
 // A crash can lose records written since the last fsync — never more, and
 // never other records — and the loss only costs a recomputation.
 //
@@ -50,7 +59,7 @@
 //
 // A Store is safe for concurrent use. Several processes may share a
 // directory: every scan, truncation and append runs under an exclusive
-// flock(2) on dir/LOCK, and before appending a process reads (and adopts)
+// flock(2) on dir/LOCK (internal/flock), and before appending a process reads (and adopts)
 // whatever other processes appended since it last looked, so records never
 // interleave and a torn tail left by a crashed process is cut before anyone
 // appends after it. Records another process appended meanwhile are not
@@ -66,14 +75,12 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/ctxsel/ctxsel/internal/recordlog"
 )
@@ -96,8 +103,8 @@ type Options struct {
 	// FailOnCorrupt makes a file damaged in the middle a *CorruptError
 	// instead of renaming it aside and rebuilding it from its intact records.
 	FailOnCorrupt bool
-	// Note receives a one-line notice when a file is quarantined (default:
-	// slog.Warn).
+	// Note receives a one-line notice when a file is quarantined or its
+	// tail cut away (default: slog.Warn).
 	Note func(msg string)
 }
 
@@ -110,37 +117,34 @@ type Stats struct {
 	Hits, Misses int64
 	// RecoveredBytes is how many bytes of torn tails were truncated away.
 	RecoveredBytes int64
-	// Quarantined lists files renamed aside as corrupt (Options.Quarantine).
+	// Quarantined lists files renamed aside as corrupt, and the copies of
+	// torn tails cut away.
 	Quarantined []string
 }
 
 // Store is an on-disk embedding cache. Create one with Open.
 type Store struct {
-	dir   string
-	opts  Options
-	lockf *os.File
+	dir  string
+	opts Options
 
-	mu          sync.RWMutex
-	models      map[ns]*model
-	closed      bool
-	recovered   int64
-	quarantined []string
+	mu     sync.RWMutex
+	models map[ns]*model
+	closed bool
+	// what opening found in files that belong to no model (unreadable
+	// headers, misnamed files)
+	aside recordlog.Stats
 
 	hits, misses atomic.Int64
 }
 
+// model is one namespace's vectors and its log.
 type model struct {
 	ns   ns
-	path string
-	f    *os.File // nil until the file is opened
-	// end is the offset up to which the file is known intact and loaded;
-	// -1 when it must be read from the start.
-	end      int64
-	dim      int
-	vecs     map[key][]float32
-	slab     []float32
-	unsynced int
-	broken   error // a failed append could not be rolled back
+	log  *recordlog.Log
+	dim  int
+	vecs map[key][]float32
+	slab []float32
+	buf  []float32 // decoding scratch
 }
 
 // Open opens (creating it if needed) the cache in dir, reading every cache
@@ -161,21 +165,33 @@ func OpenWith(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	lockf, err := os.OpenFile(filepath.Join(dir, LockFileName), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
-	}
-	s := &Store{dir: dir, opts: opts, lockf: lockf, models: map[ns]*model{}}
+	s := &Store{dir: dir, opts: opts, models: map[ns]*model{}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.withFileLock(s.loadAll); err != nil {
+	if err := s.loadAll(); err != nil {
 		for _, m := range s.models {
-			m.closeFile()
+			m.log.Close()
 		}
-		lockf.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// logOptions are the options of every log of the store, in kind's format.
+func (s *Store) logOptions(kind byte, m *model) recordlog.Options {
+	o := recordlog.Options{
+		Format:        formatOf(kind),
+		LockPath:      filepath.Join(s.dir, LockFileName),
+		SyncEvery:     s.opts.SyncEvery,
+		MaxPayload:    4 * maxDim,
+		FailOnCorrupt: s.opts.FailOnCorrupt,
+		Note:          func(msg string) { s.opts.Note("embedding cache: " + msg) },
+	}
+	if m != nil {
+		// one dimension per file: a record of another counts as damage
+		o.Valid = func(p []byte) bool { return validVector(p) && (m.dim == 0 || len(p) == 4*m.dim) }
+	}
+	return o
 }
 
 // Dir is the directory the store lives in.
@@ -183,11 +199,7 @@ func (s *Store) Dir() string { return s.dir }
 
 // Recovered is how many bytes of torn tails (interrupted appends) were
 // truncated away since Open, Open included.
-func (s *Store) Recovered() int64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.recovered
-}
+func (s *Store) Recovered() int64 { return s.Stats().RecoveredBytes }
 
 // Stats reports the store's contents and counters.
 func (s *Store) Stats() Stats {
@@ -197,11 +209,14 @@ func (s *Store) Stats() Stats {
 		Models:         len(s.models),
 		Hits:           s.hits.Load(),
 		Misses:         s.misses.Load(),
-		RecoveredBytes: s.recovered,
-		Quarantined:    append([]string(nil), s.quarantined...),
+		RecoveredBytes: s.aside.RecoveredBytes,
+		Quarantined:    append([]string(nil), s.aside.Quarantined...),
 	}
 	for _, m := range s.models {
 		st.Vectors += len(m.vecs)
+		ls := m.log.Stats()
+		st.RecoveredBytes += ls.RecoveredBytes
+		st.Quarantined = append(st.Quarantined, ls.Quarantined...)
 	}
 	return st
 }
@@ -213,18 +228,10 @@ func (s *Store) Sync() error {
 	if s.closed {
 		return ErrClosed
 	}
-	return s.syncAll()
-}
-
-func (s *Store) syncAll() error {
 	var errs []error
 	for _, m := range s.models {
-		if m.f != nil && m.unsynced > 0 {
-			if err := m.f.Sync(); err != nil {
-				errs = append(errs, fmt.Errorf("cache: fsync %s: %w", m.path, err))
-				continue
-			}
-			m.unsynced = 0
+		if err := m.log.Sync(); err != nil {
+			errs = append(errs, fmt.Errorf("cache: %w", err))
 		}
 	}
 	return errors.Join(errs...)
@@ -238,31 +245,13 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	errs := []error{s.syncAll()}
+	var errs []error
 	for _, m := range s.models {
-		if m.f != nil {
-			if err := m.f.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("cache: %w", err))
-			}
-			m.f = nil
+		if err := m.log.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("cache: %w", err))
 		}
 	}
-	if err := s.lockf.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("cache: %w", err))
-	}
 	return errors.Join(errs...)
-}
-
-// withFileLock runs fn holding the directory's inter-process lock.
-func (s *Store) withFileLock(fn func() error) error {
-	if err := recordlog.LockFile(s.lockf); err != nil {
-		return fmt.Errorf("cache: locking %s: %w", s.lockf.Name(), err)
-	}
-	err := fn()
-	if uerr := recordlog.UnlockFile(s.lockf); uerr != nil && err == nil {
-		err = fmt.Errorf("cache: unlocking %s: %w", s.lockf.Name(), uerr)
-	}
-	return err
 }
 
 func isLogName(name string) bool {
@@ -278,8 +267,8 @@ func isLogName(name string) bool {
 	return true
 }
 
-// loadAll reads every cache file in the directory. s.mu and the file lock
-// are held.
+// loadAll reads every cache file in the directory: the namespace each
+// belongs to is in its header. s.mu is held.
 func (s *Store) loadAll() error {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -289,84 +278,61 @@ func (s *Store) loadAll() error {
 		if !e.Type().IsRegular() || !isLogName(e.Name()) {
 			continue
 		}
-		if err := s.loadPath(filepath.Join(s.dir, e.Name())); err != nil {
+		path := filepath.Join(s.dir, e.Name())
+		id, st, err := recordlog.Identify(path, formats, s.logOptions(kindPassage, nil))
+		s.noteAside(st)
+		if err != nil {
+			return fmt.Errorf("cache: %w", err)
+		}
+		if id == nil {
+			continue // missing, empty, or set aside
+		}
+		n := ns{kind: kinds[id.Format], id: id.ID}
+		if n.fileName() != e.Name() {
+			st, err := recordlog.Quarantine(path, fmt.Sprintf("its header names model %q (kind %c), which belongs in %s", n.id, n.kind, n.fileName()),
+				s.logOptions(n.kind, nil))
+			s.noteAside(st)
+			if err != nil {
+				return fmt.Errorf("cache: %w", err)
+			}
+			continue
+		}
+		if _, err := s.model(n); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Store) loadPath(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+func (s *Store) noteAside(st recordlog.Stats) {
+	s.aside.RecoveredBytes += st.RecoveredBytes
+	s.aside.Quarantined = append(s.aside.Quarantined, st.Quarantined...)
+}
+
+// model returns n's model, reading its file on first use. s.mu is held for
+// writing.
+func (s *Store) model(n ns) (*model, error) {
+	if m := s.models[n]; m != nil {
+		return m, nil
+	}
+	m := &model{ns: n, vecs: map[key][]float32{}}
+	l, err := recordlog.Open(filepath.Join(s.dir, n.fileName()), n.id, s.logOptions(n.kind, m), m.deliver)
 	if err != nil {
-		return fmt.Errorf("cache: %w", err)
+		return nil, fmt.Errorf("cache: %w", err)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("cache: %w", err)
-	}
-	size := fi.Size()
-	n, _, herr := readHeader(f, size)
-	if herr != nil {
-		if !formatError(herr) {
-			f.Close()
-			return fmt.Errorf("cache: %s: %w", path, herr)
-		}
-		p, found, err := findRecord(f, 0, size)
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("cache: reading %s: %w", path, err)
-		}
-		if found {
-			f.Close()
-			return s.corrupt(path, &CorruptError{Path: path, Offset: 0,
-				Reason: fmt.Sprintf("bad header: %v (intact record follows at offset %d)", herr, p)})
-		}
-		start := make([]byte, min(size, int64(len(fileMagic))))
-		_, _ = f.ReadAt(start, 0)
-		if string(start) != fileMagic[:len(start)] {
-			// Garbage written over the file: moved aside, noted.
-			f.Close()
-			return s.corrupt(path, &CorruptError{Path: path, Offset: 0,
-				Reason: fmt.Sprintf("bad header: %v, and no intact record", herr)})
-		}
-		// A torn header: the file was being created and holds no record.
-		// It goes, after a copy is kept and the cut noted.
-		q, err := recordlog.KeepTail(f, path, 0, size)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("cache: keeping torn file %s: %w", path, err)
-		}
-		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("cache: removing torn file: %w", err)
-		}
-		s.recovered += size
-		s.quarantined = append(s.quarantined, q)
-		s.opts.Note(fmt.Sprintf("embedding cache: %s held only a torn header (an interrupted first write); removed, a copy is in %s", path, filepath.Base(q)))
-		return nil
-	}
-	if n.fileName() != filepath.Base(path) {
-		f.Close()
-		return s.corrupt(path, &CorruptError{Path: path, Offset: 0,
-			Reason: fmt.Sprintf("header names model %q (kind %c), which belongs in %s", n.id, n.kind, n.fileName())})
-	}
-	m := newModel(n, path)
-	m.f = f
+	m.log = l
 	s.models[n] = m
-	return s.refreshOrQuarantine(m, false)
+	return m, nil
 }
 
-func newModel(n ns, path string) *model {
-	return &model{ns: n, path: path, end: -1, vecs: map[key][]float32{}}
-}
-
-func (m *model) closeFile() {
-	if m.f != nil {
-		m.f.Close()
-		m.f = nil
+// deliver stores a record the log read or appended (checked by Valid).
+func (m *model) deliver(r recordlog.Record) {
+	v := decodeVector(r.Payload, m.buf)
+	m.buf = v
+	if m.dim == 0 {
+		m.dim = len(v)
 	}
-	m.end = -1
+	m.add(r.Key, v)
 }
 
 // add stores a copy of v under k. s.mu is held for writing.
@@ -382,185 +348,6 @@ func (m *model) add(k key, v []float32) {
 	m.slab = m.slab[len(v):]
 	copy(dst, v)
 	m.vecs[k] = dst
-}
-
-// corrupt quarantines path, or returns err with Options.FailOnCorrupt.
-func (s *Store) corrupt(path string, err error) error {
-	if s.opts.FailOnCorrupt {
-		return err
-	}
-	q := fmt.Sprintf("%s.corrupt-%d", path, time.Now().UnixNano())
-	if rerr := os.Rename(path, q); rerr != nil {
-		return fmt.Errorf("%w (quarantine failed: %v)", err, rerr)
-	}
-	s.quarantined = append(s.quarantined, q)
-	recordlog.SyncDir(s.dir)
-	s.opts.Note(fmt.Sprintf("embedding cache: %v; moved aside to %s and rebuilt from its intact records", err, filepath.Base(q)))
-	return nil
-}
-
-// refreshOrQuarantine is refresh, except that (unless
-// Options.FailOnCorrupt) a corrupt file is renamed aside and replaced by a file holding every intact
-// record found in it (before and after the damage) plus those already in m.
-func (s *Store) refreshOrQuarantine(m *model, create bool) error {
-	err := s.refresh(m, create)
-	var ce *CorruptError
-	if err == nil || !errors.As(err, &ce) || s.opts.FailOnCorrupt {
-		return err
-	}
-	// Records before the damage are in m already; salvage those after it.
-	for ce.next > 0 && m.f != nil {
-		fi, serr := m.f.Stat()
-		if serr != nil {
-			break
-		}
-		next := ce.next
-		_, serr = scanRecords(m.f, m.path, next, fi.Size(), &m.dim, m.add)
-		if !errors.As(serr, &ce) || ce.next <= next {
-			break
-		}
-	}
-	m.closeFile()
-	if err := s.corrupt(m.path, err); err != nil {
-		return err
-	}
-	if len(m.vecs) == 0 {
-		return s.refresh(m, create)
-	}
-	return s.rewrite(m)
-}
-
-// rewrite creates m's file afresh with every vector in m. s.mu and the file
-// lock are held; m's file does not exist.
-func (s *Store) rewrite(m *model) error {
-	f, err := os.OpenFile(m.path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	buf := encodeHeader(m.ns)
-	for k, v := range m.vecs {
-		buf = appendRecord(buf, k, v)
-	}
-	if _, err := f.Write(buf); err == nil {
-		err = f.Sync()
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(m.path)
-		return fmt.Errorf("cache: rebuilding %s: %w", m.path, err)
-	}
-	recordlog.SyncDir(s.dir)
-	m.f, m.end, m.unsynced = f, int64(len(buf)), 0
-	return nil
-}
-
-// refresh brings m up to date with its file: it (re)opens the file if it
-// was replaced, reads records appended since m.end (everything when m.end
-// is -1), and truncates a torn tail. s.mu and the file lock are held.
-func (s *Store) refresh(m *model, create bool) error {
-	if m.f != nil {
-		// Another process may have quarantined or removed the file.
-		pi, perr := os.Stat(m.path)
-		fi, ferr := m.f.Stat()
-		if perr != nil || ferr != nil || !os.SameFile(pi, fi) {
-			m.closeFile()
-		}
-	}
-	if m.f == nil {
-		flag := os.O_RDWR | os.O_APPEND
-		if create {
-			flag |= os.O_CREATE
-		}
-		f, err := os.OpenFile(m.path, flag, 0o644)
-		if err != nil {
-			if !create && errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return fmt.Errorf("cache: %w", err)
-		}
-		m.f, m.end = f, -1
-	}
-	fi, err := m.f.Stat()
-	if err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	size := fi.Size()
-	if size == m.end {
-		return nil
-	}
-	start := m.end
-	if m.end < 0 || size < m.end {
-		if size == 0 {
-			m.end = 0 // the next append writes the header
-			return nil
-		}
-		n, hs, herr := readHeader(m.f, size)
-		if herr != nil {
-			if !formatError(herr) {
-				return fmt.Errorf("cache: %s: %w", m.path, herr)
-			}
-			p, found, err := findRecord(m.f, 0, size)
-			if err != nil {
-				return fmt.Errorf("cache: reading %s: %w", m.path, err)
-			}
-			if found {
-				return &CorruptError{Path: m.path, Offset: 0,
-					Reason: fmt.Sprintf("bad header: %v (intact record follows at offset %d)", herr, p)}
-			}
-			return s.truncate(m, 0, size)
-		}
-		if n != m.ns {
-			return &CorruptError{Path: m.path, Offset: 0,
-				Reason: fmt.Sprintf("header names model %q (kind %c), want %q (kind %c)", n.id, n.kind, m.ns.id, m.ns.kind)}
-		}
-		start = hs
-	}
-	end, err := scanRecords(m.f, m.path, start, size, &m.dim, m.add)
-	if err != nil {
-		return err
-	}
-	if end < size {
-		return s.truncate(m, end, size)
-	}
-	m.end = end
-	return nil
-}
-
-// truncate cuts m's file at end, after keeping a copy of what is cut
-// beside it and saying so: a torn tail and a damaged last record look
-// alike, and neither is dropped unseen.
-func (s *Store) truncate(m *model, end, size int64) error {
-	q, err := recordlog.KeepTail(m.f, m.path, end, size)
-	if err != nil {
-		return fmt.Errorf("cache: keeping the torn tail of %s: %w", m.path, err)
-	}
-	s.quarantined = append(s.quarantined, q)
-	s.opts.Note(fmt.Sprintf("embedding cache: %s ended in %d bytes that are not an intact record (an interrupted write, or damage); cut them away, a copy is in %s",
-		m.path, size-end, filepath.Base(q)))
-	if err := m.f.Truncate(end); err != nil {
-		return fmt.Errorf("cache: dropping torn tail of %s: %w", m.path, err)
-	}
-	if err := m.f.Sync(); err != nil {
-		return fmt.Errorf("cache: fsync %s: %w", m.path, err)
-	}
-	s.recovered += size - end
-	m.end = end
-	return nil
-}
-
-// model returns n's model, reading its file on first use. s.mu is held for
-// writing.
-func (s *Store) model(n ns) (*model, error) {
-	if m := s.models[n]; m != nil {
-		return m, nil
-	}
-	m := newModel(n, filepath.Join(s.dir, n.fileName()))
-	if err := s.withFileLock(func() error { return s.refreshOrQuarantine(m, false) }); err != nil {
-		m.closeFile()
-		return nil, err
-	}
-	s.models[n] = m
-	return m, nil
 }
 
 // get returns copies of the vectors stored under keys, nil for misses.
@@ -599,6 +386,10 @@ func (s *Store) put(n ns, keys []key, vecs [][]float32) error {
 	if len(keys) == 0 {
 		return nil
 	}
+	dim := len(vecs[0])
+	if dim > maxDim {
+		return fmt.Errorf("cache: dimension %d exceeds the cache's limit of %d", dim, maxDim)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -608,83 +399,25 @@ func (s *Store) put(n ns, keys []key, vecs [][]float32) error {
 	if err != nil {
 		return err
 	}
-	if m.broken != nil {
-		return m.broken
-	}
-	dim := len(vecs[0])
-	if dim > maxDim {
-		return fmt.Errorf("cache: dimension %d exceeds the cache's limit of %d", dim, maxDim)
-	}
-	var (
-		buf   []byte
-		added []int
-	)
-	pending := func() {
-		buf, added = buf[:0], added[:0]
-		seen := map[key]bool{}
-		for i, k := range keys {
-			if _, ok := m.vecs[k]; ok || seen[k] {
-				continue
-			}
-			seen[k] = true
-			buf = appendRecord(buf, k, vecs[i])
-			added = append(added, i)
-		}
-	}
-	if pending(); len(added) == 0 {
-		return nil
-	}
-	created := false
-	err = s.withFileLock(func() error {
-		if err := s.refreshOrQuarantine(m, true); err != nil {
-			return err
-		}
-		if m.dim != 0 && m.dim != dim {
-			return fmt.Errorf("cache: model %q: new vectors have dimension %d, cached ones %d", n.id, dim, m.dim)
-		}
-		// Other processes may have appended some of these meanwhile
-		// (refresh adopted them): write only what is still missing.
-		if pending(); len(added) == 0 {
-			return nil
-		}
-		created = m.end == 0
-		if created {
-			buf = append(encodeHeader(n), buf...)
-		}
-		if _, err := m.f.Write(buf); err != nil {
-			// Roll back a partial append so nothing is ever written after it.
-			if terr := m.f.Truncate(m.end); terr != nil {
-				m.broken = fmt.Errorf("cache: %s: append failed and could not be rolled back (%v): %w", m.path, err, terr)
-			}
-			return fmt.Errorf("cache: appending to %s: %w", m.path, err)
-		}
-		m.end += int64(len(buf))
-		if created {
-			if err := m.f.Sync(); err != nil {
-				return fmt.Errorf("cache: fsync %s: %w", m.path, err)
-			}
-			recordlog.SyncDir(s.dir)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
 	if m.dim == 0 {
-		m.dim = dim
-	}
-	for _, i := range added {
-		m.add(keys[i], vecs[i])
-	}
-	m.unsynced += len(added)
-	if created {
-		m.unsynced = 0 // fsynced above
-	}
-	if s.opts.SyncEvery > 0 && m.unsynced >= s.opts.SyncEvery {
-		if err := m.f.Sync(); err != nil {
-			return fmt.Errorf("cache: fsync %s: %w", m.path, err)
+		// the file's dimension may be another process's: read it first
+		if err := m.log.Refresh(); err != nil {
+			return fmt.Errorf("cache: %w", err)
 		}
-		m.unsynced = 0
+	}
+	if m.dim != 0 && m.dim != dim {
+		return fmt.Errorf("cache: model %q: new vectors have dimension %d, cached ones %d", n.id, dim, m.dim)
+	}
+	recs := make([]recordlog.Record, 0, len(keys))
+	for i, k := range keys {
+		if _, ok := m.vecs[k]; !ok {
+			recs = append(recs, recordlog.Record{Key: k, Payload: encodeVector(vecs[i])})
+		}
+	}
+	// Other processes may have appended some of these meanwhile: the log
+	// reads them first, and writes only what is still missing.
+	if _, err := m.log.Append(recs, func(k key) bool { _, ok := m.vecs[k]; return ok }); err != nil {
+		return fmt.Errorf("cache: %w", err)
 	}
 	return nil
 }

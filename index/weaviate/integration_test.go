@@ -4,6 +4,7 @@ package weaviate_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -262,6 +263,10 @@ func TestIntegration(t *testing.T) {
 	t.Logf("indexed %d documents in both stores in %v", len(texts), time.Since(start).Round(time.Millisecond))
 
 	compareStores(t, ds, ws)
+	// a collection keeps no sentence vectors, so it takes none
+	if err := ws.Add(ctx, index.Config{Model: "m", SentenceModel: "m"}, nil); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("sentence vectors into a collection: %v", err)
+	}
 
 	questions := []string{
 		"volcano eruption lava crater", "river flood delta sediment", "planet orbit moon telescope",

@@ -326,6 +326,9 @@ func (s *Store) Add(ctx context.Context, cfg index.Config, docs []index.Document
 	if err != nil {
 		return err
 	}
+	if cfg.SentenceModel != "" {
+		return fmt.Errorf("%w: a Weaviate collection keeps no sentence vectors (the embedded index does: index add --sentences)", ctxsel.ErrInvalidInput)
+	}
 	if dim != 0 {
 		cfg.Dim = dim
 	}

@@ -30,3 +30,31 @@ func TestWrite(t *testing.T) {
 		t.Fatal("no error for a missing directory")
 	}
 }
+
+func TestWriteNew(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "seg")
+	if err := WriteNew(path, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteNew(path, []byte("two")); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("second WriteNew: %v, want ErrExist", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "one" {
+		t.Fatalf("content %q: an existing file was touched", b)
+	}
+	if err := SyncDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := SyncDir(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("no error for a missing directory")
+	}
+}
+
+func TestIsTemp(t *testing.T) {
+	for name, want := range map[string]bool{".MANIFEST.123": true, ".MANIFEST.": false, "MANIFEST": false, ".MANIFESTX.1": false} {
+		if got := IsTemp(name, "MANIFEST"); got != want {
+			t.Errorf("IsTemp(%q) = %v", name, got)
+		}
+	}
+}

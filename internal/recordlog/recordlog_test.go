@@ -38,7 +38,7 @@ func writeN(t *testing.T, path string, n int) (offsets []int64) {
 		if err == nil {
 			offsets = append(offsets, fi.Size())
 		} else {
-			offsets = append(offsets, int64(len(encodeHeader("test-id"))))
+			offsets = append(offsets, int64(len(native.encodeHeader("test-id"))))
 		}
 		if w, err := l.Append([]Record{rec(i)}, func(k Key) bool { _, ok := got[k]; return ok }); err != nil || w != 1 {
 			t.Fatalf("Append %d: %d, %v", i, w, err)
@@ -191,9 +191,9 @@ func TestProcessesDoNotDuplicate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := int64(len(encodeHeader("test-id")))
+	want := int64(len(native.encodeHeader("test-id")))
 	for i := 0; i < 60; i++ {
-		want += int64(len(appendRecord(nil, rec(i))))
+		want += int64(len(native.appendRecord(nil, rec(i))))
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -211,15 +211,15 @@ func TestProcessesDoNotDuplicate(t *testing.T) {
 // FuzzOpen: any file content opens without panicking, and once opened (and
 // repaired) the file reopens cleanly holding the same records.
 func FuzzOpen(f *testing.F) {
-	good := encodeHeader("test-id")
+	good := native.encodeHeader("test-id")
 	for i := 0; i < 3; i++ {
-		good = appendRecord(good, rec(i))
+		good = native.appendRecord(good, rec(i))
 	}
 	f.Add(good)
 	f.Add(good[:len(good)-3])
 	f.Add([]byte("ctxselRL\x00\x00"))
 	bad := append([]byte(nil), good...)
-	bad[len(encodeHeader("test-id"))+5] ^= 1
+	bad[len(native.encodeHeader("test-id"))+5] ^= 1
 	f.Add(bad)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "x.log")
@@ -297,9 +297,12 @@ func TestDamagedLastRecordCutWithCopy(t *testing.T) {
 	}
 	// A torn header (an interrupted first append) is cut and noted too.
 	torn := filepath.Join(dir, "torn.log")
-	os.WriteFile(torn, encodeHeader("test-id")[:5], 0o644)
+	os.WriteFile(torn, native.encodeHeader("test-id")[:5], 0o644)
 	notes = nil
 	if l, got := collect(t, torn, Options{Note: func(m string) { notes = append(notes, m) }, FailOnCorrupt: true}); len(got) != 0 || len(notes) != 1 || len(l.Stats().Quarantined) != 1 {
 		t.Fatalf("torn header: notes %q", notes)
 	}
 }
+
+// native is recordlog's own format, as the tests write it.
+var native = Format{}.resolved()

@@ -1,4 +1,4 @@
-package index_test
+package ingest_test
 
 import (
 	"context"
@@ -15,22 +15,10 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/index/indextest"
+	"github.com/ctxsel/ctxsel/index/ingest"
 )
 
-func listIDs(t testing.TB, s index.Store) []string {
-	t.Helper()
-	list, err := s.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, d := range list {
-		ids = append(ids, d.ID)
-	}
-	return ids
-}
-
-func problemPaths(rep index.Report) []string {
+func problemPaths(rep ingest.Report) []string {
 	var out []string
 	for _, p := range rep.Problems {
 		out = append(out, filepath.ToSlash(p.Path))
@@ -263,10 +251,10 @@ func TestIngestCommitsSmallBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Chunks < 2*index.DefaultCommitChunks || rep.Chunks >= 2048 {
+	if rep.Chunks < 2*ingest.DefaultCommitChunks || rep.Chunks >= 2048 {
 		t.Fatalf("corpus of %d chunks does not test the batch size", rep.Chunks)
 	}
-	if min := rep.Chunks / (index.DefaultCommitChunks + 100); rep.Commits < min {
+	if min := rep.Chunks / (ingest.DefaultCommitChunks + 100); rep.Commits < min {
 		t.Fatalf("%d chunks in %d commits, want at least %d", rep.Chunks, rep.Commits, min)
 	}
 }

@@ -1,10 +1,10 @@
-package index_test
+package ingest_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/ctxsel/ctxsel/index"
+	"github.com/ctxsel/ctxsel/index/ingest"
 )
 
 func TestHTMLText(t *testing.T) {
@@ -24,7 +24,7 @@ func TestHTMLText(t *testing.T) {
 		{`<p>unclosed <b>tags`, "unclosed tags"},
 	}
 	for _, tc := range cases {
-		got, err := index.HTMLText(strings.NewReader(tc.in))
+		got, err := ingest.HTMLText(strings.NewReader(tc.in))
 		if err != nil || got != tc.want {
 			t.Errorf("HTMLText(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
@@ -32,7 +32,7 @@ func TestHTMLText(t *testing.T) {
 }
 
 func TestCleanText(t *testing.T) {
-	if got := index.CleanText("\ufeffa\r\nb\rc\xff"); got != "a\nb\nc\ufffd" {
+	if got := ingest.CleanText("\ufeffa\r\nb\rc\xff"); got != "a\nb\nc\ufffd" {
 		t.Fatalf("CleanText: %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package index_test
+package ingest_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/index/indextest"
+	"github.com/ctxsel/ctxsel/index/ingest"
 )
 
 // recordingEmbedder is HashEmbedder keeping every text it was given.
@@ -79,7 +80,7 @@ func TestIngestOffsetsPointIntoFile(t *testing.T) {
 	t.Chdir(root)
 	s, _ := index.OpenDir(filepath.Join(root, "idx"), index.DirOptions{Create: true})
 	rec := &recordingEmbedder{}
-	in := &index.Ingester{Store: s, Embedder: rec, Chunker: testChunker(t), Encoding: "cl100k_base"}
+	in := &ingest.Ingester{Store: s, Embedder: rec, Chunker: testChunker(t), Encoding: "cl100k_base"}
 	rep, err := in.Add(ctx, []string{"."})
 	if err != nil || len(rep.Problems) > 0 {
 		t.Fatalf("add: %v, problems %+v", err, rep.Problems)
@@ -96,11 +97,11 @@ func TestIngestOffsetsPointIntoFile(t *testing.T) {
 		}
 		ref := disk
 		if strings.HasSuffix(name, ".html") {
-			text, err := index.HTMLText(strings.NewReader(string(disk)))
+			text, err := ingest.HTMLText(strings.NewReader(string(disk)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref = []byte(index.CleanText(text))
+			ref = []byte(ingest.CleanText(text))
 		}
 		if name != "page.html" && len(hits) < 2 {
 			t.Fatalf("%s: %d chunk, want several to test offsets past the first", name, len(hits))

@@ -1,4 +1,4 @@
-package index
+package ingest
 
 import (
 	"bufio"
@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -300,12 +299,10 @@ func jsonID(raw json.RawMessage) (string, error) {
 	return "", fmt.Errorf(`"id" must be a string or a number, got %s`, shorten(string(raw), 40))
 }
 
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// shorten cuts s to n bytes for a message.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	slices.Sort(out)
-	return out
+	return s[:n] + "…"
 }

@@ -1,4 +1,4 @@
-package index_test
+package ingest_test
 
 import (
 	"compress/gzip"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -16,8 +17,11 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/chunk"
+	"github.com/ctxsel/ctxsel/evidence"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/index/indextest"
+	"github.com/ctxsel/ctxsel/index/ingest"
+	"github.com/ctxsel/ctxsel/internal/vecmath"
 )
 
 func writeFiles(t testing.TB, root string, files map[string]string) {
@@ -33,8 +37,8 @@ func writeFiles(t testing.TB, root string, files map[string]string) {
 	}
 }
 
-func newIngester(t testing.TB, s index.Store, calls *atomic.Int64) *index.Ingester {
-	return &index.Ingester{Store: s, Embedder: indextest.HashEmbedder{Calls: calls}, Chunker: testChunker(t), Encoding: "cl100k_base"}
+func newIngester(t testing.TB, s index.Store, calls *atomic.Int64) *ingest.Ingester {
+	return &ingest.Ingester{Store: s, Embedder: indextest.HashEmbedder{Calls: calls}, Chunker: testChunker(t), Encoding: "cl100k_base"}
 }
 
 func TestIngestFormats(t *testing.T) {
@@ -200,8 +204,11 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &index.Ingester{Store: s, Embedder: slowEmbedder{}, Chunker: testChunker(t), Encoding: "cl100k_base",
+	in := &ingest.Ingester{Store: s, Embedder: slowEmbedder{}, Chunker: testChunker(t), Encoding: "cl100k_base",
 		EmbedBatch: 2, CommitChunks: 1}
+	if os.Getenv("CTXSEL_CRASH_SENTENCES") != "" {
+		in.Sentences = slowEmbedder{}
+	}
 	if _, err := in.Add(ctx, []string{src}); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +218,14 @@ func TestCrashChild(t *testing.T) {
 // varying points, and checks after each kill that the index opens, searches
 // and holds whole documents only: everything it held before, plus complete
 // documents. The last round lets the child finish and checks everything.
-func TestCrashDuringAdd(t *testing.T) {
+func TestCrashDuringAdd(t *testing.T) { crashDuringAdd(t, false) }
+
+// TestCrashDuringAddSentences is TestCrashDuringAdd for an index that
+// keeps sentence vectors: after every kill each whole document's chunks
+// have their sentence vectors too, readable and right.
+func TestCrashDuringAddSentences(t *testing.T) { crashDuringAdd(t, true) }
+
+func crashDuringAdd(t *testing.T, sentences bool) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
 	}
@@ -233,6 +247,9 @@ func TestCrashDuringAdd(t *testing.T) {
 	for round := 0; round < 6; round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), "CTXSEL_CRASH_INDEX="+dir, "CTXSEL_CRASH_SRC="+src)
+		if sentences {
+			cmd.Env = append(cmd.Env, "CTXSEL_CRASH_SENTENCES=1")
+		}
 		out := &strings.Builder{}
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
@@ -304,6 +321,9 @@ func TestCrashDuringAdd(t *testing.T) {
 		if len(per) != len(list) {
 			t.Fatalf("round %d: %d documents searchable, %d listed", round, len(per), len(list))
 		}
+		if sentences {
+			checkSentences(t, s, len(list) > 0)
+		}
 		t.Logf("round %d: %d documents whole", round, len(list))
 		prev = now
 	}
@@ -320,6 +340,38 @@ func TestCrashDuringAdd(t *testing.T) {
 	st, _ := s.Stats(ctx)
 	if len(segs) != st.Segments || len(lex) != st.Segments {
 		t.Fatalf("%d segment files, %d lexical files, %d in the manifest", len(segs), len(lex), st.Segments)
+	}
+	if snt, _ := filepath.Glob(filepath.Join(dir, "seg-*.ctxsnt")); sentences && len(snt) != st.Segments || !sentences && len(snt) != 0 {
+		t.Fatalf("%d sentence files, %d segments", len(snt), st.Segments)
+	}
+}
+
+// checkSentences asserts that every live chunk of s has its sentence
+// vectors stored: the spans evidence.Split gives its text, each sentence's
+// vector its embedding.
+func checkSentences(t *testing.T, s *index.Dir, any bool) {
+	t.Helper()
+	live := indextest.LiveChunks(t, s)
+	var ids, texts []string
+	for id, h := range live {
+		ids, texts = append(ids, id), append(texts, h.Text)
+	}
+	got, err := s.StoredSentences(ctx, indextest.HashEmbedder{}.ModelID(), ids, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if any && len(ids) == 0 {
+		t.Fatal("no chunks")
+	}
+	for i, st := range got {
+		if st == nil || !slices.Equal(st.Spans, evidence.Split(texts[i]).Sentences) {
+			t.Fatalf("chunk %s: stored %v, want the spans of evidence.Split", ids[i], st)
+		}
+		for k, sp := range st.Spans {
+			if c := vecmath.Cosine32(st.Vectors[k], indextest.HashVector(texts[i][sp[0]:sp[1]])); c < 0.99999 {
+				t.Fatalf("chunk %s sentence %d: cosine %v to its embedding", ids[i], k, c)
+			}
+		}
 	}
 }
 
@@ -422,5 +474,20 @@ func TestIngestDuplicateIDAcrossFiles(t *testing.T) {
 				t.Fatalf("x is %q", h.Text)
 			}
 		})
+	}
+}
+
+// A store that cannot serve sentence vectors is not given them.
+func TestIngestSentencesNeedASentenceStore(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"a.txt": "One sentence. Another one."})
+	d, _ := index.OpenDir(t.TempDir(), index.DirOptions{Create: true})
+	in := &ingest.Ingester{Store: struct{ index.Store }{d}, Embedder: indextest.HashEmbedder{}, Chunker: testChunker(t),
+		Encoding: "cl100k_base", Sentences: indextest.HashEmbedder{}}
+	if _, err := in.Add(ctx, []string{root}); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("err = %v, want ErrInvalidInput", err)
+	}
+	if ids := listIDs(t, d); len(ids) != 0 {
+		t.Fatalf("stored %v", ids)
 	}
 }
