@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
 // Asker answers a question end to end: retrieve candidates for the query
@@ -78,55 +79,55 @@ type Passage struct {
 	Text   string
 }
 
-func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeFailure(w, r, err)
-		return
-	}
+// askOp decodes a /v1/ask body, has the Asker answer and appends the
+// response.
+func (s *Server) askOp(ctx context.Context, body string, b []byte) ([]byte, error) {
 	var req askRequest
 	if err := decodeAsk(body, &req, s.limits()); err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, err
 	}
 	// /v1/ask answers as `ctxsel ask` does: DefaultStrategy when none is
 	// named, and answering routes too.
 	how, err := s.resolveRequest(&req.commonRequest, ctxsel.DefaultStrategy, 0)
 	if err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, err
 	}
 	if strings.TrimSpace(req.query) == "" {
-		s.writeFailure(w, r, badField("query", "missing: ask needs a question"))
-		return
+		return nil, wire.Bad("query", "missing: ask needs a question")
 	}
 	if s.asker == nil {
-		writeError(w, http.StatusNotImplemented, "", "ask is not available: this server has no index configured; POST candidates to /v1/select instead")
-		return
+		return nil, &wire.FieldError{Status: http.StatusNotImplemented, Path: wire.Field(""),
+			Msg: "ask is not available: this server has no index configured; POST candidates to /v1/select instead"}
 	}
 	// A copy of the query: it is a slice of the request body, which an
 	// Asker that caches queries would otherwise pin.
-	areq := AskRequest{Query: strings.Clone(req.query), Strategy: how.st, Caps: how.caps, Spec: how.spec, Order: how.order, TopN: req.topN,
-		Retriever: strings.Clone(req.retriever), Selector: how.selector}
-	resp, err := within(r.Context(), func() (AskResponse, error) { return s.asker.Ask(r.Context(), areq) })
+	areq := AskRequest{Query: strings.Clone(req.query), Order: how.order, TopN: req.topN, Retriever: strings.Clone(req.retriever)}
+	switch res := how.res; res.Kind {
+	case ctxsel.StrategyKind:
+		areq.Strategy, areq.Caps, areq.Spec = res.Strategy, res.Caps, res.Spec
+	case ctxsel.SelectorKind:
+		areq.Selector, areq.Spec = res.Selector, res.Spec
+	case ctxsel.RouteKind:
+		areq.Spec = res.Route.String()
+	default:
+		areq.Spec = ctxsel.DefaultStrategy
+	}
+	resp, err := within(ctx, func() (AskResponse, error) { return s.asker.Ask(ctx, areq) })
 	if err != nil {
 		// The index, the embedder or the LLM behind it failed: logged,
 		// and named without its detail.
-		s.writeFailure(w, r, upstream("ask", err))
-		return
+		return nil, upstream("ask", err)
 	}
-	b, err := s.askResponse(resp)
-	if err != nil {
-		s.writeFailure(w, r, err)
-		return
+	if b, err = s.appendAsk(b, resp); err != nil {
+		return nil, err
 	}
 	s.metrics.selection(resp.Selection.K, resp.Selection.Tokens)
-	writeJSON(w, http.StatusOK, b)
+	return b, nil
 }
 
-// askResponse encodes an AskResponse: the answer, the selection as
+// appendAsk appends an AskResponse: the answer, the selection as
 // /v1/select reports it, and the passages best first, marked selected.
-func (s *Server) askResponse(resp AskResponse) ([]byte, error) {
+func (s *Server) appendAsk(b []byte, resp AskResponse) ([]byte, error) {
 	byID := make(map[string]int, len(resp.Passages))
 	tokens := 0
 	for i, p := range resp.Passages {
@@ -159,18 +160,18 @@ func (s *Server) askResponse(resp AskResponse) ([]byte, error) {
 	if total == 0 {
 		total = tokens
 	}
-	res := selected{sel: sel, totalTokens: total, sorted: sorted,
-		score: func(i int) float64 { return resp.Passages[byID[sel.IDs[i]]].Score }}
+	res := wire.Selected{Sel: sel, TotalTokens: total, Sorted: sorted,
+		Score: func(i int) float64 { return resp.Passages[byID[sel.IDs[i]]].Score }}
 
-	b := []byte(`{"answer":`)
-	b = appendString(b, resp.Answer)
+	b = append(b, `{"answer":`...)
+	b = wire.AppendString(b, resp.Answer)
 	if resp.AnswerDefect != "" {
 		b = append(b, `,"answer_defect":`...)
-		b = appendString(b, resp.AnswerDefect)
+		b = wire.AppendString(b, resp.AnswerDefect)
 	}
 	b = appendUsage(b, resp.Usage)
 	b = append(b, ',')
-	b = s.appendSelected(b, res)
+	b = wire.AppendSelected(b, res, s.cfg.MaxCurvePoints)
 	b = append(b, `,"passages":[`...)
 	order := make([]int, len(resp.Passages))
 	for i := range order {
@@ -183,17 +184,17 @@ func (s *Server) askResponse(resp AskResponse) ([]byte, error) {
 		}
 		p := resp.Passages[i]
 		b = append(b, `{"id":`...)
-		b = appendString(b, p.ID)
+		b = wire.AppendString(b, p.ID)
 		b = append(b, `,"rank":`...)
-		b = appendInt(b, rank)
+		b = wire.AppendInt(b, rank)
 		b = append(b, `,"score":`...)
-		b = appendFloat(b, p.Score)
+		b = wire.AppendFloat(b, p.Score)
 		b = append(b, `,"tokens":`...)
-		b = appendInt(b, p.Tokens)
+		b = wire.AppendInt(b, p.Tokens)
 		b = append(b, `,"selected":`...)
 		b = strconv.AppendBool(b, chosen[p.ID])
 		b = append(b, `,"text":`...)
-		b = appendString(b, p.Text)
+		b = wire.AppendString(b, p.Text)
 		b = append(b, '}')
 	}
 	return append(b, "]}\n"...), nil

@@ -36,6 +36,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	_ "github.com/ctxsel/ctxsel/cutoff" // the score-only strategies
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/internal/wire"
 	_ "github.com/ctxsel/ctxsel/selfroute" // the answering route of /v1/ask
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -118,8 +119,8 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/openapi.json", false, s.handleOpenAPI},
 		{http.MethodGet, "/metrics", true, s.handleMetrics},
 		{http.MethodGet, "/v1/strategies", true, s.handleStrategies},
-		{http.MethodPost, "/v1/select", true, s.handleSelect},
-		{http.MethodPost, "/v1/ask", true, s.handleAsk},
+		{http.MethodPost, "/v1/select", true, s.serve(s.selectOp)},
+		{http.MethodPost, "/v1/ask", true, s.serve(s.askOp)},
 		{http.MethodPost, "/v1/rerank", true, s.handleRerank},
 		{http.MethodPost, "/v2/rerank", true, s.handleRerank},
 		{http.MethodPost, "/v1/embeddings", true, s.handleEmbeddings},
@@ -429,9 +430,9 @@ func writeError(w http.ResponseWriter, status int, field, msg string) {
 		return
 	}
 	b = append(b, `{"error":{"message":`...)
-	b = appendString(b, msg)
+	b = wire.AppendString(b, msg)
 	b = append(b, `,"field":`...)
-	b = appendString(b, field)
+	b = wire.AppendString(b, field)
 	b = append(b, "}}\n"...)
 	writeJSON(w, status, b)
 }
@@ -445,47 +446,59 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// writeFailure turns an error into the right response: a fieldError (or any
-// ctxsel.ErrInvalidInput) is the caller's to fix, a backend's failure is 502
-// and a timeout 504, and anything else is 500; backend and internal
-// details stay in the log.
+// writeFailure writes failure's answer to err (a busy embedder's with
+// Retry-After).
 func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error) {
-	var fe *fieldError
+	var busy *busyError
+	if errors.As(err, &busy) {
+		writeBusy(w, busy)
+		return
+	}
+	status, field, msg := s.failure(r.Context(), err)
+	writeError(w, status, field, msg)
+}
+
+// failure turns an error into the right answer: a field error (or any
+// ctxsel.ErrInvalidInput) is the caller's to fix, a backend's failure is
+// 502 and a timeout 504, and anything else is 500; backend and internal
+// details stay in the log. ctx is the request's.
+func (s *Server) failure(ctx context.Context, err error) (status int, field, msg string) {
+	var fe *wire.FieldError
 	var be *backendError
 	var ue *upstreamError
 	var busy *busyError
-	id := RequestID(r.Context())
+	id := RequestID(ctx)
 	switch {
 	case errors.As(err, &busy):
-		writeBusy(w, busy)
+		return http.StatusServiceUnavailable, "", busy.Error()
 	case errors.As(err, &be):
 		s.log.Warn("embedding failed", "request_id", id, "error", err.Error())
-		writeError(w, http.StatusBadGateway, "", "embedder failed (request "+id+")")
+		return http.StatusBadGateway, "", "embedder failed (request " + id + ")"
 	case errors.As(err, &ue):
 		s.log.Warn(ue.what+" failed", "request_id", id, "error", ue.err.Error())
-		writeError(w, http.StatusBadGateway, "", ue.what+" failed: a service behind this server failed (request "+id+"; details in the server log)")
+		return http.StatusBadGateway, "", ue.what + " failed: a service behind this server failed (request " + id + "; details in the server log)"
 	case errors.As(err, &fe):
 		status := fe.Status
 		if status == 0 {
 			status = http.StatusBadRequest
 		}
-		writeError(w, status, fe.Field, fe.Msg)
+		return status, fe.Field(), fe.Msg
 	case errors.Is(err, ctxsel.ErrInvalidInput):
-		writeError(w, http.StatusBadRequest, "", err.Error())
-	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil:
-		writeError(w, http.StatusGatewayTimeout, "", "timed out after "+s.cfg.RequestTimeout.String()+" (request_timeout)")
+		return http.StatusBadRequest, "", err.Error()
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		return http.StatusGatewayTimeout, "", "timed out after " + s.cfg.RequestTimeout.String() + " (request_timeout)"
 	case errors.Is(err, context.DeadlineExceeded):
 		// A deadline of a service behind this one (an LLM's own timeout)
 		// expired before the request's: say so, not request_timeout.
 		s.log.Warn("upstream call timed out", "request_id", id, "error", err.Error())
-		writeError(w, http.StatusGatewayTimeout, "", "a service behind this server timed out before the request's deadline (request "+id+")")
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		return http.StatusGatewayTimeout, "", "a service behind this server timed out before the request's deadline (request " + id + ")"
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		// The client went away mid-request: nobody reads this, and it is
 		// not a server fault. 499 is nginx's "client closed request".
-		writeError(w, 499, "", "request canceled by the client")
+		return 499, "", "request canceled by the client"
 	default:
 		s.log.Error("request failed", "request_id", id, "error", err.Error())
-		writeError(w, http.StatusInternalServerError, "", "internal error (request "+id+")")
+		return http.StatusInternalServerError, "", "internal error (request " + id + ")"
 	}
 }
 
