@@ -15,8 +15,8 @@ import (
 
 // Asker answers a question end to end: retrieve candidates for the query
 // from an index, select context from them with the request's strategy, and
-// (optionally) have an LLM answer from that context. The index package
-// implements it; the server only translates HTTP.
+// (optionally) have an LLM answer from that context. Package ask implements
+// it (ask.NewAsker); the server only translates HTTP.
 //
 // Implementations must be safe for concurrent use, honour ctx, and report
 // bad input (an empty index, a query the embedder refuses) with errors that
@@ -28,15 +28,14 @@ type Asker interface {
 // AskRequest is a validated /v1/ask request.
 type AskRequest struct {
 	Query string
-	// Strategy and Caps are the request's strategy, parsed and checked;
-	// Spec is the same as one spec string ("adaptivek:buffer=0,max_k=5",
-	// caps included) for implementations that take one. For the answering
-	// route selfroute:k=N, Strategy is nil and Spec names the route; so
-	// it does for the default (ctxsel.DefaultStrategy, a text selector)
-	// on a server without Options.SelectorDeps: the Asker resolves it.
-	Strategy ctxsel.Strategy
-	Caps     ctxsel.Caps
-	Spec     string
+	// Strategy is the request's strategy, resolved by ctxsel.Resolve and
+	// checked: a pure strategy with its caps, a text selector (the picker
+	// the server was started with, a registered kind such as the evidence
+	// selector, or a composition such as "topk:k=30+picker"), or an
+	// answering route (selfroute:k=N). Its zero value (Kind 0) asks for
+	// the Asker's default, ctxsel.DefaultStrategy, which a server without
+	// Options.SelectorDeps cannot build and leaves to the Asker.
+	Strategy ctxsel.Resolved
 	Order    ctxsel.Order
 	// TopN is how many candidates to retrieve before selecting; 0 leaves
 	// it to the Asker.
@@ -45,10 +44,6 @@ type AskRequest struct {
 	// "hybrid"; "" leaves it to the Asker (ctxsel's is hybrid). The Asker
 	// validates it (an unknown one wraps ctxsel.ErrInvalidInput).
 	Retriever string
-	// Selector, when set (a request for "strategy": "picker" on a server
-	// started with one, or a composition such as "topk:k=30+picker"),
-	// selects instead of Strategy; Spec names it.
-	Selector ctxsel.TextSelector
 }
 
 // AskResponse is what an Asker found.
@@ -101,17 +96,7 @@ func (s *Server) askOp(ctx context.Context, body string, b []byte) ([]byte, erro
 	}
 	// A copy of the query: it is a slice of the request body, which an
 	// Asker that caches queries would otherwise pin.
-	areq := AskRequest{Query: strings.Clone(req.query), Order: how.order, TopN: req.topN, Retriever: strings.Clone(req.retriever)}
-	switch res := how.res; res.Kind {
-	case ctxsel.StrategyKind:
-		areq.Strategy, areq.Caps, areq.Spec = res.Strategy, res.Caps, res.Spec
-	case ctxsel.SelectorKind:
-		areq.Selector, areq.Spec = res.Selector, res.Spec
-	case ctxsel.RouteKind:
-		areq.Spec = res.Route.String()
-	default:
-		areq.Spec = ctxsel.DefaultStrategy
-	}
+	areq := AskRequest{Query: strings.Clone(req.query), Strategy: how.res, Order: how.order, TopN: req.topN, Retriever: strings.Clone(req.retriever)}
 	resp, err := within(ctx, func() (AskResponse, error) { return s.asker.Ask(ctx, areq) })
 	if err != nil {
 		// The index, the embedder or the LLM behind it failed: logged,

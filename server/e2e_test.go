@@ -473,7 +473,7 @@ func (demoAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskResp
 	if err != nil {
 		return server.AskResponse{}, err
 	}
-	sel, err := ctxsel.Select(curve, req.Strategy, req.Caps, req.Order)
+	sel, err := ctxsel.Select(curve, req.Strategy.Strategy, req.Strategy.Caps, req.Order)
 	if err != nil {
 		return server.AskResponse{}, err
 	}

@@ -353,6 +353,6 @@ func (s *Server) search(ctx context.Context, query string, n int) ([]Passage, er
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.asker.Ask(ctx, AskRequest{Query: query, Strategy: full.Strategy, Caps: full.Caps, Spec: full.Spec, TopN: n})
+	resp, err := s.asker.Ask(ctx, AskRequest{Query: query, Strategy: full, TopN: n})
 	return resp.Passages, err
 }
