@@ -79,7 +79,7 @@ type MCPAskInput struct {
 // tag cannot); TestMCPTools checks they are the full ones. The tools take
 // their arguments raw, so the schemas are for clients only.
 var (
-	selectSchema = schemaFor[MCPSelectInput]("strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000 (default " + ctxsel.DefaultSelectStrategy + "; see the strategies tool)")
+	selectSchema = schemaFor[MCPSelectInput]("strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000, or with candidate texts and a query evidence:budget=500 (sentences, not whole passages) (default " + ctxsel.DefaultSelectStrategy + "; see the strategies tool)")
 	searchSchema = schemaFor[MCPSearchInput]("")
 	askSchema    = schemaFor[MCPAskInput]("strategy spec, or selfroute (selfroute:k=N, selfroute:prompt=adaptivek) to route through the reader (default " + ctxsel.DefaultStrategy + "; see the strategies tool)")
 )
@@ -108,13 +108,13 @@ func (s *Server) MCPServer() *mcp.Server {
 			"search and ask work over the index this server was started with.",
 	})
 	m.AddTool(&mcp.Tool{Name: "select_context", InputSchema: selectSchema,
-		Description: "Select which retrieved candidates to keep (and how many) with a strategy over their scores; returns the selected ids, k and an explanation of the cut."},
+		Description: "Select which retrieved candidates to keep (and how many) with a strategy over their scores; returns the selected ids, k and an explanation of the cut, and with a pruning selector (evidence:budget=N) each kept passage's evidence: the sentences kept (byte spans) and the text to send."},
 		s.tool(s.selectOp))
 	m.AddTool(&mcp.Tool{Name: "search", InputSchema: searchSchema,
 		Description: "Search the server's index: the best-matching passages with scores, no selection."},
 		s.tool(s.searchOp))
 	m.AddTool(&mcp.Tool{Name: "ask", InputSchema: askSchema,
-		Description: "Answer a question from the server's index: retrieve, select context with a strategy, and answer when an LLM is configured; returns the answer, the selection and why, and the passages."},
+		Description: "Answer a question from the server's index: retrieve, select context with a strategy, and answer when an LLM is configured; returns the answer, the selection and why (with the evidence kept of each passage when the selection pruned them, as the default does), and the passages."},
 		s.tool(s.askOp))
 	mcp.AddTool(m, &mcp.Tool{Name: "strategies",
 		Description: "List the selection strategies, their parameters and the caps every strategy accepts."},

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,7 +54,12 @@ type rerankRequest struct {
 	returnDocs *bool // nil: the endpoint's default (see handleRerank)
 	rankFields []string
 	scoring    string
-	seen       uint16
+	// returnEvidence asks for each selected document's evidence; a
+	// positive evidenceBudget prunes the documents the strategy keeps to
+	// their sentences within that many tokens (STRATEGY+evidence:budget=N).
+	returnEvidence bool
+	evidenceBudget int
+	seen           uint16
 }
 
 // ignoredRerankFields are Cohere and Jina options with no meaning here
@@ -86,9 +93,13 @@ func decodeRerank(body string, r *rerankRequest, lim limits) error {
 			bit = 16
 		case "scoring":
 			bit = 32
+		case "return_evidence":
+			bit = 64
+		case "evidence_budget":
+			bit = 128
 		default:
 			return wire.Bad(key, "unknown field (known: query, documents, top_n, return_documents, model, rank_fields, "+
-				"strategy, params, scoring; ignored: max_chunks_per_doc, max_tokens_per_doc, priority, truncation)")
+				"strategy, params, scoring, return_evidence, evidence_budget; ignored: max_chunks_per_doc, max_tokens_per_doc, priority, truncation)")
 		}
 		read, err := d.Given(&r.seen, bit, key)
 		if !read {
@@ -113,6 +124,13 @@ func decodeRerank(body string, r *rerankRequest, lim limits) error {
 			r.scoring, err = d.Str(p)
 		case "rank_fields":
 			err = d.Strings(p, &r.rankFields)
+		case "return_evidence":
+			r.returnEvidence, err = d.Bool(p)
+		case "evidence_budget":
+			r.evidenceBudget, err = d.Count(p)
+			if err == nil && r.evidenceBudget == 0 {
+				err = wire.Bad(key, "must be at least 1")
+			}
 		}
 		return err
 	})
@@ -221,7 +239,21 @@ func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Resolved, string, error
 	if o := strings.TrimSpace(r.order); o != "" && o != "rank" {
 		return ctxsel.Resolved{}, "", wire.Bad("order", "rerank results are always in rank order")
 	}
-	how, err := s.resolveRequest(&r.commonRequest, ctxsel.DefaultSelectStrategy, ctxsel.StrategyKind)
+	if r.evidenceBudget > 0 {
+		if s.deps == nil {
+			return ctxsel.Resolved{}, "", wire.Bad("evidence_budget", "this server has no evidence selector (its sentence embedder comes with the server's selector dependencies, which ctxsel serve supplies)")
+		}
+		// The strategy's documents, pruned to their sentences.
+		base := strings.TrimSpace(r.strategy)
+		if base == "" {
+			base = ctxsel.DefaultSelectStrategy
+		}
+		r.strategy = base + "+evidence:budget=" + strconv.Itoa(r.evidenceBudget)
+	}
+	// The text selectors a rerank may name are the registered kinds the
+	// server has dependencies for (the evidence selector), never the
+	// configured LLM picker: a rerank is not the place for LLM calls.
+	how, err := s.resolveWith(&r.commonRequest, ctxsel.DefaultSelectStrategy, ctxsel.Resolver{Kinds: ctxsel.StrategyKind | ctxsel.SelectorKind, Deps: s.deps})
 	if err != nil {
 		if fe, ok := err.(*wire.FieldError); ok && fromModel && fe.Field() == "strategy" {
 			fe.Path = wire.Field("model")
@@ -229,7 +261,10 @@ func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Resolved, string, error
 		return ctxsel.Resolved{}, "", err
 	}
 	res := how.res
-	if r.topN > 0 {
+	if r.returnEvidence && res.Kind != ctxsel.SelectorKind {
+		return ctxsel.Resolved{}, "", wire.Bad("return_evidence", "%s keeps whole documents: name a selector that prunes them (model ctxsel-evidence:budget=500, or strategy topk:k=30+evidence:budget=500) or give evidence_budget", res.Spec)
+	}
+	if r.topN > 0 && res.Kind == ctxsel.StrategyKind {
 		if res.Caps.MaxK == 0 || r.topN < res.Caps.MaxK {
 			res.Caps.MaxK = r.topN
 		}
@@ -361,7 +396,12 @@ func (s *Server) rerank(ctx context.Context, body, version string, b []byte) (_ 
 	for i, t := range texts {
 		cands[i] = ctxsel.Candidate{ID: strconv.Itoa(i), Score: scores[i], Tokens: counter.Count(strings.Clone(t))}
 	}
-	res, err := selectCurve(cands, how.Strategy, how.Caps, ctxsel.RankOrder, nil)
+	var res wire.Selected
+	if how.Kind == ctxsel.SelectorKind {
+		res, err = s.rerankTexts(ctx, req, cands, texts, how)
+	} else {
+		res, err = selectCurve(cands, how.Strategy, how.Caps, ctxsel.RankOrder, nil)
+	}
 	if err != nil {
 		return nil, "", err
 	}
@@ -384,6 +424,10 @@ func (s *Server) rerank(ctx context.Context, body, version string, b []byte) (_ 
 		b = wire.AppendInt(b, idx)
 		b = append(b, `,"relevance_score":`...)
 		b = wire.AppendFloat(b, res.Score(i))
+		if req.returnEvidence {
+			b = append(b, `,"evidence":`...)
+			b = wire.AppendEvidence(b, &res.Sel.Evidence[i])
+		}
 		if returnDocs {
 			b = append(b, `,"document":`...)
 			if raw := req.raw[idx]; raw != "" {
@@ -417,4 +461,54 @@ func (s *Server) rerank(ctx context.Context, body, version string, b []byte) (_ 
 	b = append(b, `,"explanation":`...)
 	b = wire.AppendExplanation(b, res.Sel.Explanation, res.Sorted, s.cfg.MaxCurvePoints)
 	return append(b, "}}\n"...), scoring, nil
+}
+
+// rerankTexts selects the documents with a text selector (the evidence
+// selector, alone or after a strategy): it reads the query and the texts
+// ranked, and top_n caps how many documents it keeps. The results come in
+// rank order whatever order the selector kept, each with its evidence.
+func (s *Server) rerankTexts(ctx context.Context, req rerankRequest, cands []ctxsel.Candidate, texts []string, how ctxsel.Resolved) (wire.Selected, error) {
+	curve, err := newCurve(cands)
+	if err != nil {
+		return wire.Selected{}, err
+	}
+	for i, t := range texts {
+		texts[i] = strings.Clone(t) // a selector may keep what it reads
+	}
+	sel, err := s.runSelector(ctx, how.Selector, ctxsel.TextQuery{Question: strings.Clone(req.query), Curve: curve, Texts: texts,
+		Order: ctxsel.RankOrder, Caps: ctxsel.Caps{MaxK: req.topN}})
+	if err != nil {
+		return wire.Selected{}, err
+	}
+	if req.returnEvidence && len(sel.Evidence) != len(sel.Indices) {
+		return wire.Selected{}, wire.Bad("return_evidence", "%s keeps whole documents: name a selector that prunes them (model ctxsel-evidence:budget=500)", how.Spec)
+	}
+	byRank(curve, &sel)
+	return selectedOf(curve, sel, nil), nil
+}
+
+// byRank puts a selection in the curve's rank order, its ids and evidence
+// with it.
+func byRank(curve *ctxsel.Curve, sel *ctxsel.Selection) {
+	rank := make([]int, curve.Len())
+	for r, i := range curve.Top(curve.Len()) {
+		rank[i] = r
+	}
+	order := make([]int, len(sel.Indices))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(rank[sel.Indices[a]], rank[sel.Indices[b]]) })
+	ids, idx := make([]string, len(order)), make([]int, len(order))
+	var ev []ctxsel.Evidence
+	if sel.Evidence != nil {
+		ev = make([]ctxsel.Evidence, len(order))
+	}
+	for j, o := range order {
+		ids[j], idx[j] = sel.IDs[o], sel.Indices[o]
+		if ev != nil {
+			ev[j] = sel.Evidence[o]
+		}
+	}
+	sel.IDs, sel.Indices, sel.Evidence = ids, idx, ev
 }

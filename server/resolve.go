@@ -52,13 +52,19 @@ func paramMsg(e *ctxsel.ParamError) string {
 // never built from a request's LLM. Errors name the field at fault:
 // "strategy", "params" or "params.NAME", "order", "query".
 func (s *Server) resolveRequest(r *commonRequest, def string, kinds ctxsel.Kind) (resolved, error) {
+	return s.resolveWith(r, def, ctxsel.Resolver{Kinds: kinds, Selectors: s.selectors, Deps: s.deps})
+}
+
+// resolveWith is resolveRequest with the resolver given: the kinds and
+// the text selectors the endpoint offers.
+func (s *Server) resolveWith(r *commonRequest, def string, rv ctxsel.Resolver) (resolved, error) {
 	text := strings.TrimSpace(r.strategy)
 	if text == "" {
 		text = def
 	}
-	res, err := ctxsel.Resolver{Kinds: kinds, Selectors: s.selectors, Deps: s.deps}.Resolve(text)
+	res, err := rv.Resolve(text)
 	order, oerr := ctxsel.ParseOrder(r.order)
-	if err != nil && text == ctxsel.DefaultStrategy && kinds == 0 && s.deps == nil && len(r.params) == 0 && oerr == nil {
+	if err != nil && text == ctxsel.DefaultStrategy && rv.Kinds == 0 && rv.Deps == nil && len(r.params) == 0 && oerr == nil {
 		// The default is a text selector (evidence) whose dependency, a
 		// sentence embedder, this server was not given (SelectorDeps);
 		// the Asker supplies its own and resolves it.

@@ -161,9 +161,7 @@ func modeField(mode uint8) string {
 
 // selectTexts has a text selector (the LLM picker the server was started
 // with, a registered kind such as evidence, or a composition) read the
-// scored candidates' texts. An invalid model answer is not an error (the
-// picker falls back and says so in the explanation); a failed call is a
-// 502.
+// scored candidates' texts.
 func (s *Server) selectTexts(ctx context.Context, req *selectRequest, how resolved) (wire.Selected, error) {
 	spec, selector := how.res.Spec, how.res.Selector
 	texts := make([]string, len(req.Cands))
@@ -177,8 +175,22 @@ func (s *Server) selectTexts(ctx context.Context, req *selectRequest, how resolv
 	if err != nil {
 		return wire.Selected{}, err
 	}
-	tq := ctxsel.TextQuery{Question: strings.Clone(req.query), Curve: curve, Texts: texts, Order: how.order}
+	sel, err := s.runSelector(ctx, selector, ctxsel.TextQuery{Question: strings.Clone(req.query), Curve: curve, Texts: texts, Order: how.order})
+	if err != nil {
+		return wire.Selected{}, err
+	}
+	res := selectedOf(curve, sel, req.sorted[:0])
+	req.sorted = res.Sorted
+	return res, nil
+}
+
+// runSelector runs a text selector on a query. An invalid model answer is
+// not an error (the picker falls back and says so in the explanation, and
+// the operator's log gets the call's failure); a failed call is the
+// selector's upstream failure (502).
+func (s *Server) runSelector(ctx context.Context, selector ctxsel.TextSelector, tq ctxsel.TextQuery) (ctxsel.Selection, error) {
 	var sel ctxsel.Selection
+	var err error
 	if m, ok := selector.(ctxsel.MeteredSelector); ok {
 		var u ctxsel.SelectorUsage
 		sel, u, err = m.SelectMetered(ctx, tq)
@@ -191,9 +203,7 @@ func (s *Server) selectTexts(ctx context.Context, req *selectRequest, how resolv
 		sel, err = selector.SelectTexts(ctx, tq)
 	}
 	if err != nil {
-		return wire.Selected{}, upstream(selector.Name(), err)
+		return ctxsel.Selection{}, upstream(selector.Name(), err)
 	}
-	res := selectedOf(curve, sel, req.sorted[:0])
-	req.sorted = res.Sorted
-	return res, nil
+	return sel, nil
 }

@@ -136,18 +136,37 @@ func New(cfg Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker}
+	// One limiter for every embedding call of every request: the served
+	// embedder's and the evidence selector's sentence embedder.
+	limit := newEmbedLimiter(cfg.EmbedConcurrency, cfg.EmbedQueue)
 	if s.embedder != nil {
-		s.embedder = boundedEmbedder{inner: s.embedder, limit: newEmbedLimiter(cfg.EmbedConcurrency, cfg.EmbedQueue)}
+		s.embedder = boundedEmbedder{inner: s.embedder, limit: limit}
 	}
 	if _, err := embedModels(opts.Embedder, cfg.EmbeddingAliases); err != nil {
 		return nil, err
 	}
 	if d := opts.SelectorDeps; d != nil {
-		// A request never gets an LLM of its own: the picker is the
-		// configured one (Selectors), or none.
 		s.deps = func(name string) (any, error) {
-			if name == ctxsel.DepLLM {
+			switch name {
+			case ctxsel.DepLLM:
+				// A request never gets an LLM of its own: the picker is
+				// the configured one (Selectors), or none.
 				return nil, fmt.Errorf("%w: the LLM picker is not configured on this server", ctxsel.ErrNoDep)
+			case ctxsel.DepEmbedder:
+				// A selector's embedding calls are held to the request's
+				// deadline and share the limiter, as the server's own.
+				v, err := d(name)
+				if e, ok := v.(embed.Embedder); ok && err == nil {
+					return boundedEmbedder{inner: e, limit: limit}, nil
+				}
+				return v, err
+			case ctxsel.DepCounter:
+				// A pruned text's tokens are counted as the candidates'
+				// are, unless the operator supplies a counter.
+				if v, err := d(name); err == nil && v != nil || err != nil && !errors.Is(err, ctxsel.ErrNoDep) {
+					return v, err
+				}
+				return s.tokenCounter()
 			}
 			return d(name)
 		}
@@ -166,7 +185,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	_, _ = rand.Read(seed[:])
 	s.idPrefix = hex.EncodeToString(seed[:]) + "-"
 	var err error
-	if s.strategies, err = strategiesJSON(); err != nil {
+	if s.strategies, err = strategiesJSON(s.deps != nil); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 
@@ -572,8 +591,9 @@ func (s *Server) handleStrategies(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.strategies)
 }
 
-// strategiesJSON is the /v1/strategies document.
-func strategiesJSON() ([]byte, error) {
+// strategiesJSON is the /v1/strategies document; withSelectors lists the
+// registered text selector kinds, which a server with SelectorDeps serves.
+func strategiesJSON(withSelectors bool) ([]byte, error) {
 	type strategy struct {
 		Name   string            `json:"name"`
 		Doc    string            `json:"doc"`
@@ -583,13 +603,20 @@ func strategiesJSON() ([]byte, error) {
 	// ctxsel ask's and the spec name "default"'s; select_default,
 	// ctxsel.DefaultSelectStrategy, is what /v1/select, /v1/rerank and the
 	// web page cut with when a request names none.
+	// selectors are named by their spec ("evidence:budget=500", or after
+	// a strategy: "topk:k=30+evidence:budget=500"), parameters included:
+	// they take no "params" object.
 	doc := struct {
-		Default       string            `json:"default"`
-		SelectDefault string            `json:"select_default"`
-		Strategies    []strategy        `json:"strategies"`
-		Caps          []ctxsel.ParamDef `json:"caps"`
-		Orders        []string          `json:"orders"`
+		Default       string               `json:"default"`
+		SelectDefault string               `json:"select_default"`
+		Strategies    []strategy           `json:"strategies"`
+		Selectors     []ctxsel.SelectorDef `json:"selectors,omitempty"`
+		Caps          []ctxsel.ParamDef    `json:"caps"`
+		Orders        []string             `json:"orders"`
 	}{Default: ctxsel.DefaultStrategy, SelectDefault: ctxsel.DefaultSelectStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
+	if withSelectors {
+		doc.Selectors = ctxsel.SelectorDefs()
+	}
 	for _, d := range ctxsel.Defs() {
 		params := d.Params
 		if params == nil {

@@ -21,7 +21,8 @@ type Selected struct {
 }
 
 // AppendSelected appends the members of a selection response (without the
-// enclosing braces): ids, indices, scores, k, tokens, total_tokens and the
+// enclosing braces): ids, indices, scores, k, tokens, total_tokens, the
+// evidence when the selector pruned passages (aligned with ids) and the
 // explanation.
 func AppendSelected(b []byte, res Selected, maxCurvePoints int) []byte {
 	sel := res.Sel
@@ -52,6 +53,9 @@ func AppendSelected(b []byte, res Selected, maxCurvePoints int) []byte {
 	b = AppendInt(b, sel.Tokens)
 	b = append(b, `,"total_tokens":`...)
 	b = AppendInt(b, res.TotalTokens)
+	if sel.Evidence != nil {
+		b = appendEvidenceList(b, sel.Evidence)
+	}
 	b = append(b, `,"explanation":`...)
 	return AppendExplanation(b, sel.Explanation, res.Sorted, maxCurvePoints)
 }
