@@ -13,6 +13,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
@@ -222,10 +223,13 @@ func FuzzSelectRequest(f *testing.F) {
 		`{"candidates":[{"id":"a","score":1.7976931348623157e308},{"id":"b","score":-1.7976931348623157e308}]}`,
 		"{\"candidates\":[{\"id\":\"\xff\",\"score\":1}]}",
 		`[1,2]`, `nul`, `{"candidates":[{"id":"a","score":1}]}}`,
+		`{"query":"who","strategy":"evidence:budget=9","candidates":[{"id":"a","score":1,"text":"T\nOne. Two three."},{"id":"b","score":0.5,"text":"x"}]}`,
+		`{"query":"who","strategy":"topk:k=1+evidence:budget=3","order":"document","candidates":[{"id":"a","score":1,"text":"a. b."},{"id":"b","score":1,"text":""}]}`,
 	} {
 		f.Add(seed)
 	}
-	s, err := New(DefaultConfig(), Options{Logger: slog.New(slog.DiscardHandler)})
+	// The evidence selector too: its sentence embedder is a test one.
+	s, err := New(DefaultConfig(), Options{Logger: slog.New(slog.DiscardHandler), SelectorDeps: ctxsel.DepsOf(map[string]any{ctxsel.DepEmbedder: fakeEmbedder{}})})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -141,7 +141,7 @@ func decodeSelect(body string, r *selectRequest, lim limits) error {
 				return wire.Bad(key, "given twice")
 			}
 			seen |= 1
-			return d.Candidates(&r.Candidates, key, lim.Limits)
+			return d.Candidates(&r.Candidates, lim.Limits)
 		case "query_vector":
 			read, err := d.Given(&seen, 2, key)
 			if !read {

@@ -65,9 +65,10 @@ func (c *Candidates) Reset() {
 	*c = Candidates{Cands: c.Cands[:0], Has: c.Has[:0], texts: c.texts[:0], vecSpan: c.vecSpan[:0], vecs: c.vecs[:0]}
 }
 
-// Candidates reads the array of candidates under the top-level key name.
-func (d *Decoder) Candidates(c *Candidates, name string, lim Limits) error {
-	p := Field(name)
+// Candidates reads the array of candidates under the top-level key
+// "candidates".
+func (d *Decoder) Candidates(c *Candidates, lim Limits) error {
+	p := Field(candidatesKey)
 	if err := d.BeginArray(p); err != nil {
 		return err
 	}
@@ -89,15 +90,15 @@ func (d *Decoder) Candidates(c *Candidates, name string, lim Limits) error {
 		}
 		c.Cands = append(c.Cands, ctxsel.Candidate{})
 		c.Has = append(c.Has, 0)
-		if err := d.candidate(c, name, i, lim); err != nil {
+		if err := d.candidate(c, i, lim); err != nil {
 			return err
 		}
 	}
 }
 
-// candidate reads candidate i, the element of the array under name.
-func (d *Decoder) candidate(r *Candidates, name string, i int, lim Limits) error {
-	p := Path{Name: name, Idx: i}
+// candidate reads candidate i.
+func (d *Decoder) candidate(r *Candidates, i int, lim Limits) error {
+	p := Path{Name: candidatesKey, Idx: i}
 	c := &r.Cands[i]
 	if err := d.BeginObject(p); err != nil {
 		return err
@@ -111,7 +112,7 @@ func (d *Decoder) candidate(r *Candidates, name string, i int, lim Limits) error
 		if !ok {
 			break
 		}
-		kp := Path{Name: name, Idx: i, Sub: key}
+		kp := Path{Name: candidatesKey, Idx: i, Sub: key}
 		var bit uint8
 		switch key {
 		case "id":
@@ -205,8 +206,9 @@ func (d *Decoder) candidate(r *Candidates, name string, i int, lim Limits) error
 	return nil
 }
 
-// streamName is the name a stream's candidates have in paths.
-const streamName = "candidates"
+// candidatesKey names candidates in paths: "candidates[3].score" in a
+// request; a stream's are renamed "candidate 4: score" (InStream).
+const candidatesKey = "candidates"
 
 // DecodeStream reads candidates given as a stream of JSON objects, one
 // after another with any whitespace between (JSON lines): `ctxsel select`'s
@@ -223,11 +225,11 @@ func DecodeStream(s string, c *Candidates, lim Limits, each func(i int) error) e
 			return nil
 		}
 		if i == lim.MaxCandidates {
-			return InStream(&FieldError{Status: 413, Path: Field(streamName), Msg: fmt.Sprintf("more than %d candidates", lim.MaxCandidates)})
+			return InStream(&FieldError{Status: 413, Path: Field(candidatesKey), Msg: fmt.Sprintf("more than %d candidates", lim.MaxCandidates)})
 		}
 		c.Cands = append(c.Cands, ctxsel.Candidate{})
 		c.Has = append(c.Has, 0)
-		err := d.candidate(c, streamName, i, lim)
+		err := d.candidate(c, i, lim)
 		if err == nil && each != nil {
 			err = each(i)
 		}
@@ -238,7 +240,7 @@ func DecodeStream(s string, c *Candidates, lim Limits, each func(i int) error) e
 }
 
 // CandidatePath names field sub of candidate i for DecodeStream's each.
-func CandidatePath(i int, sub string) Path { return Path{Name: streamName, Idx: i, Sub: sub} }
+func CandidatePath(i int, sub string) Path { return Path{Name: candidatesKey, Idx: i, Sub: sub} }
 
 // InStream names a candidate in err (a *FieldError of DecodeStream's, or
 // a *ctxsel.CandidateError of ctxsel.NewCurve over its candidates) by its
@@ -248,7 +250,7 @@ func InStream(err error) error {
 	var fe *FieldError
 	var ce *ctxsel.CandidateError
 	switch {
-	case errors.As(err, &fe) && fe.Path.Name == streamName && fe.Path.Idx >= 0:
+	case errors.As(err, &fe) && fe.Path.Name == candidatesKey && fe.Path.Idx >= 0:
 		if fe.Path.Sub == "" {
 			return fmt.Errorf("%w: candidate %d: %s", ctxsel.ErrInvalidInput, fe.Path.Idx+1, fe.Msg)
 		}
