@@ -74,6 +74,8 @@ var notProduct = []string{"eval/sample", "llm/llmtest", "picker/pickertest", "pi
 // import, with why.
 var trainingAllowed = map[string]map[string]string{
 	"server": {"picker/reward": "the /v1/reward endpoint, the hook an RL trainer (python/verl_reward.py) calls, serves Eq. 6"},
+	// ask.NewAsker implements server.Asker, so ask carries server's one exception with it.
+	"ask": {"picker/reward": "through server (ask.NewAsker implements server.Asker), which serves /v1/reward"},
 }
 
 // TestTrainingApart: no package a selector user imports (the root, cutoff,

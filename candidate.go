@@ -12,7 +12,6 @@
 package ctxsel
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -29,14 +28,6 @@ type Candidate struct {
 	// curves (a two-channel band policy) needs them. Every candidate of a
 	// curve has the same number of channels.
 	Channels []float64 `json:"channels,omitempty"`
-}
-
-// ErrInvalidInput is wrapped by every validation error, so callers can tell bad
-// input (a 4xx for a server, exit code 2 for a CLI) from a failure.
-var ErrInvalidInput = errors.New("invalid input")
-
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
 }
 
 // Curve is a validated set of candidates with their similarity curve. It keeps
@@ -65,28 +56,29 @@ func NewCurve(cands []Candidate) (*Curve, error) {
 		c.cands[i].Channels = slices.Clone(c.cands[i].Channels)
 	}
 	if i, j, dup := firstDuplicate(cands); dup {
-		return nil, invalidf("candidate %d: duplicate id %q (also candidate %d)", j, cands[j].ID, i)
+		return nil, &CandidateError{Index: j, ID: cands[j].ID, Field: "id", First: i,
+			Msg: fmt.Sprintf("duplicate id %q (also candidate %d)", cands[j].ID, i)}
 	}
 	for i, cd := range cands {
 		if cd.ID == "" {
-			return nil, invalidf("candidate %d: empty id", i)
+			return nil, candidateErr(cands, i, "id", "empty id")
 		}
 		if math.IsNaN(cd.Score) || math.IsInf(cd.Score, 0) {
-			return nil, invalidf("candidate %q: score %v is not a finite number", cd.ID, cd.Score)
+			return nil, candidateErr(cands, i, "score", "score %v is not a finite number", cd.Score)
 		}
 		if len(cd.Channels) != len(cands[0].Channels) {
-			return nil, invalidf("candidate %q: %d score channels, candidate 0 has %d", cd.ID, len(cd.Channels), len(cands[0].Channels))
+			return nil, candidateErr(cands, i, "channels", "%d score channels, candidate 0 has %d", len(cd.Channels), len(cands[0].Channels))
 		}
 		for j, v := range cd.Channels {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, invalidf("candidate %q: channel %d score %v is not a finite number", cd.ID, j, v)
+				return nil, candidateErr(cands, i, "channels", "channel %d score %v is not a finite number", j, v)
 			}
 		}
 		if cd.Tokens < 0 {
-			return nil, invalidf("candidate %q: negative token count %d", cd.ID, cd.Tokens)
+			return nil, candidateErr(cands, i, "tokens", "negative token count %d", cd.Tokens)
 		}
 		if c.totalTokens > math.MaxInt-cd.Tokens {
-			return nil, invalidf("candidate %q: total token count overflows", cd.ID)
+			return nil, candidateErr(cands, i, "tokens", "total token count overflows")
 		}
 		c.totalTokens += cd.Tokens
 		c.scores[i] = cd.Score

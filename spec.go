@@ -123,10 +123,10 @@ func (p ParamDef) check(strategy string, v float64) error {
 		if p.MinExclusive {
 			lo = "("
 		}
-		return invalidf("strategy %s: %s=%v out of range %s%v, %v]", strategy, p.Name, v, lo, p.Min, p.Max)
+		return &ParamError{Strategy: strategy, Param: p.Name, Msg: fmt.Sprintf("%s=%v out of range %s%v, %v]", p.Name, v, lo, p.Min, p.Max)}
 	}
 	if p.Integer && v != math.Trunc(v) {
-		return invalidf("strategy %s: %s=%v must be a whole number", strategy, p.Name, v)
+		return &ParamError{Strategy: strategy, Param: p.Name, Msg: fmt.Sprintf("%s=%v must be a whole number", p.Name, v)}
 	}
 	return nil
 }
@@ -150,6 +150,37 @@ type Def struct {
 	// defaults to 0. Every other strategy's min_k defaults to 1, so a cut
 	// never returns an empty context unless min_k=0 is given.
 	AllowEmpty bool `json:"allow_empty,omitempty"`
+}
+
+// CheckParam checks one parameter of the strategy as New will: a parameter
+// of its own or a cap (CapParams), within its range. The error is a
+// *ParamError, so that a caller holding parameters from several places
+// (a spec string and a request's params object) can say which one is at
+// fault before New combines them.
+func (d Def) CheckParam(name string, v float64) error {
+	_, err := d.check(name, v)
+	return err
+}
+
+// check checks parameter name=v and reports whether it is a cap. A
+// strategy's own parameter wins over a cap of the same name;
+// TestNoParamShadowsACap keeps the registered ones apart.
+func (d Def) check(name string, v float64) (isCap bool, err error) {
+	if i := slices.IndexFunc(d.Params, func(p ParamDef) bool { return p.Name == name }); i >= 0 {
+		return false, d.Params[i].check(d.Name, v)
+	}
+	if i := slices.IndexFunc(CapParams, func(p ParamDef) bool { return p.Name == name }); i >= 0 {
+		return true, CapParams[i].check(d.Name, v)
+	}
+	known := make([]string, 0, len(d.Params)+len(CapParams))
+	for _, p := range d.Params {
+		known = append(known, p.Name)
+	}
+	for _, p := range CapParams {
+		known = append(known, p.Name)
+	}
+	return false, &ParamError{Strategy: d.Name, Param: name, Known: known,
+		Msg: fmt.Sprintf("unknown parameter %q (known: %s)", name, strings.Join(known, ", "))}
 }
 
 // CapParams are the parameters every strategy accepts.
@@ -259,38 +290,22 @@ func NewWith(sp Spec, deps Deps) (Strategy, Caps, error) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		v := sp.Params[k]
-		// A strategy's own parameter would win over a cap of the same name;
-		// TestNoParamShadowsACap keeps the registered ones apart.
-		own := slices.IndexFunc(def.Params, func(p ParamDef) bool { return p.Name == k })
-		if i := slices.IndexFunc(CapParams, func(p ParamDef) bool { return p.Name == k }); i >= 0 && own < 0 {
-			if err := CapParams[i].check(sp.Name, v); err != nil {
-				return nil, Caps{}, err
-			}
-			switch k {
-			case "min_k":
-				caps.MinK = int(v)
-			case "max_k":
-				caps.MaxK = int(v)
-			case "max_tokens":
-				caps.MaxTokens = int(v)
-			}
-			continue
-		}
-		i := own
-		if i < 0 {
-			known := make([]string, 0, len(def.Params)+len(CapParams))
-			for _, p := range def.Params {
-				known = append(known, p.Name)
-			}
-			for _, p := range CapParams {
-				known = append(known, p.Name)
-			}
-			return nil, Caps{}, invalidf("strategy %s: unknown parameter %q (known: %s)", sp.Name, k, strings.Join(known, ", "))
-		}
-		if err := def.Params[i].check(sp.Name, v); err != nil {
+		isCap, err := def.check(k, v)
+		if err != nil {
 			return nil, Caps{}, err
 		}
-		params[k] = v
+		if !isCap {
+			params[k] = v
+			continue
+		}
+		switch k {
+		case "min_k":
+			caps.MinK = int(v)
+		case "max_k":
+			caps.MaxK = int(v)
+		case "max_tokens":
+			caps.MaxTokens = int(v)
+		}
 	}
 	if err := caps.Validate(); err != nil {
 		return nil, Caps{}, fmt.Errorf("strategy %s: %w", sp.Name, err)

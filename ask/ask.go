@@ -62,10 +62,12 @@ type Options struct {
 	// default), or a registered answering route ("selfroute:k=5", which
 	// needs LLM); "" is DefaultStrategy.
 	Strategy string
-	// Selector, when set, selects instead of Strategy: a text selector
-	// the caller resolved or built (the LLM picker, a composition such as
-	// topk:k=30+picker).
-	Selector ctxsel.TextSelector
+	// Resolved, when its Kind is set, selects instead of Strategy: a spec
+	// the caller resolved (a server does, to refuse a bad one before any
+	// work) or a text selector it built (the LLM picker, a composition
+	// such as topk:k=30+picker: ctxsel.Resolved{Kind:
+	// ctxsel.SelectorKind, Selector: s}).
+	Resolved ctxsel.Resolved
 	// Deps supplies what the text selectors Strategy names need. Ask adds
 	// what it has: the evidence selector's sentence embedder
 	// (ctxsel.DepEmbedder: SentenceEmbedder of the question's embedder),
@@ -199,7 +201,7 @@ type Answer struct {
 	// Route is what Self-Route did (strategy selfroute:k=N); Passages,
 	// Selection, Prompt and Reply are then its final step's.
 	Route *Route `json:"route,omitempty"`
-	// Pick is what the selector's own model call did, when Options.Selector
+	// Pick is what the selector's own model call did, when the selector
 	// is a ctxsel.MeteredSelector (the LLM picker): its tokens, apart from
 	// the reader's in Reply.
 	Pick    *Pick   `json:"pick,omitempty"`
@@ -277,15 +279,15 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	}
 	a.Encoding = counter.Encoding()
 
-	how := ctxsel.Resolved{Kind: ctxsel.SelectorKind, Selector: opts.Selector}
-	if opts.Selector == nil {
+	how := opts.Resolved
+	if how.Kind == 0 {
 		r := ctxsel.Resolver{Default: DefaultStrategy, Deps: withDefaults(opts.Deps, e, counter, store)}
 		if how, err = r.Resolve(opts.Strategy); err != nil {
 			return a, err
 		}
-		if how.Kind == ctxsel.RouteKind && opts.LLM == nil {
-			return a, invalidf("%s is an answering route: it needs an LLM", how.Spec)
-		}
+	}
+	if how.Kind == ctxsel.RouteKind && opts.LLM == nil {
+		return a, invalidf("%s is an answering route: it needs an LLM", how.Spec)
 	}
 	if opts.NoWindow && opts.LLM != nil {
 		return a, invalidf("NoWindow with an LLM: a prompt must fit the reader's window")

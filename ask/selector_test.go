@@ -33,7 +33,7 @@ func (l *lastText) SelectTexts(_ context.Context, q ctxsel.TextQuery) (ctxsel.Se
 
 func TestAskWithTextSelector(t *testing.T) {
 	sel := &lastText{word: "crater"}
-	a, err := ask.Ask(context.Background(), build(t), indextest.HashEmbedder{}, "Etna volcano", ask.Options{Selector: sel})
+	a, err := ask.Ask(context.Background(), build(t), indextest.HashEmbedder{}, "Etna volcano", ask.Options{Resolved: ctxsel.Resolved{Kind: ctxsel.SelectorKind, Selector: sel}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,13 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
 // Asker answers a question end to end: retrieve candidates for the query
 // from an index, select context from them with the request's strategy, and
-// (optionally) have an LLM answer from that context. The index package
-// implements it; the server only translates HTTP.
+// (optionally) have an LLM answer from that context. Package ask implements
+// it (ask.NewAsker); the server only translates HTTP.
 //
 // Implementations must be safe for concurrent use, honour ctx, and report
 // bad input (an empty index, a query the embedder refuses) with errors that
@@ -27,15 +28,14 @@ type Asker interface {
 // AskRequest is a validated /v1/ask request.
 type AskRequest struct {
 	Query string
-	// Strategy and Caps are the request's strategy, parsed and checked;
-	// Spec is the same as one spec string ("adaptivek:buffer=0,max_k=5",
-	// caps included) for implementations that take one. For the answering
-	// route selfroute:k=N, Strategy is nil and Spec names the route; so
-	// it does for the default (ctxsel.DefaultStrategy, a text selector)
-	// on a server without Options.SelectorDeps: the Asker resolves it.
-	Strategy ctxsel.Strategy
-	Caps     ctxsel.Caps
-	Spec     string
+	// Strategy is the request's strategy, resolved by ctxsel.Resolve and
+	// checked: a pure strategy with its caps, a text selector (the picker
+	// the server was started with, a registered kind such as the evidence
+	// selector, or a composition such as "topk:k=30+picker"), or an
+	// answering route (selfroute:k=N). Its zero value (Kind 0) asks for
+	// the Asker's default, ctxsel.DefaultStrategy, which a server without
+	// Options.SelectorDeps cannot build and leaves to the Asker.
+	Strategy ctxsel.Resolved
 	Order    ctxsel.Order
 	// TopN is how many candidates to retrieve before selecting; 0 leaves
 	// it to the Asker.
@@ -44,10 +44,6 @@ type AskRequest struct {
 	// "hybrid"; "" leaves it to the Asker (ctxsel's is hybrid). The Asker
 	// validates it (an unknown one wraps ctxsel.ErrInvalidInput).
 	Retriever string
-	// Selector, when set (a request for "strategy": "picker" on a server
-	// started with one, or a composition such as "topk:k=30+picker"),
-	// selects instead of Strategy; Spec names it.
-	Selector ctxsel.TextSelector
 }
 
 // AskResponse is what an Asker found.
@@ -78,55 +74,45 @@ type Passage struct {
 	Text   string
 }
 
-func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeFailure(w, r, err)
-		return
-	}
+// askOp decodes a /v1/ask body, has the Asker answer and appends the
+// response.
+func (s *Server) askOp(ctx context.Context, body string, b []byte) ([]byte, error) {
 	var req askRequest
 	if err := decodeAsk(body, &req, s.limits()); err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, err
 	}
 	// /v1/ask answers as `ctxsel ask` does: DefaultStrategy when none is
 	// named, and answering routes too.
 	how, err := s.resolveRequest(&req.commonRequest, ctxsel.DefaultStrategy, 0)
 	if err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, err
 	}
 	if strings.TrimSpace(req.query) == "" {
-		s.writeFailure(w, r, badField("query", "missing: ask needs a question"))
-		return
+		return nil, wire.Bad("query", "missing: ask needs a question")
 	}
 	if s.asker == nil {
-		writeError(w, http.StatusNotImplemented, "", "ask is not available: this server has no index configured; POST candidates to /v1/select instead")
-		return
+		return nil, &wire.FieldError{Status: http.StatusNotImplemented, Path: wire.Field(""),
+			Msg: "ask is not available: this server has no index configured; POST candidates to /v1/select instead"}
 	}
 	// A copy of the query: it is a slice of the request body, which an
 	// Asker that caches queries would otherwise pin.
-	areq := AskRequest{Query: strings.Clone(req.query), Strategy: how.st, Caps: how.caps, Spec: how.spec, Order: how.order, TopN: req.topN,
-		Retriever: strings.Clone(req.retriever), Selector: how.selector}
-	resp, err := within(r.Context(), func() (AskResponse, error) { return s.asker.Ask(r.Context(), areq) })
+	areq := AskRequest{Query: strings.Clone(req.query), Strategy: how.res, Order: how.order, TopN: req.topN, Retriever: strings.Clone(req.retriever)}
+	resp, err := within(ctx, func() (AskResponse, error) { return s.asker.Ask(ctx, areq) })
 	if err != nil {
 		// The index, the embedder or the LLM behind it failed: logged,
 		// and named without its detail.
-		s.writeFailure(w, r, upstream("ask", err))
-		return
+		return nil, upstream("ask", err)
 	}
-	b, err := s.askResponse(resp)
-	if err != nil {
-		s.writeFailure(w, r, err)
-		return
+	if b, err = s.appendAsk(b, resp); err != nil {
+		return nil, err
 	}
 	s.metrics.selection(resp.Selection.K, resp.Selection.Tokens)
-	writeJSON(w, http.StatusOK, b)
+	return b, nil
 }
 
-// askResponse encodes an AskResponse: the answer, the selection as
+// appendAsk appends an AskResponse: the answer, the selection as
 // /v1/select reports it, and the passages best first, marked selected.
-func (s *Server) askResponse(resp AskResponse) ([]byte, error) {
+func (s *Server) appendAsk(b []byte, resp AskResponse) ([]byte, error) {
 	byID := make(map[string]int, len(resp.Passages))
 	tokens := 0
 	for i, p := range resp.Passages {
@@ -159,18 +145,18 @@ func (s *Server) askResponse(resp AskResponse) ([]byte, error) {
 	if total == 0 {
 		total = tokens
 	}
-	res := selected{sel: sel, totalTokens: total, sorted: sorted,
-		score: func(i int) float64 { return resp.Passages[byID[sel.IDs[i]]].Score }}
+	res := wire.Selected{Sel: sel, TotalTokens: total, Sorted: sorted,
+		Score: func(i int) float64 { return resp.Passages[byID[sel.IDs[i]]].Score }}
 
-	b := []byte(`{"answer":`)
-	b = appendString(b, resp.Answer)
+	b = append(b, `{"answer":`...)
+	b = wire.AppendString(b, resp.Answer)
 	if resp.AnswerDefect != "" {
 		b = append(b, `,"answer_defect":`...)
-		b = appendString(b, resp.AnswerDefect)
+		b = wire.AppendString(b, resp.AnswerDefect)
 	}
 	b = appendUsage(b, resp.Usage)
 	b = append(b, ',')
-	b = s.appendSelected(b, res)
+	b = wire.AppendSelected(b, res, s.cfg.MaxCurvePoints)
 	b = append(b, `,"passages":[`...)
 	order := make([]int, len(resp.Passages))
 	for i := range order {
@@ -183,17 +169,17 @@ func (s *Server) askResponse(resp AskResponse) ([]byte, error) {
 		}
 		p := resp.Passages[i]
 		b = append(b, `{"id":`...)
-		b = appendString(b, p.ID)
+		b = wire.AppendString(b, p.ID)
 		b = append(b, `,"rank":`...)
-		b = appendInt(b, rank)
+		b = wire.AppendInt(b, rank)
 		b = append(b, `,"score":`...)
-		b = appendFloat(b, p.Score)
+		b = wire.AppendFloat(b, p.Score)
 		b = append(b, `,"tokens":`...)
-		b = appendInt(b, p.Tokens)
+		b = wire.AppendInt(b, p.Tokens)
 		b = append(b, `,"selected":`...)
 		b = strconv.AppendBool(b, chosen[p.ID])
 		b = append(b, `,"text":`...)
-		b = appendString(b, p.Text)
+		b = wire.AppendString(b, p.Text)
 		b = append(b, '}')
 	}
 	return append(b, "]}\n"...), nil

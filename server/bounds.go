@@ -3,12 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"runtime/debug"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
 // limits is the request-bounds policy: one set of bounds, taken from the
@@ -19,80 +18,28 @@ import (
 // over-long request fails at the first offending element.
 //
 //   - body: a request body, an /mcp POST, one stdio frame (max_body_bytes);
-//   - maxText: the query and each candidate's, document's or input's text
+//   - MaxText: the query and each candidate's, document's or input's text
 //     (max_text_bytes), which must also be valid UTF-8: replacing bytes
-//     would score a text the caller did not send;
-//   - maxCandidates: candidates, documents, inputs, ids and top_n;
-//   - maxDim: a vector's dimension;
+//     would score a text the caller did not send (wire.Limits);
+//   - MaxCandidates: candidates, documents, inputs, ids and top_n;
+//   - MaxDim: a vector's dimension;
 //   - deadline: the work of one request (request_timeout), started once
-//     where the request enters (wrap for HTTP, inProcess and the search
-//     tool for MCP); a deadline set deeper can only be later.
+//     where the request enters (wrap for HTTP, mcpTool for MCP); a
+//     deadline set deeper can only be later.
 type limits struct {
-	body          int64
-	maxCandidates int
-	maxText       int
-	maxDim        int
-	deadline      time.Duration
+	wire.Limits
+	body     int64
+	deadline time.Duration
 }
 
 func (s *Server) limits() limits {
-	return limits{body: s.cfg.MaxBodyBytes, maxCandidates: s.cfg.MaxCandidates, maxText: s.cfg.MaxTextBytes,
-		maxDim: s.cfg.MaxVectorDim, deadline: s.cfg.RequestTimeout.D()}
+	return limits{Limits: wire.Limits{MaxCandidates: s.cfg.MaxCandidates, MaxText: s.cfg.MaxTextBytes, MaxDim: s.cfg.MaxVectorDim},
+		body: s.cfg.MaxBodyBytes, deadline: s.cfg.RequestTimeout.D()}
 }
 
 // bound gives ctx the request deadline.
 func (l limits) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, l.deadline)
-}
-
-// tooLong is the error for a text over the bound.
-func (l limits) tooLong(field string, n int) error {
-	return &fieldError{Status: http.StatusRequestEntityTooLarge, Field: field,
-		Msg: fmt.Sprintf("%d bytes, over the limit of %d (max_text_bytes)", n, l.maxText)}
-}
-
-// tooMany is the error for a count over max_candidates.
-func (l limits) tooMany(field string, n int, what string) error {
-	return &fieldError{Status: http.StatusRequestEntityTooLarge, Field: field,
-		Msg: fmt.Sprintf("%d %s, over the limit of %d (max_candidates)", n, what, l.maxCandidates)}
-}
-
-// checkTopN refuses a retrieval depth over max_candidates: it is the number
-// of candidates the request makes the server retrieve and score.
-func (l limits) checkTopN(field string, n int) error {
-	if n > l.maxCandidates {
-		return badField(field, "%d: must be at most %d (max_candidates)", n, l.maxCandidates)
-	}
-	return nil
-}
-
-// text reads a string value under the text policy: valid UTF-8 (a
-// replaced byte would change what is scored or embedded) and at most
-// maxText bytes.
-func (d *decoder) text(p fpath, l limits) (string, error) {
-	d.replaced = false
-	s, err := d.str(p)
-	if err != nil {
-		return "", err
-	}
-	if d.replaced {
-		return "", badField(p.String(), "not valid UTF-8: send text as UTF-8")
-	}
-	if len(s) > l.maxText {
-		return "", l.tooLong(p.String(), len(s))
-	}
-	return s, nil
-}
-
-// validText applies the text policy to a string decoded elsewhere.
-func (l limits) validText(field, s string) error {
-	if !utf8.ValidString(s) {
-		return badField(field, "not valid UTF-8: send text as UTF-8")
-	}
-	if len(s) > l.maxText {
-		return l.tooLong(field, len(s))
-	}
-	return nil
 }
 
 // within runs f and returns its result, or ctx's error as soon as ctx is

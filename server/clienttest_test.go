@@ -16,7 +16,8 @@ import (
 // LangChain.js's CohereRerank, the OpenAI SDK and the MCP TypeScript client
 // (clients.test.mjs), and the Vercel AI SDK, LlamaIndex TS and the MCP
 // Inspector CLI (dropin.test.mjs), against a `ctxsel serve` and a `ctxsel
-// mcp` built from this checkout. It
+// mcp` built from this checkout; rerank with the evidence selector among
+// them (return_evidence through the Cohere SDK; clients that ignore it). It
 // needs node and `npm ci` run in clienttest/ (.ci/run does both); without
 // them it skips, except in CI (CI=true), where it fails.
 func TestRealClients(t *testing.T) {
@@ -129,7 +130,7 @@ func TestRealClients(t *testing.T) {
 		t.Fatalf("node --test: %v", err)
 	}
 	// Every client test ran and passed: none skipped, none missing.
-	if !regexp.MustCompile(`(?m)^ℹ pass 19$`).Match(out) || !regexp.MustCompile(`(?m)^ℹ skipped 0$`).Match(out) {
-		t.Fatalf("expected 19 passing client tests and none skipped")
+	if !regexp.MustCompile(`(?m)^ℹ pass 22$`).Match(out) || !regexp.MustCompile(`(?m)^ℹ skipped 0$`).Match(out) {
+		t.Fatalf("expected 22 passing client tests and none skipped")
 	}
 }

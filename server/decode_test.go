@@ -6,17 +6,18 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
-var testLimits = limits{maxCandidates: 1000, maxText: 1 << 16, maxDim: 4096}
+var testLimits = limits{Limits: wire.Limits{MaxCandidates: 1000, MaxText: 1 << 16, MaxDim: 4096}}
 
 func TestDecodeSelect(t *testing.T) {
 	body := `{
@@ -40,20 +41,20 @@ func TestDecodeSelect(t *testing.T) {
 		len(r.queryVec) != 3 || r.queryVec[2] != 2e-3 || len(r.params) != 2 || r.params[1] != (paramIn{"max_tokens", 4000}) {
 		t.Fatalf("top level: %+v", r)
 	}
-	c := r.cands
+	c := r.Cands
 	if len(c) != 4 {
 		t.Fatalf("%d candidates", len(c))
 	}
-	if c[0].ID != "a" || c[0].Score != 0.9 || c[0].Tokens != 12 || r.has[0] != hasScore|hasTokens {
-		t.Errorf("c0 %+v %b", c[0], r.has[0])
+	if c[0].ID != "a" || c[0].Score != 0.9 || c[0].Tokens != 12 || r.Has[0] != wire.HasScore|wire.HasTokens {
+		t.Errorf("c0 %+v %b", c[0], r.Has[0])
 	}
-	if c[1].ID != "7" || c[1].Score != -150 || r.text(1) != "tab\there \"quoted\" \\ /" || r.has[1] != hasScore|hasText {
-		t.Errorf("c1 %+v %q %b", c[1], r.text(1), r.has[1])
+	if c[1].ID != "7" || c[1].Score != -150 || r.Text(1) != "tab\there \"quoted\" \\ /" || r.Has[1] != wire.HasScore|wire.HasText {
+		t.Errorf("c1 %+v %q %b", c[1], r.Text(1), r.Has[1])
 	}
-	if c[2].ID != "c\n" || r.has[2] != hasVector|hasTokens || c[2].Tokens != 1000 || !slices.Equal(r.vector(2), []float64{0.5, 0.25}) {
-		t.Errorf("c2 %+v %v", c[2], r.vector(2))
+	if c[2].ID != "c\n" || r.Has[2] != wire.HasVector|wire.HasTokens || c[2].Tokens != 1000 || !slices.Equal(r.Vector(2), []float64{0.5, 0.25}) {
+		t.Errorf("c2 %+v %v", c[2], r.Vector(2))
 	}
-	if c[3].ID != "-0.5e1" || r.has[3] != 0 || r.text(3) != "" || r.vector(3) != nil {
+	if c[3].ID != "-0.5e1" || r.Has[3] != 0 || r.Text(3) != "" || r.Vector(3) != nil {
 		t.Errorf("c3 %+v", c[3])
 	}
 }
@@ -111,19 +112,19 @@ func TestDecodeSelectErrors(t *testing.T) {
 	} {
 		var r selectRequest
 		err := decodeSelect(tc.body, &r, testLimits)
-		var fe *fieldError
+		var fe *wire.FieldError
 		if !errors.As(err, &fe) {
 			t.Errorf("%s: got %v, want a field error", tc.body, err)
 			continue
 		}
-		if fe.Field != tc.field || !strings.Contains(fe.Msg, tc.msg) {
-			t.Errorf("%s:\n got field %q msg %q\nwant field %q msg containing %q", tc.body, fe.Field, fe.Msg, tc.field, tc.msg)
+		if fe.Field() != tc.field || !strings.Contains(fe.Msg, tc.msg) {
+			t.Errorf("%s:\n got field %q msg %q\nwant field %q msg containing %q", tc.body, fe.Field(), fe.Msg, tc.field, tc.msg)
 		}
 	}
 }
 
 func TestDecodeLimits(t *testing.T) {
-	lim := limits{maxCandidates: 2, maxText: 5, maxDim: 3}
+	lim := limits{Limits: wire.Limits{MaxCandidates: 2, MaxText: 5, MaxDim: 3}}
 	for _, tc := range []struct{ body, field string }{
 		{`{"candidates": [{"id":"a"},{"id":"b"},{"id":"c"}]}`, "candidates"},
 		{`{"candidates": [{"id":"a","text":"123456"}]}`, "candidates[0].text"},
@@ -133,8 +134,8 @@ func TestDecodeLimits(t *testing.T) {
 	} {
 		var r selectRequest
 		err := decodeSelect(tc.body, &r, lim)
-		var fe *fieldError
-		if !errors.As(err, &fe) || fe.Status != http.StatusRequestEntityTooLarge || fe.Field != tc.field {
+		var fe *wire.FieldError
+		if !errors.As(err, &fe) || fe.Status != http.StatusRequestEntityTooLarge || fe.Field() != tc.field {
 			t.Errorf("%s: got %v (%+v), want 413 on %s", tc.body, err, fe, tc.field)
 		}
 	}
@@ -163,15 +164,15 @@ func TestDecodeInvalidUTF8(t *testing.T) {
 		{func(b string) error { return decodeSearch(b, &searchRequest{}, testLimits) }, "{\"query\":\"\xff\"}", "query"},
 	} {
 		err := tc.decode(tc.body)
-		var fe *fieldError
-		if !errors.As(err, &fe) || fe.Field != tc.field || !strings.Contains(fe.Msg, "UTF-8") || fe.Status >= 500 {
+		var fe *wire.FieldError
+		if !errors.As(err, &fe) || fe.Field() != tc.field || !strings.Contains(fe.Msg, "UTF-8") || fe.Status >= 500 {
 			t.Errorf("%q: got %v, want a 400 on %s", tc.body, err, tc.field)
 		}
 	}
 	var r selectRequest
 	if err := decodeSelect("{\"query\":\"q\uFFFD\",\"candidates\":[{\"id\":\"a\uFFFDb\",\"text\":\"\uFFFD\"}]}", &r, testLimits); err != nil ||
-		r.cands[0].ID != "a\uFFFDb" || r.texts[0] != "\uFFFD" {
-		t.Fatalf("U+FFFD itself: %+v, err %v", r.cands, err)
+		r.Cands[0].ID != "a\uFFFDb" || r.Text(0) != "\uFFFD" {
+		t.Fatalf("U+FFFD itself: %+v, err %v", r.Cands, err)
 	}
 }
 
@@ -199,34 +200,10 @@ func TestDecodeMatchesEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, c := range cands {
-		got := r.cands[i]
-		if got.ID != c.ID || got.Score != c.Score || got.Tokens != c.Tokens || r.text(i) != c.Text || !slices.Equal(r.vector(i), c.Vector) {
-			t.Errorf("candidate %d: got %+v %q %v want %+v", i, got, r.text(i), r.vector(i), c)
+		got := r.Cands[i]
+		if got.ID != c.ID || got.Score != c.Score || got.Tokens != c.Tokens || r.Text(i) != c.Text || !slices.Equal(r.Vector(i), c.Vector) {
+			t.Errorf("candidate %d: got %+v %q %v want %+v", i, got, r.Text(i), r.Vector(i), c)
 		}
-	}
-}
-
-func TestAppendString(t *testing.T) {
-	for _, s := range []string{"", "plain", "q\"b\\s", "\x00\x01\x1f\n\r\t", "é😀", "a\xffb", "\u2028\u2029", strings.Repeat("x", 1000)} {
-		b := appendString(nil, s)
-		var back string
-		if err := json.Unmarshal(b, &back); err != nil {
-			t.Fatalf("%q → %s: %v", s, b, err)
-		}
-		want := strings.ToValidUTF8(s, "\uFFFD")
-		if back != want {
-			t.Errorf("%q → %s → %q", s, b, back)
-		}
-	}
-	for _, f := range []float64{0, 1, -1, 0.5, 1e-7, 123456789012345678, 1e21, -1e-300, math.MaxFloat64, 0.1 + 0.2} {
-		b := appendFloat(nil, f)
-		var back float64
-		if err := json.Unmarshal(b, &back); err != nil || back != f {
-			t.Errorf("%v → %s → %v, %v", f, b, back, err)
-		}
-	}
-	if string(appendFloat(nil, math.NaN())) != "null" {
-		t.Error("NaN is not null")
 	}
 }
 
@@ -246,10 +223,13 @@ func FuzzSelectRequest(f *testing.F) {
 		`{"candidates":[{"id":"a","score":1.7976931348623157e308},{"id":"b","score":-1.7976931348623157e308}]}`,
 		"{\"candidates\":[{\"id\":\"\xff\",\"score\":1}]}",
 		`[1,2]`, `nul`, `{"candidates":[{"id":"a","score":1}]}}`,
+		`{"query":"who","strategy":"evidence:budget=9","candidates":[{"id":"a","score":1,"text":"T\nOne. Two three."},{"id":"b","score":0.5,"text":"x"}]}`,
+		`{"query":"who","strategy":"topk:k=1+evidence:budget=3","order":"document","candidates":[{"id":"a","score":1,"text":"a. b."},{"id":"b","score":1,"text":""}]}`,
 	} {
 		f.Add(seed)
 	}
-	s, err := New(DefaultConfig(), Options{Logger: slog.New(slog.DiscardHandler)})
+	// The evidence selector too: its sentence embedder is a test one.
+	s, err := New(DefaultConfig(), Options{Logger: slog.New(slog.DiscardHandler), SelectorDeps: ctxsel.DepsOf(map[string]any{ctxsel.DepEmbedder: fakeEmbedder{}})})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -261,12 +241,12 @@ func FuzzSelectRequest(f *testing.F) {
 		if err == nil && !valid {
 			t.Fatalf("decoded invalid JSON %q", body)
 		}
-		for i := range r.cands {
-			if err == nil && !utf8.ValidString(r.cands[i].ID) {
-				t.Fatalf("id %q of %q is not valid UTF-8", r.cands[i].ID, body)
+		for i := range r.Cands {
+			if err == nil && !utf8.ValidString(r.Cands[i].ID) {
+				t.Fatalf("id %q of %q is not valid UTF-8", r.Cands[i].ID, body)
 			}
 		}
-		var fe *fieldError
+		var fe *wire.FieldError
 		if err != nil && valid && errors.As(err, &fe) && strings.HasPrefix(fe.Msg, "malformed") && !strings.Contains(fe.Msg, "nested deeper") {
 			t.Fatalf("valid JSON %q called malformed: %v", body, err)
 		}
@@ -283,90 +263,6 @@ func FuzzSelectRequest(f *testing.F) {
 			t.Fatalf("response is not JSON for %q: %s", body, out)
 		}
 	})
-}
-
-// TestFastNum checks the fast number path against strconv on the shapes it
-// takes and the edges it must refuse.
-func TestFastNum(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	lits := []string{"0", "-0", "0.0", "1", "-1", "0.1", "0.123456789012345", "123456789012345", "999999999999999",
-		"0.000000000000000000001", "1234567.8901234", "-0.5", "00", "1.5e3", "1.", "-", "-.5", "01.5", "9007199254740993", "0.1234567890123456"}
-	for range 20000 {
-		digits := 1 + rng.IntN(17)
-		var b strings.Builder
-		if rng.IntN(2) == 0 {
-			b.WriteByte('-')
-		}
-		dot := rng.IntN(digits + 1)
-		for i := range digits {
-			if i == dot && i > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteByte(byte('0' + rng.IntN(10)))
-		}
-		lits = append(lits, b.String())
-	}
-	fast := 0
-	for _, lit := range lits {
-		want, err := strconv.ParseFloat(lit, 64)
-		d := decoder{s: lit + ","}
-		got, ok := d.fastNum()
-		if !ok {
-			if d.pos != 0 {
-				t.Fatalf("%s: refused but moved to %d", lit, d.pos)
-			}
-			continue
-		}
-		if !json.Valid([]byte(lit)) {
-			// Not a JSON number: the fast path may read a valid prefix
-			// ("0" of "00"), never the whole.
-			if d.pos == len(lit) {
-				t.Fatalf("%s: read whole as %v", lit, got)
-			}
-			continue
-		}
-		fast++
-		if err != nil || got != want || math.Signbit(got) != math.Signbit(want) || d.pos != len(lit) {
-			t.Fatalf("%s: fast %v (pos %d), strconv %v (%v)", lit, got, d.pos, want, err)
-		}
-	}
-	if fast < len(lits)/2 {
-		t.Fatalf("only %d of %d literals took the fast path", fast, len(lits))
-	}
-}
-
-// TestAppendFloatShortest checks the decimal fast path against strconv's
-// shortest formatting, digit for digit.
-func TestAppendFloatShortest(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	vals := []float64{0.1, 0.2, 0.3, 0.1 + 0.2, 1.0 / 3, 2.0 / 3, 0.0001, 1e-6, 1.5e-6, 999999999999999.9, 123456.789, -0.75, 0.82, 0.79}
-	for range 50000 {
-		switch rng.IntN(4) {
-		case 0:
-			vals = append(vals, rng.Float64())
-		case 1:
-			vals = append(vals, math.Round(rng.NormFloat64()*1e6)/1e6)
-		case 2:
-			vals = append(vals, float64(rng.IntN(1e9))/math.Pow10(rng.IntN(15)))
-		default:
-			vals = append(vals, rng.NormFloat64()*math.Pow10(rng.IntN(30)-12))
-		}
-	}
-	for _, f := range vals {
-		got := string(appendFloat(nil, f))
-		var want string
-		switch a := math.Abs(f); {
-		case f == math.Trunc(f) && a < 1e15:
-			want = strconv.FormatInt(int64(f), 10)
-		case a < 1e-6 || a >= 1e21:
-			want = strconv.FormatFloat(f, 'e', -1, 64)
-		default:
-			want = strconv.FormatFloat(f, 'f', -1, 64)
-		}
-		if got != want {
-			t.Fatalf("%v: got %s want %s", f, got, want)
-		}
-	}
 }
 
 // FuzzAskRequest feeds arbitrary bodies to the /v1/ask decoder: no panic,

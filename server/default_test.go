@@ -37,9 +37,11 @@ func TestAdvertisedDefaultIsAsksDefault(t *testing.T) {
 			t.Errorf("MCP ask schema: %s", schema)
 		}
 	}
-	// And it is what /v1/ask uses when a request names none.
+	// And it is what /v1/ask uses when a request names none: this server,
+	// without SelectorDeps, leaves it to the Asker (the zero Strategy),
+	// which builds ctxsel.DefaultStrategy (ask.Asker: TestAskerServesAsk).
 	call(t, s, "POST", "/v1/ask", `{"query":"q"}`)
-	if seen.Spec != ctxsel.DefaultStrategy {
-		t.Errorf("/v1/ask used %q", seen.Spec)
+	if seen.Strategy.Kind != 0 {
+		t.Errorf("/v1/ask resolved %q itself", seen.Strategy.Spec)
 	}
 }

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -22,6 +24,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ctxsel/ctxsel"
+	_ "github.com/ctxsel/ctxsel/evidence" // the evidence selector the page may name
+	"github.com/ctxsel/ctxsel/index/indextest"
 	"github.com/ctxsel/ctxsel/internal/testenv"
 	"github.com/ctxsel/ctxsel/server"
 )
@@ -473,7 +477,7 @@ func (demoAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskResp
 	if err != nil {
 		return server.AskResponse{}, err
 	}
-	sel, err := ctxsel.Select(curve, req.Strategy, req.Caps, req.Order)
+	sel, err := ctxsel.Select(curve, req.Strategy.Strategy, req.Strategy.Caps, req.Order)
 	if err != nil {
 		return server.AskResponse{}, err
 	}
@@ -537,4 +541,160 @@ func TestBrowserAsk(t *testing.T) {
 		chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Fatalf("buffer=0: %v", err)
 	}
+}
+
+// TestBrowserEvidence chooses the evidence selector on the page, over
+// candidates with texts: the sentences it kept are marked inside each
+// selected passage, exactly the bytes of its spans, and the page says what
+// was sent. Then an ask whose selection pruned passages marks them too.
+func TestBrowserEvidence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a browser")
+	}
+	needChromium(t)
+	passages := []struct {
+		ID    string  `json:"id"`
+		Score float64 `json:"score"`
+		Text  string  `json:"text"`
+	}{
+		{"carol", 0.9, "A Christmas Carol\nEbenezer Scrooge is a miser. His clerk is Bob Cratchit, who is poorly paid. Marley was dead, to begin with."},
+		{"cratchit", 0.8, "Bob Cratchit works for Scrooge as a clerk. He has a son, Tiny Tim. The family is poor but cheerful — «très» pauvre."},
+		{"london", 0.3, "London is a city on the Thames. It had many fogs. Dickens lived there."},
+		{"bread", 0.1, "Bread rises because yeast makes gas. Flour, water and salt are the rest."},
+	}
+	var lines []string
+	for _, p := range passages {
+		b, _ := json.Marshal(p)
+		lines = append(lines, string(b))
+	}
+	srv, err := server.New(server.DefaultConfig(), server.Options{Logger: slog.New(slog.DiscardHandler), Embedder: indextest.HashEmbedder{},
+		Asker: evidenceAsker{}, SelectorDeps: ctxsel.DepsOf(map[string]any{ctxsel.DepEmbedder: indextest.HashEmbedder{}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	question := "Who is Scrooge's clerk?"
+	// What the page must show: the server's own answer to the same request.
+	body, _ := json.Marshal(map[string]any{"query": question, "strategy": "evidence:budget=40", "order": "rank", "candidates": passages})
+	res, err := http.Post(ts.URL+"/v1/select", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct {
+		IDs      []string          `json:"ids"`
+		Indices  []int             `json:"indices"`
+		Evidence []ctxsel.Evidence `json:"evidence"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&want); err != nil || len(want.Evidence) == 0 {
+		t.Fatalf("%v %+v", err, want)
+	}
+	res.Body.Close()
+	wantMarks := map[string][]string{}
+	for j, e := range want.Evidence {
+		text := passages[want.Indices[j]].Text
+		body := 0
+		if nl := strings.IndexByte(text, '\n'); nl > 0 && nl < 120 {
+			body = nl + 1
+		}
+		for _, sp := range e.Spans {
+			wantMarks[want.IDs[j]] = append(wantMarks[want.IDs[j]], text[max(sp[0], body):sp[1]])
+		}
+	}
+
+	ctx := newBrowser(t)
+	tctx, cancel := context.WithTimeout(ctx, 45*time.Second)
+	defer cancel()
+	js := func(stmt string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool]("("+stmt+", true)")(ctx, t)
+			return err
+		})
+	}
+	if err := chromedp.Do(tctx,
+		chromedp.Navigate(ts.URL),
+		chromedp.WaitVisible("#cut-marker"),
+		chromedp.SetValue("#question", question),
+		chromedp.SetValue("#candidates", strings.Join(lines, "\n")),
+		chromedp.SetValue("#strategy", "evidence"),
+		js(`document.querySelector("#strategy").dispatchEvent(new Event("change"))`),
+		chromedp.WaitVisible("#param-budget"),
+		chromedp.SetValue("#param-budget", "40"),
+		chromedp.Click("#run"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	type view struct {
+		Marks map[string][]string `json:"marks"`
+		Why   []string            `json:"why"`
+		Caps  bool                `json:"capsHidden"`
+		Error string              `json:"error"`
+	}
+	read := `(() => {
+		const marks = {};
+		for (const li of document.querySelectorAll("#passages li.passage.selected")) {
+			const m = [...li.querySelectorAll("mark.kept")].map((x) => x.textContent);
+			if (m.length) marks[li.dataset.id] = m;
+		}
+		if (!Object.keys(marks).length) return null;
+		return {
+			marks,
+			why: [...document.querySelectorAll("#passages .why")].map((x) => x.textContent),
+			capsHidden: document.querySelector("#caps").hidden,
+			error: document.querySelector("#error").hidden ? "" : document.querySelector("#error").textContent,
+		};
+	})()`
+	v, err := chromedp.Run(tctx, chromedp.Poll[view](read, chromedp.WithPollingTimeout(20*time.Second)))
+	if err != nil {
+		t.Fatalf("no marked sentences on the page: %v", err)
+	}
+	if !reflect.DeepEqual(v.Marks, wantMarks) || len(v.Why) != len(want.Evidence) || !v.Caps || v.Error != "" {
+		t.Fatalf("page %+v\nwant marks %v", v, wantMarks)
+	}
+	for _, w := range v.Why {
+		if !strings.HasPrefix(w, "sent ") || !strings.Contains(w, "sentences") {
+			t.Errorf("why %q", w)
+		}
+	}
+	if d := os.Getenv("CTXSEL_SCREENSHOT_DIR"); d != "" {
+		png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(d, "ctxsel-evidence.png"), png, 0o644)
+		}
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+	}
+
+	// Ask: the Asker's selection pruned its passage; the page marks it.
+	if err := chromedp.Do(tctx, chromedp.SetValue("#strategy", "topk"),
+		js(`document.querySelector("#strategy").dispatchEvent(new Event("change"))`),
+		chromedp.Click("#ask")); err != nil {
+		t.Fatal(err)
+	}
+	ask, err := chromedp.Run(tctx, chromedp.Poll[view](`(() => {
+		if (document.querySelector("#answer").hidden) return null;
+		return `+read+`;
+	})()`, chromedp.WithPollingTimeout(20*time.Second)))
+	if err != nil {
+		t.Fatalf("no marked sentences after ask: %v", err)
+	}
+	if want := map[string][]string{"doc1#0": {"A Spanish explorer sent on a diplomatic mission"}}; !reflect.DeepEqual(ask.Marks, want) {
+		t.Fatalf("after ask %+v, want %v", ask, want)
+	}
+}
+
+// evidenceAsker answers with a selection that pruned its one passage.
+type evidenceAsker struct{}
+
+func (evidenceAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskResponse, error) {
+	text := "Alvaro Mexia\nA Spanish explorer sent on a diplomatic mission to the Ais people. He wrote a report."
+	ps := []server.Passage{{ID: "doc1#0", Score: 0.8, Tokens: 25, Text: text}, {ID: "doc2#1", Score: 0.3, Tokens: 9, Text: "Florida\nA state."}}
+	start := strings.Index(text, "A Spanish")
+	end := strings.Index(text, " to the Ais")
+	sel := ctxsel.Selection{IDs: []string{"doc1#0"}, Indices: []int{0}, K: 1, Tokens: 12,
+		Explanation: ctxsel.Explanation{Strategy: "evidence:budget=12", Reason: "kept one sentence", N: 2, K: 1, Tokens: 12, TotalTokens: 34},
+		Evidence: []ctxsel.Evidence{{Header: &[2]int{0, 12}, Spans: [][2]int{{start, end}}, Text: "Alvaro Mexia\n" + text[start:end],
+			Tokens: 12, PassageTokens: 25, KeptScore: 0.6, Sentences: 2, Why: "kept 1 of 2 sentences"}}}
+	return server.AskResponse{Answer: "The Ais.", Passages: ps, Selection: sel}, nil
 }

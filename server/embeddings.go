@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
 // /v1/embeddings is OpenAI's embeddings API over the server's embedder (the
@@ -60,9 +61,9 @@ var jinaTasks = map[string]bool{
 const embedFieldsKnown = "input, model, encoding_format, dimensions, user; Jina's task, normalized, late_chunking, embedding_type (or encoding_type)"
 
 func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
-	d := decoder{s: body}
-	maxInputs := min(maxEmbedInputs, lim.maxCandidates)
-	err := d.object(func(key string) error {
+	d := newDecoder(body)
+	maxInputs := min(maxEmbedInputs, lim.MaxCandidates)
+	err := d.Object(func(key string) error {
 		var bit uint16
 		switch key {
 		case "input":
@@ -86,52 +87,52 @@ func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
 		case "encoding_type":
 			bit = 512
 		default:
-			return badField(key, "unknown field (known: %s)", embedFieldsKnown)
+			return wire.Bad(key, "unknown field (known: %s)", embedFieldsKnown)
 		}
-		read, err := d.given(&r.seen, bit, key)
+		read, err := d.Given(&r.seen, bit, key)
 		if !read {
 			return err
 		}
-		p := top(key)
+		p := wire.Field(key)
 		switch key {
 		case "input":
-			d.ws()
-			switch d.peek() {
+			d.Space()
+			switch d.Peek() {
 			case '"':
 				var s string
-				s, err = d.text(fpath{name: "input", idx: 0}, lim)
+				s, err = d.Text(wire.Path{Name: "input", Idx: 0}, lim.Limits)
 				r.inputs = append(r.inputs, s)
 			case '[':
 				err = d.embedInputs(r, maxInputs, lim)
 			default:
-				err = d.typeErr(p, "a string or an array of strings")
+				err = d.TypeErr(p, "a string or an array of strings")
 			}
 		case "model":
-			r.model, err = d.str(p)
+			r.model, err = d.Str(p)
 		case "encoding_format", "embedding_type", "encoding_type":
 			var f string
-			if f, err = d.str(p); err == nil {
+			if f, err = d.Str(p); err == nil {
 				err = r.setFormat(key, f)
 			}
 		case "dimensions":
-			r.dimensions, err = d.count(p)
+			r.dimensions, err = d.Count(p)
 		case "user":
-			_, err = d.str(p)
+			_, err = d.Str(p)
 		case "task":
 			var task string
-			if task, err = d.str(p); err == nil {
+			if task, err = d.Str(p); err == nil {
 				q, ok := jinaTasks[task]
 				if !ok {
-					return badField(key, "unknown task %q (known: retrieval.query, retrieval.passage, code.query, code.passage, text-matching, classification, separation)", task)
+					return wire.Bad(key, "unknown task %q (known: retrieval.query, retrieval.passage, code.query, code.passage, text-matching, classification, separation)", task)
 				}
 				r.query = q
 			}
 		case "normalized":
-			r.normalize, err = d.boolean(p)
+			r.normalize, err = d.Bool(p)
 		case "late_chunking":
 			var late bool
-			if late, err = d.boolean(p); err == nil && late {
-				err = badField(key, "late chunking is not available: the served model embeds each input on its own, without the others as context; send false or leave it out")
+			if late, err = d.Bool(p); err == nil && late {
+				err = wire.Bad(key, "late chunking is not available: the served model embeds each input on its own, without the others as context; send false or leave it out")
 			}
 		}
 		return err
@@ -140,11 +141,11 @@ func decodeEmbeddings(body string, r *embeddingsRequest, lim limits) error {
 		return err
 	}
 	if r.seen&1 == 0 || len(r.inputs) == 0 {
-		return badField("input", "missing: give a string or an array of strings")
+		return wire.Bad("input", "missing: give a string or an array of strings")
 	}
 	for i, s := range r.inputs {
 		if s == "" {
-			return badField(fmt.Sprintf("input[%d]", i), "empty string")
+			return wire.Bad(fmt.Sprintf("input[%d]", i), "empty string")
 		}
 	}
 	return nil
@@ -156,41 +157,41 @@ func (r *embeddingsRequest) setFormat(field, f string) error {
 	switch f {
 	case "float", "base64":
 	case "binary", "ubinary", "int8", "uint8":
-		return badField(field, "%q: binary embeddings are not served; want float or base64", f)
+		return wire.Bad(field, "%q: binary embeddings are not served; want float or base64", f)
 	default:
-		return badField(field, "%q: want float or base64", f)
+		return wire.Bad(field, "%q: want float or base64", f)
 	}
 	if r.formatFrom != "" && r.format != f {
-		return badField(field, "%q, but %s asks for %q: give one", f, r.formatFrom, r.format)
+		return wire.Bad(field, "%q, but %s asks for %q: give one", f, r.formatFrom, r.format)
 	}
 	r.format, r.formatFrom = f, field
 	return nil
 }
 
 func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) error {
-	p := top("input")
-	if err := d.beginArray(p); err != nil {
+	p := wire.Field("input")
+	if err := d.BeginArray(p); err != nil {
 		return err
 	}
 	for first := true; ; {
-		ok, err := d.nextElem(p, &first)
+		ok, err := d.NextElem(p, &first)
 		if err != nil || !ok {
 			return err
 		}
-		ep := fpath{name: "input", idx: len(r.inputs)}
+		ep := wire.Path{Name: "input", Idx: len(r.inputs)}
 		if len(r.inputs) == maxInputs {
-			return &fieldError{Status: 413, Field: "input", Msg: fmt.Sprintf("more than %d inputs", maxInputs)}
+			return &wire.FieldError{Status: 413, Path: wire.Field("input"), Msg: fmt.Sprintf("more than %d inputs", maxInputs)}
 		}
 		var s string
-		switch d.peek() {
+		switch d.Peek() {
 		case '"':
-			s, err = d.text(ep, lim)
+			s, err = d.Text(ep, lim.Limits)
 		case '{':
 			s, err = d.embedInputObject(ep, lim)
 		default:
 			// Token arrays (OpenAI accepts them) mean nothing to a model
 			// with its own tokenizer.
-			err = d.typeErr(ep, "a string or {\"text\": ...} (token arrays are not accepted)")
+			err = d.TypeErr(ep, "a string or {\"text\": ...} (token arrays are not accepted)")
 		}
 		if err != nil {
 			return err
@@ -200,37 +201,37 @@ func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) e
 }
 
 // embedInputObject reads Jina's {"text": "..."}; an image is refused.
-func (d *decoder) embedInputObject(p fpath, lim limits) (string, error) {
-	if err := d.beginObject(p); err != nil {
+func (d *decoder) embedInputObject(p wire.Path, lim limits) (string, error) {
+	if err := d.BeginObject(p); err != nil {
 		return "", err
 	}
 	text, has := "", false
 	for first := true; ; {
-		key, ok, err := d.nextKey(p, &first)
+		key, ok, err := d.NextKey(p, &first)
 		if err != nil {
 			return "", err
 		}
 		if !ok {
 			break
 		}
-		kp := fpath{name: p.name, idx: p.idx, sub: key}
+		kp := wire.Path{Name: p.Name, Idx: p.Idx, Sub: key}
 		switch key {
 		case "text":
 			if has {
-				return "", badField(kp.String(), "given twice")
+				return "", wire.Bad(kp.String(), "given twice")
 			}
-			if text, err = d.text(kp, lim); err != nil {
+			if text, err = d.Text(kp, lim.Limits); err != nil {
 				return "", err
 			}
 			has = true
 		case "image", "url", "bytes":
-			return "", badField(kp.String(), "images are not embedded: the served model reads text; send {\"text\": ...}")
+			return "", wire.Bad(kp.String(), "images are not embedded: the served model reads text; send {\"text\": ...}")
 		default:
-			return "", badField(kp.String(), "unknown field (an input object is {\"text\": ...})")
+			return "", wire.Bad(kp.String(), "unknown field (an input object is {\"text\": ...})")
 		}
 	}
 	if !has {
-		return "", badField(p.String(), "no \"text\": an input object is {\"text\": ...}")
+		return "", wire.Bad(p.String(), "no \"text\": an input object is {\"text\": ...}")
 	}
 	return text, nil
 }
@@ -279,7 +280,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if req.dimensions != 0 && req.dimensions != dim {
-		s.writeFailure(w, r, badField("dimensions", "%d: this model's vectors have %d dimensions", req.dimensions, dim))
+		s.writeFailure(w, r, wire.Bad("dimensions", "%d: this model's vectors have %d dimensions", req.dimensions, dim))
 		return
 	}
 	tokens := 0
@@ -297,7 +298,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"object":"embedding","index":`...)
-		b = appendInt(b, i)
+		b = wire.AppendInt(b, i)
 		b = append(b, `,"embedding":`...)
 		if req.format == "base64" {
 			// Little-endian float32s, as OpenAI sends them.
@@ -323,11 +324,11 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		b = append(b, '}')
 	}
 	b = append(b, `],"model":`...)
-	b = appendString(b, short)
+	b = wire.AppendString(b, short)
 	b = append(b, `,"usage":{"prompt_tokens":`...)
-	b = appendInt(b, tokens)
+	b = wire.AppendInt(b, tokens)
 	b = append(b, `,"total_tokens":`...)
-	b = appendInt(b, tokens)
+	b = wire.AppendInt(b, tokens)
 	b = append(b, "}}\n"...)
 	*bp = b
 	writeJSON(w, http.StatusOK, b)

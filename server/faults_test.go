@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -384,17 +383,5 @@ func TestShutdownTimeout(t *testing.T) {
 	<-entered
 	if err := stop(); err == nil || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Serve with a stuck request: %v", err)
-	}
-}
-
-func TestSampleRanks(t *testing.T) {
-	got := sampleRanks(1000, 20, []int{0, 999, 6, 7, 500, 501, -1, 1000})
-	if len(got) > 20 || !slices.IsSorted(got) || got[0] != 0 || got[len(got)-1] != 999 {
-		t.Fatalf("%v", got)
-	}
-	for _, k := range []int{6, 7, 500, 501} {
-		if !slices.Contains(got, k) {
-			t.Fatalf("%d missing from %v", k, got)
-		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"runtime/debug"
@@ -19,13 +18,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
 // The MCP server exposes the service's operations as tools an agent can
-// call: select_context, search, ask and strategies. Each tool hands its
-// arguments to the HTTP handler of the same operation in process, so limits,
-// validation, errors and metrics are /v1/select's and /v1/ask's exactly; a
-// 4xx becomes an MCP tool error (IsError) carrying the field and message.
+// call: select_context, search, ask and strategies. Each tool runs the op
+// of the same operation (ops.go) on its arguments, as /v1/select's and
+// /v1/ask's handlers do, so limits, validation, errors and metrics are
+// theirs exactly; a 4xx becomes an MCP tool error (IsError) carrying the
+// field and message.
 // No tool takes a path: search and ask read only the index the server was
 // started with.
 
@@ -78,7 +79,7 @@ type MCPAskInput struct {
 // tag cannot); TestMCPTools checks they are the full ones. The tools take
 // their arguments raw, so the schemas are for clients only.
 var (
-	selectSchema = schemaFor[MCPSelectInput]("strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000 (default " + ctxsel.DefaultSelectStrategy + "; see the strategies tool)")
+	selectSchema = schemaFor[MCPSelectInput]("strategy spec, e.g. adaptivek, topk:k=5, budget:tokens=2000, or with candidate texts and a query evidence:budget=500 (sentences, not whole passages) (default " + ctxsel.DefaultSelectStrategy + "; see the strategies tool)")
 	searchSchema = schemaFor[MCPSearchInput]("")
 	askSchema    = schemaFor[MCPAskInput]("strategy spec, or selfroute (selfroute:k=N, selfroute:prompt=adaptivek) to route through the reader (default " + ctxsel.DefaultStrategy + "; see the strategies tool)")
 )
@@ -106,36 +107,15 @@ func (s *Server) MCPServer() *mcp.Server {
 			"Call select_context with retrieved candidates to get the ones worth keeping and why; " +
 			"search and ask work over the index this server was started with.",
 	})
-	// The tools that take input take their arguments raw and hand them to
-	// the HTTP handler of the same operation: its decoder checks them
-	// under the request-bounds policy (sizes, UTF-8, counts), naming the
-	// field at fault, faster than the SDK's schema validation and a typed
-	// round trip would on 1,000 candidates, and a malformed value never
-	// reaches a client as a message naming Go types.
-	raw := func(path string, h http.HandlerFunc) mcp.ToolHandler {
-		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			body := req.Params.Arguments
-			if len(bytes.TrimSpace(body)) == 0 || string(bytes.TrimSpace(body)) == "null" {
-				body = json.RawMessage(`{}`)
-			}
-			code, out := s.inProcess(ctx, path, h, body)
-			if code != http.StatusOK {
-				res := &mcp.CallToolResult{}
-				res.SetError(toolError(code, out))
-				return res, nil
-			}
-			return toolJSON(out), nil
-		}
-	}
 	m.AddTool(&mcp.Tool{Name: "select_context", InputSchema: selectSchema,
-		Description: "Select which retrieved candidates to keep (and how many) with a strategy over their scores; returns the selected ids, k and an explanation of the cut."},
-		raw("/v1/select", s.handleSelect))
+		Description: "Select which retrieved candidates to keep (and how many) with a strategy over their scores; returns the selected ids, k and an explanation of the cut, and with a pruning selector (evidence:budget=N) each kept passage's evidence: the sentences kept (byte spans) and the text to send."},
+		s.tool(s.selectOp))
 	m.AddTool(&mcp.Tool{Name: "search", InputSchema: searchSchema,
 		Description: "Search the server's index: the best-matching passages with scores, no selection."},
-		raw("search", s.handleSearch))
+		s.tool(s.searchOp))
 	m.AddTool(&mcp.Tool{Name: "ask", InputSchema: askSchema,
-		Description: "Answer a question from the server's index: retrieve, select context with a strategy, and answer when an LLM is configured; returns the answer, the selection and why, and the passages."},
-		raw("/v1/ask", s.handleAsk))
+		Description: "Answer a question from the server's index: retrieve, select context with a strategy, and answer when an LLM is configured; returns the answer, the selection and why (with the evidence kept of each passage when the selection pruned them, as the default does), and the passages."},
+		s.tool(s.askOp))
 	mcp.AddTool(m, &mcp.Tool{Name: "strategies",
 		Description: "List the selection strategies, their parameters and the caps every strategy accepts."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -159,7 +139,7 @@ func (s *Server) mcpHandler(m *mcp.Server) http.HandlerFunc {
 		if r.Method == http.MethodPost {
 			body, err := s.readBody(w, r)
 			if err != nil {
-				var fe *fieldError
+				var fe *wire.FieldError
 				status := http.StatusBadRequest
 				if errors.As(err, &fe) && fe.Status != 0 {
 					status = fe.Status
@@ -220,7 +200,7 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 	b = append(b, `,"error":{"code":`...)
 	b = strconv.AppendInt(b, code, 10)
 	b = append(b, `,"message":`...)
-	b = appendString(b, msg)
+	b = wire.AppendString(b, msg)
 	b = append(b, "}}\n"...)
 	writeJSON(w, status, b)
 }
@@ -275,39 +255,6 @@ func (w *rpcErrorWriter) finish() {
 	writeRPCError(w.ResponseWriter, w.status, nil, code, msg)
 }
 
-// inProcess runs an HTTP handler on body, under the request's deadline
-// (the tool's context may carry none: the SDK detaches handlers from the
-// transport's).
-func (s *Server) inProcess(ctx context.Context, path string, h http.HandlerFunc, body []byte) (int, []byte) {
-	ctx, cancel := s.limits().bound(context.WithValue(ctx, ctxKey{}, s.requestID(&http.Request{Header: http.Header{}})))
-	defer cancel()
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, path, bytes.NewReader(body))
-	if err != nil {
-		return http.StatusInternalServerError, []byte(`{"error":{"message":"internal error"}}`)
-	}
-	r.Header.Set("Content-Type", "application/json")
-	w := &memWriter{header: http.Header{}}
-	h(w, r)
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.code, w.buf.Bytes()
-}
-
-// toolError turns an error response into the error of a tool result.
-func toolError(code int, body []byte) error {
-	var e struct {
-		Error struct{ Message, Field string } `json:"error"`
-	}
-	if json.Unmarshal(body, &e) != nil || e.Error.Message == "" {
-		return fmt.Errorf("failed with status %d", code)
-	}
-	if e.Error.Field != "" {
-		return errors.New(e.Error.Field + ": " + e.Error.Message)
-	}
-	return errors.New(e.Error.Message)
-}
-
 // toolJSON is a result carrying a JSON document, as text for any client and
 // as structured content for those that read it.
 func toolJSON(b []byte) *mcp.CallToolResult {
@@ -326,8 +273,8 @@ type searchRequest struct {
 }
 
 func decodeSearch(body string, r *searchRequest, lim limits) error {
-	d := decoder{s: body}
-	return d.object(func(key string) error {
+	d := newDecoder(body)
+	return d.Object(func(key string) error {
 		var bit uint16
 		switch key {
 		case "query":
@@ -335,73 +282,65 @@ func decodeSearch(body string, r *searchRequest, lim limits) error {
 		case "top_n":
 			bit = 2
 		default:
-			return badField(key, "unknown field (known: query, top_n)")
+			return wire.Bad(key, "unknown field (known: query, top_n)")
 		}
-		read, err := d.given(&r.seen, bit, key)
+		read, err := d.Given(&r.seen, bit, key)
 		if !read {
 			return err
 		}
 		if key == "query" {
-			r.query, err = d.text(top(key), lim)
+			r.query, err = d.Text(wire.Field(key), lim.Limits)
 			return err
 		}
-		if r.topN, err = d.count(top(key)); err == nil {
-			err = lim.checkTopN(key, r.topN)
+		if r.topN, err = d.Count(wire.Field(key)); err == nil {
+			err = lim.CheckTopN(key, r.topN)
 		}
 		return err
 	})
 }
 
-// handleSearch serves the search tool (it is no HTTP route): the index's
+// searchOp serves the search tool (it is no HTTP route): the index's
 // best passages for a query, under the same bounds as /v1/ask.
-func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeFailure(w, r, err)
-		return
-	}
+func (s *Server) searchOp(ctx context.Context, body string, b []byte) ([]byte, error) {
 	var req searchRequest
 	if err := decodeSearch(body, &req, s.limits()); err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, err
 	}
 	if strings.TrimSpace(req.query) == "" {
-		s.writeFailure(w, r, badField("query", "missing: search needs a query"))
-		return
+		return nil, wire.Bad("query", "missing: search needs a query")
 	}
 	if s.asker == nil {
-		writeError(w, http.StatusNotImplemented, "", "search is not available: this server has no index configured (--index)")
-		return
+		return nil, &wire.FieldError{Status: http.StatusNotImplemented, Path: wire.Field(""),
+			Msg: "search is not available: this server has no index configured (--index)"}
 	}
 	n := cmp.Or(req.topN, defaultSearchN)
 	query := strings.Clone(req.query) // not a slice of the body
-	passages, err := within(r.Context(), func() ([]Passage, error) { return s.search(r.Context(), query, n) })
+	passages, err := within(ctx, func() ([]Passage, error) { return s.search(ctx, query, n) })
 	if err != nil {
-		s.writeFailure(w, r, upstream("search", err))
-		return
+		return nil, upstream("search", err)
 	}
 	slices.SortStableFunc(passages, func(a, b Passage) int { return cmp.Compare(b.Score, a.Score) })
 	if len(passages) > n {
 		passages = passages[:n]
 	}
-	b := []byte(`{"passages":[`)
+	b = append(b, `{"passages":[`...)
 	for i, p := range passages {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		b = appendString(b, p.ID)
+		b = wire.AppendString(b, p.ID)
 		b = append(b, `,"rank":`...)
-		b = appendInt(b, i)
+		b = wire.AppendInt(b, i)
 		b = append(b, `,"score":`...)
-		b = appendFloat(b, p.Score)
+		b = wire.AppendFloat(b, p.Score)
 		b = append(b, `,"tokens":`...)
-		b = appendInt(b, p.Tokens)
+		b = wire.AppendInt(b, p.Tokens)
 		b = append(b, `,"text":`...)
-		b = appendString(b, p.Text)
+		b = wire.AppendString(b, p.Text)
 		b = append(b, '}')
 	}
-	writeJSON(w, http.StatusOK, append(b, "]}\n"...))
+	return append(b, "]}\n"...), nil
 }
 
 // search retrieves with the Asker's Search, or else asks with the "full"
@@ -414,28 +353,6 @@ func (s *Server) search(ctx context.Context, query string, n int) ([]Passage, er
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.asker.Ask(ctx, AskRequest{Query: query, Strategy: full.Strategy, Caps: full.Caps, Spec: full.Spec, TopN: n})
+	resp, err := s.asker.Ask(ctx, AskRequest{Query: query, Strategy: full, TopN: n})
 	return resp.Passages, err
-}
-
-// memWriter is the ResponseWriter of an in-process call.
-type memWriter struct {
-	header http.Header
-	code   int
-	buf    bytes.Buffer
-}
-
-func (w *memWriter) Header() http.Header { return w.header }
-
-func (w *memWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-}
-
-func (w *memWriter) Write(b []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.buf.Write(b)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
 // /v1/models lists, in OpenAI's shape, the model names this server answers
@@ -74,12 +75,12 @@ func (s *Server) models() []modelEntry {
 
 func appendModel(b []byte, m modelEntry) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, m.id)
+	b = wire.AppendString(b, m.id)
 	b = append(b, `,"object":"model","created":0,"owned_by":"ctxsel","ctxsel":{"kind":`...)
-	b = appendString(b, m.kind)
+	b = wire.AppendString(b, m.kind)
 	if m.aliasOf != "" {
 		b = append(b, `,"alias_of":`...)
-		b = appendString(b, m.aliasOf)
+		b = wire.AppendString(b, m.aliasOf)
 	}
 	return append(b, "}}"...)
 }
@@ -124,7 +125,7 @@ func (s *Server) checkEmbedModel(model string) error {
 	if m == s.embedder.ModelID() {
 		return nil
 	}
-	return badField("model", "%q is not served here: this server embeds with %q (GET /v1/models lists what it serves). "+
+	return wire.Bad("model", "%q is not served here: this server embeds with %q (GET /v1/models lists what it serves). "+
 		"Send \"model\": %q, or map the name to it when starting the server: ctxsel serve --embedding-alias %s=%s (config key \"embedding_aliases\")",
 		m, served, served, m, served)
 }

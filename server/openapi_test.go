@@ -271,6 +271,11 @@ func TestOpenAPIResponses(t *testing.T) {
 	plain := newTestServer(t, func(c *Config) { c.MaxCandidates = 2 }, Options{})
 	keyed := newTestServer(t, func(c *Config) { c.APIKeys = []string{"k"} }, Options{})
 	asker := newTestServer(t, nil, Options{Asker: fakeAsker{}})
+	// The evidence selector's responses: /v1/select and rerank with pruned
+	// passages, the strategies with the text selectors listed.
+	evid := evidenceServer(t, nil, fakeEmbedder{})
+	evidSelect := `{"query":"Who is Scrooge's clerk?","strategy":"evidence:budget=40","candidates":` + evidenceCandidates(true) + `}`
+	evidRerank := `{"query":"Scrooge's clerk","model":"ctxsel-evidence:budget=40","return_evidence":true,"documents":["A Christmas Carol\nScrooge is a miser. Bob Cratchit is his clerk.","Bread rises. Yeast makes gas."]}`
 	for _, tc := range []struct {
 		s            *Server
 		method, path string
@@ -298,6 +303,10 @@ func TestOpenAPIResponses(t *testing.T) {
 		{keyed, "POST", "/v1/rerank", `{"query":"q","documents":["a"]}`, "application/json"},
 		{plain, "POST", "/v1/embeddings", `{"input":"a"}`, "application/json"},
 		{plain, "POST", "/v1/embeddings", `{"input":[1]}`, "application/json"},
+		{evid, "POST", "/v1/select", evidSelect, "application/json"},
+		{evid, "POST", "/v1/rerank", evidRerank, "application/json"},
+		{evid, "POST", "/v2/rerank", evidRerank, "application/json"},
+		{evid, "GET", "/v1/strategies", "", ""},
 	} {
 		req := tc.method + " " + tc.path
 		var headers []string

@@ -85,10 +85,10 @@ func TestAskWithPicker(t *testing.T) {
 	}
 	var got AskRequest
 	s := newTestServer(t, nil, Options{Picker: p, Asker: recordingAsker{&got}})
-	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q","strategy":"picker"}`); rec.Code != 200 || got.Selector != p || got.Strategy != nil {
+	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q","strategy":"picker"}`); rec.Code != 200 || got.Strategy.Selector != p || got.Strategy.Kind != ctxsel.SelectorKind {
 		t.Fatalf("%d %s, request %+v", rec.Code, rec.Body, got)
 	}
-	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q","strategy":"knee"}`); rec.Code != 200 || got.Selector != nil || got.Strategy == nil {
+	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q","strategy":"knee"}`); rec.Code != 200 || got.Strategy.Selector != nil || got.Strategy.Strategy == nil || got.Strategy.Kind != ctxsel.StrategyKind {
 		t.Fatalf("%d %s, request %+v", rec.Code, rec.Body, got)
 	}
 	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q","strategy":"picker:budget=5"}`); rec.Code != 400 {
@@ -103,10 +103,10 @@ func TestAskDefaultStrategy(t *testing.T) {
 	s := newTestServer(t, nil, Options{Asker: recordingAsker{&got}})
 	// The default is a text selector; a server without SelectorDeps leaves
 	// it to the Asker (package ask supplies its sentence embedder).
-	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q"}`); rec.Code != 200 || got.Spec != ctxsel.DefaultStrategy || got.Strategy != nil || got.Selector != nil {
+	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q"}`); rec.Code != 200 || got.Strategy.Kind != 0 || got.Strategy.Strategy != nil || got.Strategy.Selector != nil {
 		t.Fatalf("%d %s, request %+v", rec.Code, rec.Body, got)
 	}
-	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q","strategy":"knee"}`); rec.Code != 200 || got.Spec != "knee" {
+	if rec := call(t, s, "POST", "/v1/ask", `{"query":"q","strategy":"knee"}`); rec.Code != 200 || got.Strategy.Spec != "knee" {
 		t.Fatalf("%d %s, request %+v", rec.Code, rec.Body, got)
 	}
 }

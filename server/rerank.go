@@ -1,14 +1,17 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/internal/wire"
 	"github.com/ctxsel/ctxsel/score"
 )
 
@@ -51,7 +54,12 @@ type rerankRequest struct {
 	returnDocs *bool // nil: the endpoint's default (see handleRerank)
 	rankFields []string
 	scoring    string
-	seen       uint16
+	// returnEvidence asks for each selected document's evidence; a
+	// positive evidenceBudget prunes the documents the strategy keeps to
+	// their sentences within that many tokens (STRATEGY+evidence:budget=N).
+	returnEvidence bool
+	evidenceBudget int
+	seen           uint16
 }
 
 // ignoredRerankFields are Cohere and Jina options with no meaning here
@@ -63,13 +71,13 @@ var ignoredRerankFields = map[string]bool{
 
 // decodeRerank decodes a rerank body into r, enforcing the select limits.
 func decodeRerank(body string, r *rerankRequest, lim limits) error {
-	d := decoder{s: body}
-	return d.object(func(key string) error {
+	d := newDecoder(body)
+	return d.Object(func(key string) error {
 		if known, err := d.common(key, &r.commonRequest, lim); known {
 			return err
 		}
 		if ignoredRerankFields[key] {
-			return d.skip(top(key), 0)
+			return d.Skip(wire.Field(key), 0)
 		}
 		var bit uint16
 		switch key {
@@ -85,97 +93,77 @@ func decodeRerank(body string, r *rerankRequest, lim limits) error {
 			bit = 16
 		case "scoring":
 			bit = 32
+		case "return_evidence":
+			bit = 64
+		case "evidence_budget":
+			bit = 128
 		default:
-			return badField(key, "unknown field (known: query, documents, top_n, return_documents, model, rank_fields, "+
-				"strategy, params, scoring; ignored: max_chunks_per_doc, max_tokens_per_doc, priority, truncation)")
+			return wire.Bad(key, "unknown field (known: query, documents, top_n, return_documents, model, rank_fields, "+
+				"strategy, params, scoring, return_evidence, evidence_budget; ignored: max_chunks_per_doc, max_tokens_per_doc, priority, truncation)")
 		}
-		read, err := d.given(&r.seen, bit, key)
+		read, err := d.Given(&r.seen, bit, key)
 		if !read {
 			return err
 		}
-		p := top(key)
+		p := wire.Field(key)
 		switch key {
 		case "documents":
 			err = d.rerankDocuments(r, lim)
 		case "top_n":
-			r.topN, err = d.count(p)
+			r.topN, err = d.Count(p)
 			if err == nil && r.topN == 0 {
-				err = badField(key, "must be at least 1")
+				err = wire.Bad(key, "must be at least 1")
 			}
 		case "return_documents":
 			var v bool
-			v, err = d.boolean(p)
+			v, err = d.Bool(p)
 			r.returnDocs = &v
 		case "model":
-			r.model, err = d.str(p)
+			r.model, err = d.Str(p)
 		case "scoring":
-			r.scoring, err = d.str(p)
+			r.scoring, err = d.Str(p)
 		case "rank_fields":
-			err = d.strings(p, &r.rankFields)
+			err = d.Strings(p, &r.rankFields)
+		case "return_evidence":
+			r.returnEvidence, err = d.Bool(p)
+		case "evidence_budget":
+			r.evidenceBudget, err = d.Count(p)
+			if err == nil && r.evidenceBudget == 0 {
+				err = wire.Bad(key, "must be at least 1")
+			}
 		}
 		return err
 	})
 }
 
-func (d *decoder) boolean(p fpath) (bool, error) {
-	d.ws()
-	switch d.peek() {
-	case 't':
-		return true, d.literal(p, "true")
-	case 'f':
-		return false, d.literal(p, "false")
-	}
-	return false, d.typeErr(p, "a boolean")
-}
-
-func (d *decoder) strings(p fpath, dst *[]string) error {
-	if err := d.beginArray(p); err != nil {
-		return err
-	}
-	for first := true; ; {
-		ok, err := d.nextElem(p, &first)
-		if err != nil || !ok {
-			return err
-		}
-		if len(*dst) == 64 {
-			return badField(p.String(), "more than 64 names")
-		}
-		s, err := d.str(fpath{name: p.name, idx: len(*dst)})
-		if err != nil {
-			return err
-		}
-		*dst = append(*dst, s)
-	}
-}
-
 // rerankDocuments reads documents given as strings or as objects with a
 // "text" (Cohere v1, Jina); an object's JSON is kept to echo back.
 func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
-	p := top("documents")
-	if err := d.beginArray(p); err != nil {
+	p := wire.Field("documents")
+	if err := d.BeginArray(p); err != nil {
 		return err
 	}
 	for first := true; ; {
-		ok, err := d.nextElem(p, &first)
+		ok, err := d.NextElem(p, &first)
 		if err != nil || !ok {
 			return err
 		}
 		i := len(r.docs)
-		if i == lim.maxCandidates {
-			return &fieldError{Status: 413, Field: "documents", Msg: fmt.Sprintf("more than %d documents", lim.maxCandidates)}
+		if i == lim.MaxCandidates {
+			return &wire.FieldError{Status: 413, Path: wire.Field("documents"), Msg: fmt.Sprintf("more than %d documents", lim.MaxCandidates)}
 		}
-		ep := fpath{name: "documents", idx: i}
+		ep := wire.Path{Name: "documents", Idx: i}
 		var text, raw string
-		d.ws()
-		switch d.peek() {
+		d.Space()
+		switch d.Peek() {
 		case '"':
-			text, err = d.text(ep, lim)
+			text, err = d.Text(ep, lim.Limits)
 		case '{':
-			start := d.pos
+			start := d.Pos()
 			text, err = d.documentObject(ep, lim)
-			raw = d.s[start:d.pos]
+			raw = d.Since(start)
 		default:
-			err = d.typeErr(ep, "a string or an object with a \"text\"")
+			err = d.TypeErr(ep, "a string or an object with a \"text\"")
 		}
 		if err != nil {
 			return err
@@ -187,24 +175,24 @@ func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
 
 // documentObject reads {"text": ..., other fields} and returns the text
 // ("" when absent: rank_fields may name others).
-func (d *decoder) documentObject(p fpath, lim limits) (string, error) {
-	if err := d.beginObject(p); err != nil {
+func (d *decoder) documentObject(p wire.Path, lim limits) (string, error) {
+	if err := d.BeginObject(p); err != nil {
 		return "", err
 	}
 	text := ""
 	for first := true; ; {
-		key, ok, err := d.nextKey(p, &first)
+		key, ok, err := d.NextKey(p, &first)
 		if err != nil || !ok {
 			return text, err
 		}
-		kp := fpath{name: p.name, idx: p.idx, sub: key}
+		kp := wire.Path{Name: p.Name, Idx: p.Idx, Sub: key}
 		if key == "text" {
-			if text, err = d.text(kp, lim); err != nil {
+			if text, err = d.Text(kp, lim.Limits); err != nil {
 				return "", err
 			}
 			continue
 		}
-		if err := d.skip(kp, 0); err != nil {
+		if err := d.Skip(kp, 0); err != nil {
 			return "", err
 		}
 	}
@@ -218,7 +206,7 @@ func (r *rerankRequest) rankText(i int) (string, error) {
 	}
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(r.raw[i]), &obj); err != nil {
-		return "", badField(fmt.Sprintf("documents[%d]", i), "%v", err)
+		return "", wire.Bad(fmt.Sprintf("documents[%d]", i), "%v", err)
 	}
 	var b strings.Builder
 	for _, f := range r.rankFields {
@@ -228,7 +216,7 @@ func (r *rerankRequest) rankText(i int) (string, error) {
 		}
 		s, ok := v.(string)
 		if !ok {
-			return "", badField(fmt.Sprintf("documents[%d].%s", i, f), "a rank field must be a string")
+			return "", wire.Bad(fmt.Sprintf("documents[%d].%s", i, f), "a rank field must be a string")
 		}
 		if b.Len() > 0 {
 			b.WriteByte('\n')
@@ -240,30 +228,47 @@ func (r *rerankRequest) rankText(i int) (string, error) {
 
 // resolveRerank settles the strategy (from "strategy" or "model"), applies
 // top_n as a max_k cap and picks the scoring mode.
-func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Strategy, ctxsel.Caps, string, string, error) {
+func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Resolved, string, error) {
 	fromModel := false
 	if name, ok := strings.CutPrefix(strings.TrimSpace(r.model), modelPrefix); ok {
 		if r.strategy != "" {
-			return nil, ctxsel.Caps{}, "", "", badField("strategy", "also named by model %q: give one", r.model)
+			return ctxsel.Resolved{}, "", wire.Bad("strategy", "also named by model %q: give one", r.model)
 		}
 		r.strategy, fromModel = name, true
 	}
 	if o := strings.TrimSpace(r.order); o != "" && o != "rank" {
-		return nil, ctxsel.Caps{}, "", "", badField("order", "rerank results are always in rank order")
+		return ctxsel.Resolved{}, "", wire.Bad("order", "rerank results are always in rank order")
 	}
-	how, err := s.resolveRequest(&r.commonRequest, ctxsel.DefaultSelectStrategy, ctxsel.StrategyKind)
-	st, caps, spec := how.st, how.caps, how.spec
+	if r.evidenceBudget > 0 {
+		if s.deps == nil {
+			return ctxsel.Resolved{}, "", wire.Bad("evidence_budget", "this server has no evidence selector (its sentence embedder comes with the server's selector dependencies, which ctxsel serve supplies)")
+		}
+		// The strategy's documents, pruned to their sentences.
+		base := strings.TrimSpace(r.strategy)
+		if base == "" {
+			base = ctxsel.DefaultSelectStrategy
+		}
+		r.strategy = base + "+evidence:budget=" + strconv.Itoa(r.evidenceBudget)
+	}
+	// The text selectors a rerank may name are the registered kinds the
+	// server has dependencies for (the evidence selector), never the
+	// configured LLM picker: a rerank is not the place for LLM calls.
+	how, err := s.resolveWith(&r.commonRequest, ctxsel.DefaultSelectStrategy, ctxsel.Resolver{Kinds: ctxsel.StrategyKind | ctxsel.SelectorKind, Deps: s.deps})
 	if err != nil {
-		if fe, ok := err.(*fieldError); ok && fromModel && fe.Field == "strategy" {
-			fe.Field = "model"
+		if fe, ok := err.(*wire.FieldError); ok && fromModel && fe.Field() == "strategy" {
+			fe.Path = wire.Field("model")
 		}
-		return nil, ctxsel.Caps{}, "", "", err
+		return ctxsel.Resolved{}, "", err
 	}
-	if r.topN > 0 {
-		if caps.MaxK == 0 || r.topN < caps.MaxK {
-			caps.MaxK = r.topN
+	res := how.res
+	if r.returnEvidence && res.Kind != ctxsel.SelectorKind {
+		return ctxsel.Resolved{}, "", wire.Bad("return_evidence", "%s keeps whole documents: name a selector that prunes them (model ctxsel-evidence:budget=500, or strategy topk:k=30+evidence:budget=500) or give evidence_budget", res.Spec)
+	}
+	if r.topN > 0 && res.Kind == ctxsel.StrategyKind {
+		if res.Caps.MaxK == 0 || r.topN < res.Caps.MaxK {
+			res.Caps.MaxK = r.topN
 		}
-		caps.MinK = min(caps.MinK, caps.MaxK)
+		res.Caps.MinK = min(res.Caps.MinK, res.Caps.MaxK)
 	}
 	scoring := strings.TrimSpace(r.scoring)
 	switch scoring {
@@ -274,13 +279,13 @@ func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Strategy, ctxsel.Caps, 
 		}
 	case scoringDense, scoringHybrid:
 		if s.embedder == nil {
-			return nil, ctxsel.Caps{}, "", "", badField("scoring", "%q needs an embedder, and this server was started with --embedder none: use \"bm25\"", scoring)
+			return ctxsel.Resolved{}, "", wire.Bad("scoring", "%q needs an embedder, and this server was started with --embedder none: use \"bm25\"", scoring)
 		}
 	case scoringBM25:
 	default:
-		return nil, ctxsel.Caps{}, "", "", badField("scoring", "unknown %q (known: dense, hybrid, bm25)", scoring)
+		return ctxsel.Resolved{}, "", wire.Bad("scoring", "unknown %q (known: dense, hybrid, bm25)", scoring)
 	}
-	return st, caps, spec, scoring, nil
+	return res, scoring, nil
 }
 
 // rerankScores scores texts against query by the scoring mode: the
@@ -304,29 +309,15 @@ func (s *Server) rerankScores(ctx context.Context, query string, texts []string,
 }
 
 // denseScorer is the server's embedder as a score.Scorer: the cosine
-// similarity /v1/select gives candidates sent as text (textScores), with
-// its errors (a 400 for a query that embeds to zero, a 502 for the
-// embedder's own failure).
+// similarity /v1/select gives candidates sent as text, with its errors (a
+// 400 for a query that embeds to zero, a 502 for the embedder's own
+// failure).
 type denseScorer struct{ s *Server }
 
 func (d denseScorer) Name() string { return scoringDense }
 
 func (d denseScorer) Score(ctx context.Context, query string, texts []string) ([]float64, error) {
-	sreq := getSelectRequest()
-	defer putSelectRequest(sreq)
-	sreq.query = query
-	for i, t := range texts {
-		sreq.cands = append(sreq.cands, ctxsel.Candidate{ID: strconv.Itoa(i)})
-		sreq.texts = append(sreq.texts, t)
-	}
-	if err := d.s.textScores(ctx, sreq); err != nil {
-		return nil, err
-	}
-	out := make([]float64, len(texts))
-	for i := range out {
-		out[i] = sreq.cands[i].Score
-	}
-	return out, nil
+	return d.s.embedScores(ctx, query, texts)
 }
 
 func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
@@ -339,10 +330,27 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 		s.writeFailure(w, r, err)
 		return
 	}
-	var req rerankRequest
-	if err := decodeRerank(body, &req, s.limits()); err != nil {
+	bp := getBuf()
+	defer putBuf(bp)
+	b, scoring, err := s.rerank(r.Context(), body, version, (*bp)[:0])
+	if err != nil {
 		s.writeFailure(w, r, err)
 		return
+	}
+	*bp = b
+	// The scoring, also in the body's "ctxsel", for clients that keep only
+	// the standard fields but expose headers (Vercel's rerank()).
+	w.Header().Set("X-Ctxsel-Scoring", scoring)
+	writeJSON(w, http.StatusOK, b)
+}
+
+// rerank decodes a rerank body, scores the documents, selects and appends
+// the response in the rerank wire format of API version ("1" or "2");
+// scoring is the scoring mode used.
+func (s *Server) rerank(ctx context.Context, body, version string, b []byte) (_ []byte, scoring string, _ error) {
+	var req rerankRequest
+	if err := decodeRerank(body, &req, s.limits()); err != nil {
+		return nil, "", err
 	}
 	// Jina returns the documents unless told not to, and its clients read
 	// them; Cohere v1 clients ignore the optional field either way. Cohere
@@ -351,24 +359,20 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 	if req.returnDocs != nil {
 		returnDocs = *req.returnDocs
 	}
-	st, caps, spec, scoring, err := s.resolveRerank(&req)
+	how, scoring, err := s.resolveRerank(&req)
 	if err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, "", err
 	}
 	if strings.TrimSpace(req.query) == "" {
-		s.writeFailure(w, r, badField("query", "missing: the documents are ranked against it"))
-		return
+		return nil, "", wire.Bad("query", "missing: the documents are ranked against it")
 	}
 	if len(req.docs) == 0 {
-		s.writeFailure(w, r, badField("documents", "no documents: give at least one string or {\"text\": ...}"))
-		return
+		return nil, "", wire.Bad("documents", "no documents: give at least one string or {\"text\": ...}")
 	}
 	texts := make([]string, len(req.docs))
 	for i := range texts {
 		if texts[i], err = req.rankText(i); err != nil {
-			s.writeFailure(w, r, err)
-			return
+			return nil, "", err
 		}
 		if strings.TrimSpace(texts[i]) == "" {
 			// Scored as empty, it would rank as unrelated without a word
@@ -377,50 +381,53 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 			if len(req.rankFields) > 0 {
 				msg = "no text to rank: none of rank_fields (" + strings.Join(req.rankFields, ", ") + ") holds any"
 			}
-			s.writeFailure(w, r, badField(fmt.Sprintf("documents[%d]", i), "%s", msg))
-			return
+			return nil, "", wire.Bad(fmt.Sprintf("documents[%d]", i), "%s", msg)
 		}
 	}
-	scores, err := s.rerankScores(r.Context(), req.query, texts, scoring)
+	scores, err := s.rerankScores(ctx, req.query, texts, scoring)
 	if err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, "", err
 	}
 	counter, err := s.tokenCounter()
 	if err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, "", err
 	}
 	cands := make([]ctxsel.Candidate, len(texts))
 	for i, t := range texts {
 		cands[i] = ctxsel.Candidate{ID: strconv.Itoa(i), Score: scores[i], Tokens: counter.Count(strings.Clone(t))}
 	}
-	res, err := selectCandidates(cands, st, caps, ctxsel.RankOrder, nil)
-	if err != nil {
-		s.writeFailure(w, r, err)
-		return
+	var res wire.Selected
+	if how.Kind == ctxsel.SelectorKind {
+		res, err = s.rerankTexts(ctx, req, cands, texts, how)
+	} else {
+		res, err = selectCurve(cands, how.Strategy, how.Caps, ctxsel.RankOrder, nil)
 	}
-	s.metrics.selection(res.sel.K, res.sel.Tokens)
+	if err != nil {
+		return nil, "", err
+	}
+	s.metrics.selection(res.Sel.K, res.Sel.Tokens)
 
 	model := req.model
 	if model == "" {
-		model = modelPrefix + spec
+		model = modelPrefix + how.Spec
 	}
-	bp := getBuf()
-	defer putBuf(bp)
-	b := append((*bp)[:0], `{"id":`...)
-	b = appendString(b, RequestID(r.Context()))
+	b = append(b, `{"id":`...)
+	b = wire.AppendString(b, RequestID(ctx))
 	b = append(b, `,"model":`...)
-	b = appendString(b, model)
+	b = wire.AppendString(b, model)
 	b = append(b, `,"results":[`...)
-	for i, idx := range res.sel.Indices {
+	for i, idx := range res.Sel.Indices {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"index":`...)
-		b = appendInt(b, idx)
+		b = wire.AppendInt(b, idx)
 		b = append(b, `,"relevance_score":`...)
-		b = appendFloat(b, res.score(i))
+		b = wire.AppendFloat(b, res.Score(i))
+		if req.returnEvidence {
+			b = append(b, `,"evidence":`...)
+			b = wire.AppendEvidence(b, &res.Sel.Evidence[i])
+		}
 		if returnDocs {
 			b = append(b, `,"document":`...)
 			if raw := req.raw[idx]; raw != "" {
@@ -429,34 +436,79 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 				b = append(b, strings.ToValidUTF8(raw, "\uFFFD")...)
 			} else {
 				b = append(b, `{"text":`...)
-				b = appendString(b, req.docs[idx])
+				b = wire.AppendString(b, req.docs[idx])
 				b = append(b, '}')
 			}
 		}
 		b = append(b, '}')
 	}
 	b = append(b, `],"meta":{"api_version":{"version":`...)
-	b = appendString(b, version)
+	b = wire.AppendString(b, version)
 	b = append(b, `},"billed_units":{"search_units":1}},"usage":{"total_tokens":`...)
-	b = appendInt(b, res.totalTokens)
+	b = wire.AppendInt(b, res.TotalTokens)
 	b = append(b, `},"ctxsel":{"k":`...)
-	b = appendInt(b, res.sel.K)
+	b = wire.AppendInt(b, res.Sel.K)
 	b = append(b, `,"n":`...)
-	b = appendInt(b, len(cands))
+	b = wire.AppendInt(b, len(cands))
 	b = append(b, `,"strategy":`...)
-	b = appendString(b, spec)
+	b = wire.AppendString(b, how.Spec)
 	b = append(b, `,"scoring":`...)
-	b = appendString(b, scoring)
+	b = wire.AppendString(b, scoring)
 	b = append(b, `,"reason":`...)
-	b = appendString(b, res.sel.Explanation.Reason)
+	b = wire.AppendString(b, res.Sel.Explanation.Reason)
 	b = append(b, `,"tokens":`...)
-	b = appendInt(b, res.sel.Tokens)
+	b = wire.AppendInt(b, res.Sel.Tokens)
 	b = append(b, `,"explanation":`...)
-	b = s.appendExplanation(b, res.sel.Explanation, res.sorted)
-	b = append(b, "}}\n"...)
-	*bp = b
-	// The scoring, also in the body's "ctxsel", for clients that keep only
-	// the standard fields but expose headers (Vercel's rerank()).
-	w.Header().Set("X-Ctxsel-Scoring", scoring)
-	writeJSON(w, http.StatusOK, b)
+	b = wire.AppendExplanation(b, res.Sel.Explanation, res.Sorted, s.cfg.MaxCurvePoints)
+	return append(b, "}}\n"...), scoring, nil
+}
+
+// rerankTexts selects the documents with a text selector (the evidence
+// selector, alone or after a strategy): it reads the query and the texts
+// ranked, and top_n caps how many documents it keeps. The results come in
+// rank order whatever order the selector kept, each with its evidence.
+func (s *Server) rerankTexts(ctx context.Context, req rerankRequest, cands []ctxsel.Candidate, texts []string, how ctxsel.Resolved) (wire.Selected, error) {
+	curve, err := newCurve(cands)
+	if err != nil {
+		return wire.Selected{}, err
+	}
+	for i, t := range texts {
+		texts[i] = strings.Clone(t) // a selector may keep what it reads
+	}
+	sel, err := s.runSelector(ctx, how.Selector, ctxsel.TextQuery{Question: strings.Clone(req.query), Curve: curve, Texts: texts,
+		Order: ctxsel.RankOrder, Caps: ctxsel.Caps{MaxK: req.topN}})
+	if err != nil {
+		return wire.Selected{}, err
+	}
+	if req.returnEvidence && len(sel.Evidence) != len(sel.Indices) {
+		return wire.Selected{}, wire.Bad("return_evidence", "%s keeps whole documents: name a selector that prunes them (model ctxsel-evidence:budget=500)", how.Spec)
+	}
+	byRank(curve, &sel)
+	return selectedOf(curve, sel, nil), nil
+}
+
+// byRank puts a selection in the curve's rank order, its ids and evidence
+// with it.
+func byRank(curve *ctxsel.Curve, sel *ctxsel.Selection) {
+	rank := make([]int, curve.Len())
+	for r, i := range curve.Top(curve.Len()) {
+		rank[i] = r
+	}
+	order := make([]int, len(sel.Indices))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(rank[sel.Indices[a]], rank[sel.Indices[b]]) })
+	ids, idx := make([]string, len(order)), make([]int, len(order))
+	var ev []ctxsel.Evidence
+	if sel.Evidence != nil {
+		ev = make([]ctxsel.Evidence, len(order))
+	}
+	for j, o := range order {
+		ids[j], idx[j] = sel.IDs[o], sel.Indices[o]
+		if ev != nil {
+			ev[j] = sel.Evidence[o]
+		}
+	}
+	sel.IDs, sel.Indices, sel.Evidence = ids, idx, ev
 }

@@ -267,10 +267,13 @@ func FuzzRerankRequest(f *testing.F) {
 		"{\"query\":\"q\",\"documents\":[{\"text\":\"\xff\",\"t\":\"\xfe\"}],\"return_documents\":true}",
 		`{"query":"q","documents":["x"],"max_tokens_per_doc":4,"priority":0,"truncation":true}`,
 		`[]`, `{"documents":null}`,
+		`{"model":"ctxsel-evidence:budget=20","query":"who is it","documents":["A title\nOne sentence. Two sentences here.","x. y."],"return_evidence":true}`,
+		`{"model":"ctxsel-topk:k=1","query":"q","documents":["a. b. c.","d"],"evidence_budget":5,"return_evidence":true,"top_n":1}`,
 	} {
 		f.Add(seed)
 	}
-	s, err := New(DefaultConfig(), Options{Logger: slog.New(slog.DiscardHandler), Embedder: fakeEmbedder{}})
+	s, err := New(DefaultConfig(), Options{Logger: slog.New(slog.DiscardHandler), Embedder: fakeEmbedder{},
+		SelectorDeps: ctxsel.DepsOf(map[string]any{ctxsel.DepEmbedder: fakeEmbedder{}})})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,86 +1,162 @@
 package server
 
 import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
 // resolved is what a request's "strategy" and "params" came to: a pure
 // strategy with its caps, a text selector (the picker the server was
-// started with, or a composition over it), or an answering route.
+// started with, a registered kind such as evidence, or a composition), or
+// an answering route. res is zero when the request left /v1/ask's default
+// to the Asker (a server without Options.SelectorDeps).
 type resolved struct {
-	st       ctxsel.Strategy
-	caps     ctxsel.Caps
-	order    ctxsel.Order
-	spec     string // the spec they amount to, parameters merged
-	selector ctxsel.TextSelector
-	route    ctxsel.Route
+	res   ctxsel.Resolved
+	order ctxsel.Order
 }
 
-// invalidMsg is an ErrInvalidInput error's message without the prefix,
-// for a field error.
-func invalidMsg(err error) string {
-	return strings.TrimPrefix(err.Error(), ctxsel.ErrInvalidInput.Error()+": ")
+// inputMsg is what an input error says beside the field at fault: a
+// ctxsel input error's own description (without ErrInvalidInput's text),
+// any other error's text.
+func inputMsg(err error) string {
+	switch e := err.(type) {
+	case *ctxsel.InputError:
+		return e.Msg
+	case *ctxsel.ParamError:
+		return e.Detail()
+	case *ctxsel.CandidateError:
+		return e.Detail()
+	}
+	return err.Error()
+}
+
+// paramMsg is what a parameter error says beside the request field that
+// gave the parameter.
+func paramMsg(e *ctxsel.ParamError) string {
+	if e.Known != nil {
+		return fmt.Sprintf("unknown parameter %q of strategy %s (known: %s)", e.Param, e.Strategy, strings.Join(e.Known, ", "))
+	}
+	return e.Msg
 }
 
 // resolveRequest resolves a request's strategy (def when it names none)
 // with ctxsel.Resolve, taking the kinds the endpoint serves. The text
-// selectors a request may name are the server's own (Options.Picker),
-// never built from a request. Errors name the field at fault: "strategy",
-// "params" or "params.NAME", "order", "query".
+// selectors a request may name are the server's own (Options.Picker) and
+// the registered kinds it has dependencies for (Options.SelectorDeps),
+// never built from a request's LLM. Errors name the field at fault:
+// "strategy", "params" or "params.NAME", "order", "query".
 func (s *Server) resolveRequest(r *commonRequest, def string, kinds ctxsel.Kind) (resolved, error) {
+	return s.resolveWith(r, def, ctxsel.Resolver{Kinds: kinds, Selectors: s.selectors, Deps: s.deps})
+}
+
+// resolveWith is resolveRequest with the resolver given: the kinds and
+// the text selectors the endpoint offers.
+func (s *Server) resolveWith(r *commonRequest, def string, rv ctxsel.Resolver) (resolved, error) {
 	text := strings.TrimSpace(r.strategy)
 	if text == "" {
 		text = def
 	}
-	res, err := ctxsel.Resolver{Kinds: kinds, Selectors: s.selectors, Deps: s.deps}.Resolve(text)
+	res, err := rv.Resolve(text)
 	order, oerr := ctxsel.ParseOrder(r.order)
-	if err != nil && text == ctxsel.DefaultStrategy && kinds == 0 && s.deps == nil && len(r.params) == 0 && oerr == nil {
+	if err != nil && text == ctxsel.DefaultStrategy && rv.Kinds == 0 && rv.Deps == nil && len(r.params) == 0 && oerr == nil {
 		// The default is a text selector (evidence) whose dependency, a
 		// sentence embedder, this server was not given (SelectorDeps);
-		// the Asker, package ask, supplies its own and resolves it.
-		return resolved{order: order, spec: text}, nil
+		// the Asker supplies its own and resolves it.
+		return resolved{order: order}, nil
 	}
 	if err != nil {
-		return resolved{}, badField("strategy", "%s", invalidMsg(err))
+		return resolved{}, wire.Bad("strategy", "%s", inputMsg(err))
 	}
 	if oerr != nil {
-		return resolved{}, badField("order", "%s", invalidMsg(oerr))
+		return resolved{}, wire.Bad("order", "%s", inputMsg(oerr))
 	}
 	switch res.Kind {
 	case ctxsel.SelectorKind:
 		if len(r.params) > 0 {
-			return resolved{}, badField("params", "%s takes no request parameters: its settings are the server's", res.Spec)
+			return resolved{}, wire.Bad("params", "%s takes no request parameters: its settings are the server's", res.Spec)
 		}
 		if strings.TrimSpace(r.query) == "" {
-			return resolved{}, badField("query", "missing: %s reads the question", res.Spec)
+			return resolved{}, wire.Bad("query", "missing: %s reads the question", res.Spec)
 		}
-		return resolved{selector: res.Selector, order: order, spec: res.Spec}, nil
+		return resolved{res: res, order: order}, nil
 	case ctxsel.RouteKind:
-		sp, _ := res.AsSpec()
 		if len(r.params) > 0 {
+			sp, _ := res.AsSpec()
 			for _, p := range r.params {
 				key := strings.ToLower(p.name)
 				_, dupNum := sp.Params[key]
 				_, dupWord := sp.Words[key]
 				if dupNum || dupWord {
-					return resolved{}, badField("params."+p.name, "also given in strategy %q", r.strategy)
+					return resolved{}, wire.Bad("params."+p.name, "also given in strategy %q", r.strategy)
 				}
 				sp.Params[key] = p.value
 			}
 			if res, err = (ctxsel.Resolver{Kinds: ctxsel.RouteKind}).Resolve(sp.String()); err != nil {
-				return resolved{}, badField("strategy", "%s", invalidMsg(err))
+				return resolved{}, wire.Bad("strategy", "%s", inputMsg(err))
 			}
 		}
-		return resolved{route: res.Route, order: order, spec: res.Route.String()}, nil
+		return resolved{res: res, order: order}, nil
 	}
-	if len(r.params) == 0 {
-		return resolved{st: res.Strategy, caps: res.Caps, order: order, spec: res.Spec}, nil
+	if len(r.params) > 0 {
+		if res, err = withParams(text, r.params, rv.Deps); err != nil {
+			return resolved{}, err
+		}
 	}
-	st, caps, spec, err := resolveStrategy(text, r.params, s.deps)
+	return resolved{res: res, order: order}, nil
+}
+
+// withParams resolves strategy spec text with the request's "params"
+// object merged in. Each parameter is checked where it was given, so the
+// error can name its field: "strategy" for the spec string, "params.NAME"
+// for the params object; what is left, a combination (head+tail, min_k >
+// max_k), is "params". deps are the operator's (SelectorDeps: the band's policy).
+func withParams(text string, params []paramIn, deps ctxsel.Deps) (ctxsel.Resolved, error) {
+	sp, err := ctxsel.ParseSpec(text)
 	if err != nil {
-		return resolved{}, err
+		return ctxsel.Resolved{}, wire.Bad("strategy", "%s", inputMsg(err))
 	}
-	return resolved{st: st, caps: caps, order: order, spec: spec}, nil
+	def, ok := ctxsel.Lookup(sp.Name)
+	if !ok {
+		names := make([]string, 0)
+		for _, d := range ctxsel.Defs() {
+			names = append(names, d.Name)
+		}
+		return ctxsel.Resolved{}, wire.Bad("strategy", "unknown strategy %q (known: %s)", sp.Name, strings.Join(names, ", "))
+	}
+	check := func(field, name string, v float64) error {
+		var pe *ctxsel.ParamError
+		if err := def.CheckParam(name, v); errors.As(err, &pe) {
+			return wire.Bad(field, "%s", paramMsg(pe))
+		} else if err != nil {
+			return wire.Bad(field, "%s", inputMsg(err))
+		}
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(sp.Params)) {
+		if err := check("strategy", k, sp.Params[k]); err != nil {
+			return ctxsel.Resolved{}, err
+		}
+	}
+	for _, p := range params {
+		field := "params." + p.name
+		key := strings.ToLower(p.name)
+		if _, dup := sp.Params[key]; dup {
+			return ctxsel.Resolved{}, wire.Bad(field, "also given in strategy %q", text)
+		}
+		if err := check(field, key, p.value); err != nil {
+			return ctxsel.Resolved{}, err
+		}
+		sp.Params[key] = p.value
+	}
+	res, err := ctxsel.Resolver{Deps: deps}.Resolve(sp.String())
+	if err != nil {
+		return ctxsel.Resolved{}, wire.Bad("params", "%s", inputMsg(err))
+	}
+	return res, nil
 }

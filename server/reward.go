@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/ctxsel/ctxsel/internal/wire"
 	"github.com/ctxsel/ctxsel/picker/reward"
 )
 
@@ -25,8 +26,8 @@ type rewardRequest struct {
 // key given twice, data after the object and a value of the wrong type are
 // refused naming the field, as on every other route.
 func decodeReward(body string, r *rewardRequest, lim limits) error {
-	d := decoder{s: body}
-	return d.object(func(key string) error {
+	d := newDecoder(body)
+	return d.Object(func(key string) error {
 		var bit uint16
 		switch key {
 		case "output":
@@ -44,32 +45,32 @@ func decodeReward(body string, r *rewardRequest, lim limits) error {
 		case "red2":
 			bit = 64
 		default:
-			return badField(key, "unknown field (known: output, offered, gold, stage, gamma, red1, red2)")
+			return wire.Bad(key, "unknown field (known: output, offered, gold, stage, gamma, red1, red2)")
 		}
-		read, err := d.given(&r.seen, bit, key)
+		read, err := d.Given(&r.seen, bit, key)
 		if !read {
 			return err
 		}
-		p := top(key)
+		p := wire.Field(key)
 		switch key {
 		case "output":
-			r.output, err = d.text(p, lim)
+			r.output, err = d.Text(p, lim.Limits)
 			r.hasOutput = err == nil
 		case "offered":
 			r.offered, err = d.ids(p, lim)
 		case "gold":
 			r.gold, err = d.ids(p, lim)
 		case "stage":
-			r.stage, err = d.count(p)
+			r.stage, err = d.Count(p)
 			r.hasStage = err == nil
 		case "gamma":
 			var g float64
-			if g, err = d.num(p); err == nil {
+			if g, err = d.Num(p); err == nil {
 				r.gamma = &g
 			}
 		case "red1", "red2":
 			var n int
-			if n, err = d.count(p); err == nil {
+			if n, err = d.Count(p); err == nil {
 				if key == "red1" {
 					r.red1 = &n
 				} else {
@@ -83,26 +84,26 @@ func decodeReward(body string, r *rewardRequest, lim limits) error {
 
 // ids reads an array of ids: non-empty, valid UTF-8 strings, at most
 // max_candidates of them.
-func (d *decoder) ids(p fpath, lim limits) ([]string, error) {
-	if err := d.beginArray(p); err != nil {
+func (d *decoder) ids(p wire.Path, lim limits) ([]string, error) {
+	if err := d.BeginArray(p); err != nil {
 		return nil, err
 	}
 	var out []string
 	for first := true; ; {
-		ok, err := d.nextElem(p, &first)
+		ok, err := d.NextElem(p, &first)
 		if err != nil || !ok {
 			return out, err
 		}
-		ep := fpath{name: p.name, idx: len(out)}
-		if len(out) == lim.maxCandidates {
-			return nil, lim.tooMany(p.String(), len(out)+1, "ids")
+		ep := wire.Path{Name: p.Name, Idx: len(out)}
+		if len(out) == lim.MaxCandidates {
+			return nil, lim.TooMany(p.String(), len(out)+1, "ids")
 		}
-		id, err := d.text(ep, lim)
+		id, err := d.Text(ep, lim.Limits)
 		if err != nil {
 			return nil, err
 		}
 		if id == "" {
-			return nil, badField(ep.String(), "empty id")
+			return nil, wire.Bad(ep.String(), "empty id")
 		}
 		out = append(out, id)
 	}
@@ -155,7 +156,7 @@ func checkReward(req *rewardRequest, p reward.Params) error {
 		at := make(map[string]int, len(ids))
 		for i, id := range ids {
 			if j, ok := at[id]; ok {
-				return badField(fmt.Sprintf("%s[%d]", field, i), "%q given twice (also %s[%d])", id, field, j)
+				return wire.Bad(fmt.Sprintf("%s[%d]", field, i), "%q given twice (also %s[%d])", id, field, j)
 			}
 			at[id] = i
 		}
@@ -163,25 +164,25 @@ func checkReward(req *rewardRequest, p reward.Params) error {
 	}
 	switch {
 	case !req.hasOutput:
-		return badField("output", "missing: the picker's answer text")
+		return wire.Bad("output", "missing: the picker's answer text")
 	case !req.hasStage:
-		return badField("stage", "missing: 1 or 2")
+		return wire.Bad("stage", "missing: 1 or 2")
 	case req.stage != 1 && req.stage != 2:
-		return badField("stage", "%d: want 1 or 2", req.stage)
+		return wire.Bad("stage", "%d: want 1 or 2", req.stage)
 	case len(req.offered) == 0:
-		return badField("offered", "missing: the ids the picker was offered")
+		return wire.Bad("offered", "missing: the ids the picker was offered")
 	case len(req.gold) == 0:
-		return badField("gold", "missing: the gold ids")
+		return wire.Bad("gold", "missing: the gold ids")
 	case !(p.Gamma >= reward.MinGamma && p.Gamma <= reward.MaxGamma):
-		return badField("gamma", "%v: must be in [%v, %v]", p.Gamma, reward.MinGamma, reward.MaxGamma)
+		return wire.Bad("gamma", "%v: must be in [%v, %v]", p.Gamma, reward.MinGamma, reward.MaxGamma)
 	case p.Red1 > reward.MaxRed:
-		return badField("red1", "%d: must be at most %d", p.Red1, reward.MaxRed)
+		return wire.Bad("red1", "%d: must be at most %d", p.Red1, reward.MaxRed)
 	case p.Red1 <= p.Red2:
 		field := "red1"
 		if req.red2 != nil {
 			field = "red2"
 		}
-		return badField(field, "red1=%d must exceed red2=%d (stage I is the looser)", p.Red1, p.Red2)
+		return wire.Bad(field, "red1=%d must exceed red2=%d (stage I is the looser)", p.Red1, p.Red2)
 	}
 	if err := dup("offered", req.offered); err != nil {
 		return err

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
 func TestRewardEndpoint(t *testing.T) {
@@ -123,23 +125,23 @@ func FuzzRewardRequest(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	lim := limits{maxCandidates: 8, maxText: 64, maxDim: 4}
+	lim := limits{Limits: wire.Limits{MaxCandidates: 8, MaxText: 64, MaxDim: 4}}
 	f.Fuzz(func(t *testing.T, body string) {
 		var r rewardRequest
 		if decodeReward(body, &r, lim) != nil {
 			return
 		}
 		for _, ids := range [][]string{r.offered, r.gold} {
-			if len(ids) > lim.maxCandidates {
+			if len(ids) > lim.MaxCandidates {
 				t.Fatalf("%d ids accepted", len(ids))
 			}
 			for _, id := range ids {
-				if id == "" || len(id) > lim.maxText {
+				if id == "" || len(id) > lim.MaxText {
 					t.Fatalf("id %q accepted", id)
 				}
 			}
 		}
-		if len(r.output) > lim.maxText {
+		if len(r.output) > lim.MaxText {
 			t.Fatalf("output of %d bytes accepted", len(r.output))
 		}
 	})

@@ -36,6 +36,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	_ "github.com/ctxsel/ctxsel/cutoff" // the score-only strategies
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/internal/wire"
 	_ "github.com/ctxsel/ctxsel/selfroute" // the answering route of /v1/ask
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -118,8 +119,8 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/openapi.json", false, s.handleOpenAPI},
 		{http.MethodGet, "/metrics", true, s.handleMetrics},
 		{http.MethodGet, "/v1/strategies", true, s.handleStrategies},
-		{http.MethodPost, "/v1/select", true, s.handleSelect},
-		{http.MethodPost, "/v1/ask", true, s.handleAsk},
+		{http.MethodPost, "/v1/select", true, s.serve(s.selectOp)},
+		{http.MethodPost, "/v1/ask", true, s.serve(s.askOp)},
 		{http.MethodPost, "/v1/rerank", true, s.handleRerank},
 		{http.MethodPost, "/v2/rerank", true, s.handleRerank},
 		{http.MethodPost, "/v1/embeddings", true, s.handleEmbeddings},
@@ -135,18 +136,37 @@ func New(cfg Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: opts.Logger, embedder: opts.Embedder, asker: opts.Asker}
+	// One limiter for every embedding call of every request: the served
+	// embedder's and the evidence selector's sentence embedder.
+	limit := newEmbedLimiter(cfg.EmbedConcurrency, cfg.EmbedQueue)
 	if s.embedder != nil {
-		s.embedder = boundedEmbedder{inner: s.embedder, limit: newEmbedLimiter(cfg.EmbedConcurrency, cfg.EmbedQueue)}
+		s.embedder = boundedEmbedder{inner: s.embedder, limit: limit}
 	}
 	if _, err := embedModels(opts.Embedder, cfg.EmbeddingAliases); err != nil {
 		return nil, err
 	}
 	if d := opts.SelectorDeps; d != nil {
-		// A request never gets an LLM of its own: the picker is the
-		// configured one (Selectors), or none.
 		s.deps = func(name string) (any, error) {
-			if name == ctxsel.DepLLM {
+			switch name {
+			case ctxsel.DepLLM:
+				// A request never gets an LLM of its own: the picker is
+				// the configured one (Selectors), or none.
 				return nil, fmt.Errorf("%w: the LLM picker is not configured on this server", ctxsel.ErrNoDep)
+			case ctxsel.DepEmbedder:
+				// A selector's embedding calls are held to the request's
+				// deadline and share the limiter, as the server's own.
+				v, err := d(name)
+				if e, ok := v.(embed.Embedder); ok && err == nil {
+					return boundedEmbedder{inner: e, limit: limit}, nil
+				}
+				return v, err
+			case ctxsel.DepCounter:
+				// A pruned text's tokens are counted as the candidates'
+				// are, unless the operator supplies a counter.
+				if v, err := d(name); err == nil && v != nil || err != nil && !errors.Is(err, ctxsel.ErrNoDep) {
+					return v, err
+				}
+				return s.tokenCounter()
 			}
 			return d(name)
 		}
@@ -165,7 +185,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	_, _ = rand.Read(seed[:])
 	s.idPrefix = hex.EncodeToString(seed[:]) + "-"
 	var err error
-	if s.strategies, err = strategiesJSON(); err != nil {
+	if s.strategies, err = strategiesJSON(s.deps != nil); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 
@@ -429,9 +449,9 @@ func writeError(w http.ResponseWriter, status int, field, msg string) {
 		return
 	}
 	b = append(b, `{"error":{"message":`...)
-	b = appendString(b, msg)
+	b = wire.AppendString(b, msg)
 	b = append(b, `,"field":`...)
-	b = appendString(b, field)
+	b = wire.AppendString(b, field)
 	b = append(b, "}}\n"...)
 	writeJSON(w, status, b)
 }
@@ -445,47 +465,59 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// writeFailure turns an error into the right response: a fieldError (or any
-// ctxsel.ErrInvalidInput) is the caller's to fix, a backend's failure is 502
-// and a timeout 504, and anything else is 500; backend and internal
-// details stay in the log.
+// writeFailure writes failure's answer to err (a busy embedder's with
+// Retry-After).
 func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error) {
-	var fe *fieldError
+	var busy *busyError
+	if errors.As(err, &busy) {
+		writeBusy(w, busy)
+		return
+	}
+	status, field, msg := s.failure(r.Context(), err)
+	writeError(w, status, field, msg)
+}
+
+// failure turns an error into the right answer: a field error (or any
+// ctxsel.ErrInvalidInput) is the caller's to fix, a backend's failure is
+// 502 and a timeout 504, and anything else is 500; backend and internal
+// details stay in the log. ctx is the request's.
+func (s *Server) failure(ctx context.Context, err error) (status int, field, msg string) {
+	var fe *wire.FieldError
 	var be *backendError
 	var ue *upstreamError
 	var busy *busyError
-	id := RequestID(r.Context())
+	id := RequestID(ctx)
 	switch {
 	case errors.As(err, &busy):
-		writeBusy(w, busy)
+		return http.StatusServiceUnavailable, "", busy.Error()
 	case errors.As(err, &be):
 		s.log.Warn("embedding failed", "request_id", id, "error", err.Error())
-		writeError(w, http.StatusBadGateway, "", "embedder failed (request "+id+")")
+		return http.StatusBadGateway, "", "embedder failed (request " + id + ")"
 	case errors.As(err, &ue):
 		s.log.Warn(ue.what+" failed", "request_id", id, "error", ue.err.Error())
-		writeError(w, http.StatusBadGateway, "", ue.what+" failed: a service behind this server failed (request "+id+"; details in the server log)")
+		return http.StatusBadGateway, "", ue.what + " failed: a service behind this server failed (request " + id + "; details in the server log)"
 	case errors.As(err, &fe):
 		status := fe.Status
 		if status == 0 {
 			status = http.StatusBadRequest
 		}
-		writeError(w, status, fe.Field, fe.Msg)
+		return status, fe.Field(), fe.Msg
 	case errors.Is(err, ctxsel.ErrInvalidInput):
-		writeError(w, http.StatusBadRequest, "", err.Error())
-	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil:
-		writeError(w, http.StatusGatewayTimeout, "", "timed out after "+s.cfg.RequestTimeout.String()+" (request_timeout)")
+		return http.StatusBadRequest, "", err.Error()
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		return http.StatusGatewayTimeout, "", "timed out after " + s.cfg.RequestTimeout.String() + " (request_timeout)"
 	case errors.Is(err, context.DeadlineExceeded):
 		// A deadline of a service behind this one (an LLM's own timeout)
 		// expired before the request's: say so, not request_timeout.
 		s.log.Warn("upstream call timed out", "request_id", id, "error", err.Error())
-		writeError(w, http.StatusGatewayTimeout, "", "a service behind this server timed out before the request's deadline (request "+id+")")
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		return http.StatusGatewayTimeout, "", "a service behind this server timed out before the request's deadline (request " + id + ")"
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		// The client went away mid-request: nobody reads this, and it is
 		// not a server fault. 499 is nginx's "client closed request".
-		writeError(w, 499, "", "request canceled by the client")
+		return 499, "", "request canceled by the client"
 	default:
 		s.log.Error("request failed", "request_id", id, "error", err.Error())
-		writeError(w, http.StatusInternalServerError, "", "internal error (request "+id+")")
+		return http.StatusInternalServerError, "", "internal error (request " + id + ")"
 	}
 }
 
@@ -559,8 +591,9 @@ func (s *Server) handleStrategies(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.strategies)
 }
 
-// strategiesJSON is the /v1/strategies document.
-func strategiesJSON() ([]byte, error) {
+// strategiesJSON is the /v1/strategies document; withSelectors lists the
+// registered text selector kinds, which a server with SelectorDeps serves.
+func strategiesJSON(withSelectors bool) ([]byte, error) {
 	type strategy struct {
 		Name   string            `json:"name"`
 		Doc    string            `json:"doc"`
@@ -570,13 +603,20 @@ func strategiesJSON() ([]byte, error) {
 	// ctxsel ask's and the spec name "default"'s; select_default,
 	// ctxsel.DefaultSelectStrategy, is what /v1/select, /v1/rerank and the
 	// web page cut with when a request names none.
+	// selectors are named by their spec ("evidence:budget=500", or after
+	// a strategy: "topk:k=30+evidence:budget=500"), parameters included:
+	// they take no "params" object.
 	doc := struct {
-		Default       string            `json:"default"`
-		SelectDefault string            `json:"select_default"`
-		Strategies    []strategy        `json:"strategies"`
-		Caps          []ctxsel.ParamDef `json:"caps"`
-		Orders        []string          `json:"orders"`
+		Default       string               `json:"default"`
+		SelectDefault string               `json:"select_default"`
+		Strategies    []strategy           `json:"strategies"`
+		Selectors     []ctxsel.SelectorDef `json:"selectors,omitempty"`
+		Caps          []ctxsel.ParamDef    `json:"caps"`
+		Orders        []string             `json:"orders"`
 	}{Default: ctxsel.DefaultStrategy, SelectDefault: ctxsel.DefaultSelectStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
+	if withSelectors {
+		doc.Selectors = ctxsel.SelectorDefs()
+	}
 	for _, d := range ctxsel.Defs() {
 		params := d.Params
 		if params == nil {

@@ -470,8 +470,8 @@ func (f fakeAsker) Ask(ctx context.Context, req AskRequest) (AskResponse, error)
 	if err != nil {
 		return AskResponse{}, err
 	}
-	st, caps := req.Strategy, req.Caps
-	if st == nil { // a spec left to the Asker (the default text selector): resolved here as two passages
+	st, caps := req.Strategy.Strategy, req.Strategy.Caps
+	if req.Strategy.Kind != ctxsel.StrategyKind { // the Asker's default, a selector or a route: selected here as two passages
 		if st, caps, err = ctxsel.Parse("topk:k=2"); err != nil {
 			return AskResponse{}, err
 		}
@@ -519,8 +519,8 @@ func TestAsk(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if seen.Query != "what?" || seen.TopN != 20 || seen.Retriever != "bm25" || seen.Caps.MaxK != 5 || seen.Order != ctxsel.DocumentOrder || seen.Strategy.Params()["buffer"] != 0 ||
-		seen.Spec != "adaptivek:buffer=0,max_k=5" {
+	if seen.Query != "what?" || seen.TopN != 20 || seen.Retriever != "bm25" || seen.Strategy.Caps.MaxK != 5 || seen.Order != ctxsel.DocumentOrder || seen.Strategy.Strategy.Params()["buffer"] != 0 ||
+		seen.Strategy.Kind != ctxsel.StrategyKind || seen.Strategy.Spec != "adaptivek:buffer=0,max_k=5" {
 		t.Fatalf("asker saw %+v", seen)
 	}
 	if got.Answer != "42" || !slices.Equal(got.IDs, []string{"top", "mid"}) || got.K != 2 || got.Tokens != 13 ||

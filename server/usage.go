@@ -2,6 +2,8 @@ package server
 
 import (
 	"strconv"
+
+	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
 // AskUsage is what the LLM calls of one /v1/ask cost: both calls for
@@ -30,21 +32,21 @@ func appendUsage(b []byte, u *AskUsage) []byte {
 		return b
 	}
 	b = append(b, `,"usage":{"llm_calls":`...)
-	b = appendInt(b, u.LLMCalls)
+	b = wire.AppendInt(b, u.LLMCalls)
 	b = append(b, `,"input_tokens":`...)
-	b = appendInt(b, u.InputTokens)
+	b = wire.AppendInt(b, u.InputTokens)
 	b = append(b, `,"output_tokens":`...)
-	b = appendInt(b, u.OutputTokens)
+	b = wire.AppendInt(b, u.OutputTokens)
 	if u.Routed {
 		b = append(b, `,"routed":true`...)
 	}
 	if u.PickerCalls > 0 {
 		b = append(b, `,"picker_calls":`...)
-		b = appendInt(b, u.PickerCalls)
+		b = wire.AppendInt(b, u.PickerCalls)
 		b = append(b, `,"picker_prompt_tokens":`...)
-		b = appendInt(b, u.PickerPromptTokens)
+		b = wire.AppendInt(b, u.PickerPromptTokens)
 		b = append(b, `,"picker_completion_tokens":`...)
-		b = appendInt(b, u.PickerCompletionTokens)
+		b = wire.AppendInt(b, u.PickerCompletionTokens)
 		b = append(b, `,"picker_invalid":`...)
 		b = strconv.AppendBool(b, u.PickerInvalid)
 	}

@@ -1,6 +1,10 @@
 package server
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/ctxsel/ctxsel/internal/wire"
+)
 
 // Errors in each wire format's own shape. A drop-in route is read by
 // clients written for another service, and they show the user only what
@@ -56,13 +60,13 @@ func appendRerankError(b []byte, field, msg string) []byte {
 		text = field + ": " + msg
 	}
 	b = append(b, `{"message":`...)
-	b = appendString(b, text)
+	b = wire.AppendString(b, text)
 	b = append(b, `,"detail":`...)
-	b = appendString(b, text)
+	b = wire.AppendString(b, text)
 	b = append(b, `,"error":{"message":`...)
-	b = appendString(b, msg)
+	b = wire.AppendString(b, msg)
 	b = append(b, `,"field":`...)
-	b = appendString(b, field)
+	b = wire.AppendString(b, field)
 	return append(b, "}}\n"...)
 }
 

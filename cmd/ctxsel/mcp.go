@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/server"
 )
 
@@ -56,17 +55,4 @@ Example client configuration (Claude Desktop, Cursor, ...):
 		return fmt.Errorf("mcp: %w", err)
 	}
 	return srv.ServeStdio(ctx, stdin, stdout)
-}
-
-// Search retrieves without selecting or answering: the search tool.
-func (a indexAsker) Search(ctx context.Context, query string, topN int) ([]server.Passage, error) {
-	ans, err := ask.Ask(ctx, a.store, a.e, query, ask.Options{Strategy: "full", Candidates: topN, NoWindow: true})
-	if err != nil {
-		return nil, a.clientSafe(fmt.Errorf("search: %w", err))
-	}
-	out := make([]server.Passage, 0, len(ans.Passages))
-	for _, p := range ans.Passages {
-		out = append(out, server.Passage{ID: p.ID, Score: p.Score, Tokens: p.Tokens, Text: p.Text})
-	}
-	return out, nil
 }

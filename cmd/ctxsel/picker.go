@@ -61,18 +61,14 @@ func selectTexts(ctx context.Context, sel ctxsel.TextSelector, spec, question, o
 	if err != nil {
 		return err
 	}
-	cands, texts, err := readCandidates(stdin, encoding)
+	curve, texts, err := readCandidates(stdin, encoding)
 	if err != nil {
 		return err
 	}
 	for i, t := range texts {
 		if t == "" {
-			return fmt.Errorf("%w: candidate %q has no \"text\": %s reads every candidate", ctxsel.ErrInvalidInput, cands[i].ID, spec)
+			return fmt.Errorf("%w: candidate %q has no \"text\": %s reads every candidate", ctxsel.ErrInvalidInput, curve.Candidate(i).ID, spec)
 		}
-	}
-	curve, err := ctxsel.NewCurve(cands)
-	if err != nil {
-		return err
 	}
 	q := ctxsel.TextQuery{Curve: curve, Texts: texts, Order: ord, Question: question}
 	m, metered := sel.(ctxsel.MeteredSelector)

@@ -1,21 +1,17 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/server"
+	"github.com/ctxsel/ctxsel/internal/wire"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -46,11 +42,11 @@ Reads candidates as JSON lines, one per passage, in any order:
   {"id": "b", "score": 0.41, "text": "passage text, counted with --encoding"}
 and prints one JSON object: the selected ids in the requested order, k, the
 tokens selected and an explanation of the cut. Plug it after any retriever.
-Fields are those of a candidate of the server's /v1/select (exact names; ids
-non-empty, unique, valid UTF-8); other fields are passed-along metadata and
-ignored, unless they look like a misspelt field ("Score", "tokns"), which is
-an error as in the server. Errors name the candidate by its place in the
-input, from 1.
+Fields are those of a candidate of the server's /v1/select, read by the same
+reader (exact names; ids non-empty, unique, valid UTF-8; texts valid UTF-8);
+other fields are passed-along metadata and ignored, unless they look like a
+misspelt field ("Score", "tokns"), which is an error as in the server. Errors
+name the candidate by its place in the input, from 1.
 
 A text selector reads the candidates' texts and --question: with
 --strategy evidence:budget=500 (or default, `+ctxsel.DefaultStrategy+`, or
@@ -98,11 +94,7 @@ Examples:
 	if err != nil {
 		return err
 	}
-	cands, _, err := readCandidates(stdin, *encoding)
-	if err != nil {
-		return err
-	}
-	curve, err := ctxsel.NewCurve(cands)
+	curve, _, err := readCandidates(stdin, *encoding)
 	if err != nil {
 		return err
 	}
@@ -113,169 +105,54 @@ Examples:
 	return writeSelection(stdout, sel)
 }
 
-// readCandidates reads candidates as JSON objects (one a line), numbered from
-// 1 in input order in every message. Fields are those of a candidate of the
-// server's /v1/select, matched exactly (case included) and checked alike:
-// id, score, tokens, text; other fields are the caller's metadata and are
-// ignored, as the server ignores them. A vector needs a query vector, which
-// only the server takes, so it is an error here rather than ignored.
-// texts[i] is candidate i's text ("" when it has none), for the picker.
-func readCandidates(r io.Reader, encoding string) ([]ctxsel.Candidate, []string, error) {
-	var counter *token.Tiktoken
-	dec := json.NewDecoder(bufio.NewReader(r))
-	var out []ctxsel.Candidate
-	var texts []string
-	seen := map[string]int{}
-	for n := 1; ; n++ {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, nil, fmt.Errorf("%w: candidate %d: %v", ctxsel.ErrInvalidInput, n, err)
-		}
-		c, text, err := parseCandidate(raw)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: candidate %d: %v", ctxsel.ErrInvalidInput, n, err)
-		}
-		if first, dup := seen[c.ID]; dup {
-			return nil, nil, fmt.Errorf("%w: candidate %d: id: duplicate id %q (also candidate %d)", ctxsel.ErrInvalidInput, n, c.ID, first)
-		}
-		seen[c.ID] = n
-		if text != nil {
-			if counter == nil {
-				if counter, err = token.New(encoding); err != nil {
-					return nil, nil, usageError{err}
-				}
-			}
-			c.Tokens = counter.Count(*text)
-		}
-		out = append(out, c)
-		if text != nil {
-			texts = append(texts, *text)
-		} else {
-			texts = append(texts, "")
-		}
+// readCandidates reads candidates as JSON objects, one a line (or any
+// whitespace between), with the reader /v1/select reads its candidates
+// with (internal/wire): the same fields, matched exactly (case included),
+// checked alike and refused with the same messages, naming the candidate
+// by its place in the input, from 1. Here every candidate needs a score,
+// and a vector, which needs a query vector that only the server takes, is
+// refused rather than ignored. texts[i] is candidate i's text ("" when it
+// has none), for a text selector; a text without "tokens" is counted.
+func readCandidates(r io.Reader, encoding string) (*ctxsel.Curve, []string, error) {
+	in, err := io.ReadAll(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("select: read candidates: %w", err)
 	}
-	if len(out) == 0 {
+	var c wire.Candidates
+	err = wire.DecodeStream(string(in), &c, wire.Unlimited, func(i int) error {
+		switch {
+		case c.Has[i]&wire.HasVector != 0:
+			return &wire.FieldError{Path: wire.CandidatePath(i, "vector"), Msg: "vectors need a query vector, which only the server's /v1/select takes (query_vector): give scores here"}
+		case c.Has[i]&wire.HasScore == 0:
+			return &wire.FieldError{Path: wire.CandidatePath(i, "score"), Msg: "missing (every candidate needs a score)"}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(c.Cands) == 0 {
 		return nil, nil, fmt.Errorf("%w: no candidates on standard input", ctxsel.ErrInvalidInput)
 	}
-	return out, texts, nil
-}
-
-// parseCandidate reads one candidate object; text is the passage text when
-// tokens are to be counted from it.
-func parseCandidate(raw json.RawMessage) (c ctxsel.Candidate, text *string, err error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if t, _ := dec.Token(); t != json.Delim('{') {
-		return c, nil, fmt.Errorf("must be an object, got %s", clip(raw))
-	}
-	given := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return c, nil, err
+	var counter *token.Tiktoken
+	texts := make([]string, len(c.Cands))
+	for i, h := range c.Has {
+		texts[i] = c.Text(i)
+		if h&wire.HasText == 0 || h&wire.HasTokens != 0 {
+			continue // tokens given win over counting the text
 		}
-		key := t.(string) // inside an object, Token returns keys as strings
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return c, nil, fmt.Errorf("%s: %v", key, err)
-		}
-		switch key {
-		case "id", "score", "tokens", "text", "vector":
-		default:
-			if want, typo := server.MisspeltCandidateField(key); typo {
-				return c, nil, fmt.Errorf("%s: unknown field: did you mean %q? (other fields are ignored as metadata: rename it if it is yours)", key, want)
+		if counter == nil {
+			if counter, err = token.New(encoding); err != nil {
+				return nil, nil, usageError{err}
 			}
-			continue // the caller's metadata
 		}
-		if given[key] {
-			return c, nil, fmt.Errorf("%s: given twice", key)
-		}
-		given[key] = true
-		if string(v) == "null" && key != "id" {
-			delete(given, key)
-			continue
-		}
-		switch key {
-		case "id":
-			c.ID, err = candidateID(v)
-		case "score":
-			c.Score, err = jsonNumber(v)
-		case "tokens":
-			var f float64
-			if f, err = jsonNumber(v); err == nil && (f < 0 || f > math.MaxInt32 || f != math.Trunc(f)) {
-				err = fmt.Errorf("must be a whole number in [0, %d], got %v", math.MaxInt32, f)
-			}
-			c.Tokens = int(f)
-		case "text":
-			var s string
-			if err = json.Unmarshal(v, &s); err != nil {
-				err = fmt.Errorf("must be a string, got %s", clip(v))
-			}
-			text = &s
-		case "vector":
-			err = errors.New("vectors need a query vector, which only the server's /v1/select takes (query_vector): give scores here")
-		}
-		if err != nil {
-			return c, nil, fmt.Errorf("%s: %w", key, err)
-		}
+		c.Cands[i].Tokens = counter.Count(texts[i])
 	}
-	switch {
-	case !given["id"]:
-		return c, nil, errors.New("id: missing")
-	case !given["score"]:
-		return c, nil, errors.New("score: missing (every candidate needs a score)")
+	curve, err := ctxsel.NewCurve(c.Cands)
+	if err != nil {
+		return nil, nil, wire.InStream(err)
 	}
-	if given["tokens"] {
-		text = nil // tokens given win over counting the text
-	}
-	return c, text, nil
-}
-
-// jsonNumber reads a finite number.
-func jsonNumber(v json.RawMessage) (float64, error) {
-	var n json.Number
-	if err := json.Unmarshal(v, &n); err != nil {
-		return 0, fmt.Errorf("must be a number, got %s", clip(v))
-	}
-	f, err := n.Float64()
-	if err != nil && (math.IsInf(f, 0) || !errors.Is(err, strconv.ErrRange)) {
-		return 0, fmt.Errorf("number %s is out of range: it must be finite", clip(v))
-	}
-	return f, nil
-}
-
-// candidateID accepts a non-empty string of valid UTF-8, or a number (kept
-// as written). Invalid UTF-8 is an error, not a silent U+FFFD: the caller
-// could not match the id that came back.
-func candidateID(raw json.RawMessage) (string, error) {
-	if !utf8.Valid(raw) {
-		return "", errors.New(invalidUTF8ID)
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		if s == "" {
-			return "", errors.New("empty id")
-		}
-		return s, nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err == nil {
-		if f, err := n.Float64(); err == nil && !math.IsInf(f, 0) {
-			return n.String(), nil
-		}
-	}
-	return "", fmt.Errorf("must be a string or a number, got %s", clip(raw))
-}
-
-// clip shortens a raw value for a message.
-func clip(raw []byte) string {
-	if len(raw) > 40 {
-		return string(raw[:40]) + "…"
-	}
-	return string(raw)
+	return curve, texts, nil
 }
 
 func cmdStrategies(args []string, stdout, stderr io.Writer) error {
@@ -332,9 +209,6 @@ func paramRange(p ctxsel.ParamDef) string {
 	}
 	return r
 }
-
-// invalidUTF8ID is the server's message for the same fault.
-const invalidUTF8ID = "not valid UTF-8 (ids come back as they were sent, so they must be UTF-8 text)"
 
 // writeSelection prints a selection as indented JSON: select's output, with
 // or without a picker.

@@ -11,7 +11,8 @@ import (
 )
 
 // FuzzReadCandidates: select's input parser never panics, fails only with
-// invalid input, and what it accepts is a valid curve with ids as sent.
+// invalid input, and what it accepts is a valid curve with ids and texts of
+// valid UTF-8.
 func FuzzReadCandidates(f *testing.F) {
 	for _, s := range []string{
 		`{"id":"a","score":0.9,"tokens":3}` + "\n" + `{"id":2,"score":0.1,"text":"x y"}`,
@@ -23,20 +24,20 @@ func FuzzReadCandidates(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		cands, _, err := readCandidates(bytes.NewReader(in), token.Default)
+		curve, texts, err := readCandidates(bytes.NewReader(in), token.Default)
 		if err != nil {
 			if !errors.Is(err, ctxsel.ErrInvalidInput) {
 				t.Fatalf("error does not wrap ErrInvalidInput: %v", err)
 			}
 			return
 		}
-		for _, c := range cands {
-			if !utf8.ValidString(c.ID) {
-				t.Fatalf("id %q is not valid UTF-8", c.ID)
-			}
+		if len(texts) != curve.Len() {
+			t.Fatalf("%d texts for %d candidates", len(texts), curve.Len())
 		}
-		if _, err := ctxsel.NewCurve(cands); err != nil {
-			t.Fatalf("accepted candidates make no curve: %v", err)
+		for i := range curve.Len() {
+			if c := curve.Candidate(i); !utf8.ValidString(c.ID) || !utf8.ValidString(texts[i]) {
+				t.Fatalf("id %q or text %q is not valid UTF-8", c.ID, texts[i])
+			}
 		}
 	})
 }

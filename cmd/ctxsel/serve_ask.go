@@ -3,63 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/embed"
-	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/server"
 )
-
-// indexAsker answers /v1/ask from an index with package ask: the server
-// only translates HTTP, ask does the retrieval, selection and prompting.
-type indexAsker struct {
-	store  index.Store
-	e      embed.Embedder
-	llm    llm.Client  // nil: select and build the prompt, no answer
-	window int         // the reader's window for Self-Route (0: ask.DefaultWindow)
-	deps   ctxsel.Deps // the operator's strategy dependencies (the band's policy)
-	// location is the store's (a path or a URL): it is the operator's to
-	// know, so errors a client sees name "the index" instead.
-	location string
-}
-
-var _ server.ReadyChecker = indexAsker{}
-
-// Ready implements server.ReadyChecker: an embedded index must pass its
-// cheap check (manifest, every file's size, header and checksum trailer),
-// another back end must answer for its statistics.
-func (a indexAsker) Ready(ctx context.Context) error {
-	if d, ok := a.store.(*index.Dir); ok {
-		chk, err := d.Check(ctx, false)
-		if err != nil {
-			return err
-		}
-		return chk.Err(d.Path())
-	}
-	_, err := a.store.Stats(ctx)
-	return err
-}
-
-// clientSafe keeps the index's location out of an error the server shows
-// its client (bad input: the rest is logged, never shown).
-func (a indexAsker) clientSafe(err error) error {
-	if err == nil || a.location == "" || !strings.Contains(err.Error(), a.location) {
-		return err
-	}
-	return &redacted{msg: strings.ReplaceAll(err.Error(), a.location, "the index"), err: err}
-}
-
-// redacted is an error with its text rewritten and its chain kept.
-type redacted struct {
-	msg string
-	err error
-}
-
-func (e *redacted) Error() string { return e.msg }
-func (e *redacted) Unwrap() error { return e.err }
 
 // askReader is the LLM that answers /v1/ask, from serve --reader; a zero
 // askReader falls back to the CTXSEL_LLM_* environment. deps are the
@@ -69,33 +19,6 @@ type askReader struct {
 	client llm.Client
 	window int
 	deps   ctxsel.Deps
-}
-
-func (a indexAsker) Ask(ctx context.Context, req server.AskRequest) (server.AskResponse, error) {
-	ans, err := ask.Ask(ctx, a.store, a.e, req.Query, ask.Options{Strategy: req.Spec, Deps: a.deps, Selector: req.Selector, Order: req.Order, Candidates: req.TopN,
-		Retriever: index.Retriever(req.Retriever), LLM: a.llm, Window: a.window})
-	if err != nil {
-		return server.AskResponse{}, a.clientSafe(fmt.Errorf("ask: %w", err))
-	}
-	resp := server.AskResponse{Selection: ans.Selection, Scores: ans.Scores}
-	if ans.Reply != nil {
-		resp.Answer, resp.AnswerDefect = ans.Reply.Content, ans.ReplyDefect
-		resp.Usage = &server.AskUsage{LLMCalls: 1, InputTokens: ans.Reply.PromptTokens, OutputTokens: ans.Reply.CompletionTokens}
-	}
-	if rt := ans.Route; rt != nil {
-		resp.Usage = &server.AskUsage{LLMCalls: len(rt.Steps), InputTokens: rt.InputTokens, OutputTokens: rt.OutputTokens, Routed: rt.Routed}
-	}
-	if pk := ans.Pick; pk != nil && pk.Calls > 0 {
-		if resp.Usage == nil {
-			resp.Usage = &server.AskUsage{}
-		}
-		resp.Usage.PickerCalls, resp.Usage.PickerPromptTokens, resp.Usage.PickerCompletionTokens = pk.Calls, pk.PromptTokens, pk.CompletionTokens
-		resp.Usage.PickerInvalid = !pk.Valid
-	}
-	for _, p := range ans.Passages {
-		resp.Passages = append(resp.Passages, server.Passage{ID: p.ID, Score: p.Score, Tokens: p.Tokens, Text: p.Text})
-	}
-	return resp, nil
 }
 
 // serverBackends opens what serve and mcp hand server.New: the embedder
@@ -156,5 +79,6 @@ func newIndexAsker(ctx context.Context, loc string, rd askReader) (server.Asker,
 			return nil, nil, usageError{fmt.Errorf("serve: %w", err)}
 		}
 	}
-	return indexAsker{store: store, e: e, llm: rd.client, window: rd.window, deps: rd.deps, location: st.Location}, func() { closeEmb(); store.Close() }, nil
+	asker := ask.NewAsker(store, e, rd.client, ask.AskerOptions{Window: rd.window, Deps: rd.deps, Location: st.Location})
+	return asker, func() { closeEmb(); store.Close() }, nil
 }

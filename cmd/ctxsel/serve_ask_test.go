@@ -33,11 +33,11 @@ func TestServeAskerAnswersFromIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeAsker()
-	st, caps, err := ctxsel.Parse("topk:k=2")
+	topk, err := ctxsel.Resolve("topk:k=2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := asker.Ask(context.Background(), server.AskRequest{Query: "volcano on Sicily", Strategy: st, Caps: caps, Spec: "topk:k=2"})
+	resp, err := asker.Ask(context.Background(), server.AskRequest{Query: "volcano on Sicily", Strategy: topk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +55,11 @@ func TestServeAskerAnswersFromIndex(t *testing.T) {
 	}
 	// the request's retriever reaches the index: BM25 scores only the
 	// chunk holding the query's words; an unknown retriever is bad input
-	resp, err = asker.Ask(context.Background(), server.AskRequest{Query: "volcano Sicily", Strategy: st, Caps: caps, Spec: "topk:k=2", Retriever: "bm25"})
+	resp, err = asker.Ask(context.Background(), server.AskRequest{Query: "volcano Sicily", Strategy: topk, Retriever: "bm25"})
 	if err != nil || len(resp.Scores) != 1 || !strings.HasSuffix(resp.Passages[0].ID, "etna.txt#0") {
 		t.Fatalf("bm25: %+v %v", resp, err)
 	}
-	if _, err := asker.Ask(context.Background(), server.AskRequest{Query: "q", Strategy: st, Caps: caps, Spec: "topk:k=2", Retriever: "sparse"}); !errors.Is(err, ctxsel.ErrInvalidInput) {
+	if _, err := asker.Ask(context.Background(), server.AskRequest{Query: "q", Strategy: topk, Retriever: "sparse"}); !errors.Is(err, ctxsel.ErrInvalidInput) {
 		t.Fatalf("unknown retriever: %v", err)
 	}
 	if _, _, err := newIndexAsker(context.Background(), filepath.Join(root, "missing"), askReader{}); err == nil {

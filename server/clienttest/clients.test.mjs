@@ -78,6 +78,51 @@ test("Cohere SDK v2: /v2/rerank with topN", async () => {
   assert.equal(res.meta.apiVersion.version, "2");
 });
 
+// checkEvidence: each result's evidence (ctxsel's extension, asked for with
+// return_evidence) marks sentences of its own document by UTF-8 byte
+// offsets, and the pruned texts' tokens are the response's.
+function checkEvidence(res) {
+  let tokens = 0;
+  for (const r of res.results) {
+    const ev = r.evidence;
+    assert.ok(ev && Array.isArray(ev.spans) && ev.spans.length > 0, `result ${r.index} has no evidence: ${JSON.stringify(r)}`);
+    const doc = Buffer.from(documents[r.index], "utf8");
+    for (const [a, b] of ev.spans) {
+      assert.ok(a >= 0 && a < b && b <= doc.length, `span ${a},${b} outside document ${r.index}`);
+      assert.ok(ev.text.includes(doc.subarray(a, b).toString("utf8").trim()), `kept bytes of document ${r.index} not in ${ev.text}`);
+    }
+    assert.ok(ev.tokens <= ev.passage_tokens && typeof ev.why === "string");
+    tokens += ev.tokens;
+  }
+  assert.equal(res.ctxsel.tokens, tokens);
+}
+
+test("Cohere SDK v1: return_evidence passes through the SDK; each document's kept sentences come back", async () => {
+  const res = await cohere.rerank({ model: "ctxsel-evidence:budget=60", query, documents, return_evidence: true, returnDocuments: true });
+  assert.ok(res.results.length >= 1 && res.results.length < documents.length, `kept ${res.results.length}`);
+  assertRankOrder(res.results);
+  assert.ok(res.results.some((r) => r.index === DC), "the answer's document is not among those kept");
+  for (const r of res.results) assert.equal(r.document.text, documents[r.index]);
+  checkEvidence(res);
+  // A strategy's documents, pruned: evidence_budget composes the two.
+  const pruned = await cohere.rerank({ model: "ctxsel-topk:k=3", query, documents, evidence_budget: 40, return_evidence: true });
+  assert.ok(pruned.results.length >= 1 && pruned.results.length <= 3);
+  checkEvidence(pruned);
+});
+
+test("Cohere SDK v2 and LangChain.js: an evidence model works for clients that do not ask for the evidence", async () => {
+  const v2 = new CohereClientV2({ token: key, environment: url });
+  const res = await v2.rerank({ model: "ctxsel-evidence:budget=60", query, documents, topN: 3 });
+  assert.ok(res.results.length >= 1 && res.results.length <= 3);
+  assertRankOrder(res.results);
+  assert.equal(res.results.some((r) => r.evidence !== undefined), false, "evidence returned unasked");
+  const reranker = new CohereRerank({ model: "ctxsel-evidence:budget=60", topN: documents.length, client: cohere });
+  const docs = documents.map((text, i) => new Document({ pageContent: text, metadata: { source: `doc${i}` } }));
+  const kept = await reranker.compressDocuments(docs, query);
+  assert.ok(kept.length >= 1 && kept.length < documents.length, `kept ${kept.length}`);
+  for (const d of kept) assert.equal(typeof d.metadata.relevanceScore, "number");
+});
+
 test("Cohere SDK: a bad strategy is a 400 naming the field; a wrong key a 401", async () => {
   await assert.rejects(cohere.rerank({ model: "ctxsel-nope", query, documents }), (err) => {
     assert.ok(err instanceof CohereError);

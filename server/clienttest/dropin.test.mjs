@@ -130,6 +130,17 @@ test("LlamaIndex CohereRerank: postprocessNodes keeps the selected nodes", async
   });
 });
 
+test("Vercel rerank() and LlamaIndex CohereRerank with an evidence model: the selected documents, whatever else the response carries", async () => {
+  const cohere = createCohere({ apiKey: key, baseURL: `${url}/v2` });
+  const res = await rerank({ model: cohere.reranking("ctxsel-evidence:budget=60"), query, documents });
+  assert.ok(res.ranking.length >= 1 && res.ranking.length < documents.length, `kept ${res.ranking.length}`);
+  for (let i = 1; i < res.ranking.length; i++) assert.ok(res.ranking[i - 1].score >= res.ranking[i].score);
+  assert.match(res.response.body.ctxsel.strategy, /^evidence:budget=60/);
+  const reranker = new LlamaCohereRerank({ apiKey: key, baseUrl: url, model: "ctxsel-evidence:budget=60", topN: 3 });
+  const kept = await reranker.postprocessNodes(nodes, query);
+  assert.ok(kept.length >= 1 && kept.length <= 3, `kept ${kept.length}`);
+});
+
 test("LlamaIndex OpenAIEmbedding: its default model name works through the alias", async () => {
   const emb = new OpenAIEmbedding({ apiKey: key, baseURL: `${url}/v1`, maxRetries: 0 }); // model: text-embedding-ada-002
   assert.equal(emb.model, "text-embedding-ada-002");
@@ -165,6 +176,18 @@ test("LlamaIndex JinaAIReranker (llamaindex): Jina's rerank request, with its fi
     const kept = await reranker.postprocessNodes(nodes, query);
     assert.ok(kept.length >= 1 && kept.length <= 2, `kept ${kept.length}`);
     assert.equal(kept[0].node.id_, `doc${DC}`);
+    // An evidence model, and return_evidence slipped into its request (the
+    // client cannot send extension fields): the evidence in each result
+    // does not disturb it.
+    let sent = null;
+    globalThis.fetch = (input, init) => {
+      sent = { ...JSON.parse(init.body), return_evidence: true };
+      return realFetch(String(input).replace("https://api.jina.ai", url), { ...init, body: JSON.stringify(sent) });
+    };
+    const pruning = new JinaAIReranker({ topN: 3, model: "ctxsel-evidence:budget=60" });
+    const prunedKept = await pruning.postprocessNodes(nodes, query);
+    assert.ok(prunedKept.length >= 1 && prunedKept.length <= 3, `kept ${prunedKept.length}`);
+    assert.equal(sent.model, "ctxsel-evidence:budget=60");
     // Its error path never reads the response's status or body (it returns
     // the body's results, undefined on an error, and then iterates them):
     // no error shape can reach its user. A Jina client that reads "detail"

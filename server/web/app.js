@@ -81,8 +81,30 @@
 
   // ---- parameters -------------------------------------------------------
 
+  // currentDef is the chosen strategy's definition, or the chosen text
+  // selector's (selector: true), whose parameters are words in its spec.
   function currentDef() {
-    return state.defs.strategies.find((s) => s.name === state.strategy);
+    const st = state.defs.strategies.find((s) => s.name === state.strategy);
+    if (st) return st;
+    const sel = (state.defs.selectors || []).find((s) => s.name === state.strategy);
+    return sel && { ...sel, selector: true };
+  }
+
+  // selectorInput is a text selector's parameter: any word or number, sent
+  // in the spec (evidence:budget=500); empty leaves the selector's default.
+  function selectorInput(p, stored) {
+    const id = `param-${p.name}`;
+    const input = el("input", { id, name: p.name, type: "text", autocomplete: "off", placeholder: p.default, "aria-describedby": `${id}-doc` });
+    input.value = stored !== undefined ? stored : "";
+    input.dataset.param = p.name;
+    input.addEventListener("input", () => {
+      state.values[state.strategy][p.name] = input.value;
+      schedule(250);
+    });
+    return el("div", { class: "param" },
+      el("label", { for: id, text: p.name }),
+      input,
+      el("p", { class: "hint", id: `${id}-doc`, text: `${p.doc} (default ${p.default})` }));
   }
 
   function paramInput(p, prefix, stored) {
@@ -117,9 +139,15 @@
     box.replaceChildren(el("legend", { text: `Parameters of ${def.name}` }));
     const stored = (state.values[def.name] ||= {});
     if (def.params.length === 0) box.append(el("p", { class: "none", text: "This strategy has no parameters." }));
-    for (const p of def.params) box.append(paramInput(p, "param", stored[p.name]));
     const caps = $("caps");
     caps.replaceChildren(caps.querySelector("legend"));
+    // A text selector's caps are parameters of its own spec.
+    caps.hidden = !!def.selector;
+    if (def.selector) {
+      for (const p of def.params) box.append(selectorInput(p, stored[p.name]));
+      return;
+    }
+    for (const p of def.params) box.append(paramInput(p, "param", stored[p.name]));
     for (const c of state.defs.caps) {
       // A strategy's own parameter of a cap's name replaces the cap.
       if (def.params.some((p) => p.name === c.name)) continue;
@@ -203,6 +231,14 @@
   }
 
   function requestBase() {
+    const def = currentDef();
+    if (def && def.selector) {
+      // A text selector is named by its spec, its parameters in it.
+      const kv = [...document.querySelectorAll("#params input")]
+        .filter((i) => i.value.trim() !== "")
+        .map((i) => `${i.dataset.param}=${i.value.trim()}`);
+      return { strategy: kv.length ? `${def.name}:${kv.join(",")}` : def.name, order: $("order").value };
+    }
     const params = readParams();
     if (params === null) return null;
     const body = { strategy: state.strategy, params, order: $("order").value };
@@ -499,9 +535,32 @@
     chart.append(cut);
   }
 
+  // highlighted is text from byte offset `from` on, the UTF-8 byte spans
+  // marked: the sentences a pruning selector kept.
+  function highlighted(text, spans, from) {
+    const bytes = utf8.encode(text);
+    const part = (a, b) => utf8dec.decode(bytes.subarray(a, b));
+    const out = [];
+    let last = from;
+    for (const [a, b] of spans) {
+      const s = Math.max(a, from);
+      if (b <= s) continue;
+      if (s > last) out.push(part(last, s));
+      out.push(el("mark", { class: "kept", text: part(s, b) }));
+      last = b;
+    }
+    if (last < bytes.length) out.push(part(last, bytes.length));
+    return out;
+  }
+  const utf8 = new TextEncoder();
+  const utf8dec = new TextDecoder();
+
   function renderList(data, cands, order, selected, ex) {
     const list = $("passages");
     list.replaceChildren();
+    // What a pruning selector kept of each selected passage, by id.
+    const evidence = new Map();
+    (data.evidence || []).forEach((e, j) => evidence.set(String(data.ids[j]), e));
     const item = (i, rank, score) => {
       const cd = cands[i] || {};
       const sel = selected.has(i);
@@ -510,14 +569,22 @@
       const title = nl > 0 && nl < 120 ? text.slice(0, nl) : "";
       const body = title ? text.slice(nl + 1) : text;
       const tokens = typeof cd.tokens === "number" ? `${fmtInt(cd.tokens)} tok` : "";
+      const ev = sel ? evidence.get(String(cd.id)) : undefined;
       const head = el("div", {},
         title ? el("span", { class: "title", text: title }) : null,
         el("span", { class: "pid", text: `${title ? " · " : ""}${cd.id ?? ""}` }),
         sel ? el("span", { class: "badge in", text: "selected" }) : null,
         cd.gold ? el("span", { class: "badge gold", text: "gold" }) : null);
+      let content = body ? el("p", { class: "text", text: body }) : null;
+      let why = null;
+      if (ev && text) {
+        const from = title ? utf8.encode(title).length + 1 : 0;
+        content = el("p", { class: "text pruned" }, ...highlighted(text, ev.spans, from));
+        why = el("p", { class: "hint why", text: `sent ${fmtInt(ev.tokens)} of ${fmtInt(ev.passage_tokens)} tokens: ${ev.why}` });
+      }
       return el("li", { class: `passage${sel ? " selected" : ""}`, "data-id": String(cd.id ?? ""), "aria-current": sel ? "true" : undefined },
         el("span", { class: "rank", text: `#${rank}` }),
-        el("div", {}, head, body ? el("p", { class: "text", text: body }) : null),
+        el("div", {}, head, content, why),
         el("div", { class: "meta" }, el("span", { class: "score", text: fmtScore(score) }), el("span", { class: "tok", text: tokens })));
     };
     if (!order) {
@@ -532,7 +599,7 @@
       list.append(item(order[r], r, cands[order[r]].score));
     }
     if (limit < order.length) list.append(el("li", { class: "more", text: `… ${fmtInt(order.length - limit)} more below` }));
-    $("list-hint").textContent = `(${fmtInt(data.k)} selected, highlighted)`;
+    $("list-hint").textContent = `(${fmtInt(data.k)} selected, highlighted${data.evidence ? "; the sentences sent are marked" : ""})`;
   }
 
   // ---- start ------------------------------------------------------------
@@ -556,6 +623,12 @@
     state.defs = r.data;
     const sel = $("strategy");
     sel.replaceChildren(...r.data.strategies.map((s) => el("option", { value: s.name, text: s.name })));
+    if (r.data.selectors && r.data.selectors.length) {
+      // Text selectors read the question and the passages' texts: the
+      // evidence selector keeps sentences, highlighted in the list.
+      sel.append(el("optgroup", { label: "text selectors (read the question and texts)" },
+        ...r.data.selectors.map((s) => el("option", { value: s.name, text: s.name }))));
+    }
     if (!state.strategy) {
       // The page selects: it starts from /v1/select's default, a spec
       // whose name picks the strategy and whose parameters fill the inputs.

@@ -1,4 +1,4 @@
-package server
+package wire
 
 import (
 	"math"
@@ -25,7 +25,7 @@ func TestSortDescending(t *testing.T) {
 		want := slices.Clone(x)
 		slices.Sort(want)
 		slices.Reverse(want)
-		sortDescending(x)
+		SortDescending(x)
 		if !slices.Equal(x, want) {
 			t.Fatalf("trial %d: got %v, want %v", trial, x, want)
 		}
@@ -35,10 +35,14 @@ func TestSortDescending(t *testing.T) {
 // BenchmarkSortScores: the 1,000 scores of a /v1/select curve sorted for the
 // explanation, against the float sort it replaced (run in the same process).
 func BenchmarkSortScores(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 11))
 	scores := make([]float64, 1000)
-	for i, c := range benchCandidates(len(scores)) {
-		scores[i] = c.Score
+	for i := range scores {
+		// A retriever's curve: a few strong passages, a slowly decaying
+		// noisy tail, in no order.
+		scores[i] = math.Round((0.35+0.3*math.Exp(-float64(i)/40)+0.02*rng.NormFloat64())*1e6) / 1e6
 	}
+	rng.Shuffle(len(scores), func(i, j int) { scores[i], scores[j] = scores[j], scores[i] })
 	buf := make([]float64, len(scores))
 	b.Run("float-sort", func(b *testing.B) {
 		for b.Loop() {
@@ -50,7 +54,19 @@ func BenchmarkSortScores(b *testing.B) {
 	b.Run("key-sort", func(b *testing.B) {
 		for b.Loop() {
 			copy(buf, scores)
-			sortDescending(buf)
+			SortDescending(buf)
 		}
 	})
+}
+
+func TestSampleRanks(t *testing.T) {
+	got := sampleRanks(1000, 20, []int{0, 999, 6, 7, 500, 501, -1, 1000})
+	if len(got) > 20 || !slices.IsSorted(got) || got[0] != 0 || got[len(got)-1] != 999 {
+		t.Fatalf("%v", got)
+	}
+	for _, k := range []int{6, 7, 500, 501} {
+		if !slices.Contains(got, k) {
+			t.Fatalf("%d missing from %v", k, got)
+		}
+	}
 }

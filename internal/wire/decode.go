@@ -1,4 +1,4 @@
-package server
+package wire
 
 import (
 	"errors"
@@ -8,69 +8,24 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/ctxsel/ctxsel"
 )
 
-// The request decoder is a small hand-written JSON reader for the two request
-// shapes the service accepts (request.go). It exists for two reasons:
-// encoding/json's reflection would cost more than the selection itself on a
-// 1,000-candidate request, and its errors do not say which field was wrong,
-// while every 4xx here must name one ("candidates[3].score"). It reads the
-// whole body as one string and slices ids and texts out of it, so a
-// candidate costs no allocation of its own.
-
-// fieldError is a client error about one field of a request.
-type fieldError struct {
-	Status int // HTTP status; 0 means 400
-	Field  string
-	Msg    string
-}
-
-func (e *fieldError) Error() string {
-	if e.Field == "" {
-		return e.Msg
-	}
-	return e.Field + ": " + e.Msg
-}
-
-// Unwrap makes a client error (4xx) a ctxsel.ErrInvalidInput.
-func (e *fieldError) Unwrap() error {
-	if e.Status >= 500 {
-		return nil
-	}
-	return ctxsel.ErrInvalidInput
-}
-
-func badField(field, format string, args ...any) *fieldError {
-	return &fieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
-}
-
-// fpath names a field without building the string until an error needs it.
-type fpath struct {
-	name string // top-level key
-	idx  int    // array index, or -1
-	sub  string // key inside the element or object, or ""
-}
-
-func top(name string) fpath { return fpath{name: name, idx: -1} }
-
-func (p fpath) String() string {
-	s := p.name
-	if p.idx >= 0 {
-		s += "[" + strconv.Itoa(p.idx) + "]"
-	}
-	if p.sub != "" {
-		s += "." + p.sub
-	}
-	return s
-}
+// Decoder is a small hand-written JSON reader for the request shapes the
+// service accepts and the candidate lines `ctxsel select` reads. It exists
+// for two reasons: encoding/json's reflection would cost more than the
+// selection itself on a 1,000-candidate request, and its errors do not say
+// which field was wrong, while every 4xx must name one
+// ("candidates[3].score"). It reads the whole input as one string and
+// slices ids and texts out of it, so a candidate costs no allocation of its
+// own. Its methods read one value each (after any whitespace) and name the
+// value's place, Path, in their errors (*FieldError).
 
 // maxDepth bounds the nesting of values the decoder skips (unknown fields),
 // so a body of a million '[' cannot exhaust the stack.
 const maxDepth = 64
 
-type decoder struct {
+// Decoder reads JSON values from a string; see NewDecoder.
+type Decoder struct {
 	s   string
 	pos int
 	// replaced is set when a string read put U+FFFD in place of invalid
@@ -78,7 +33,21 @@ type decoder struct {
 	replaced bool
 }
 
-func (d *decoder) ws() {
+// NewDecoder reads s from its start.
+func NewDecoder(s string) Decoder { return Decoder{s: s} }
+
+// Pos is the byte offset of the next unread byte.
+func (d *Decoder) Pos() int { return d.pos }
+
+// Since is the input from offset start to the next unread byte: the text
+// of the values read since Pos was start.
+func (d *Decoder) Since(start int) string { return d.s[start:d.pos] }
+
+// Rest is the unread input.
+func (d *Decoder) Rest() string { return d.s[d.pos:] }
+
+// Space skips whitespace.
+func (d *Decoder) Space() {
 	// Every JSON whitespace byte is <= ' ': one comparison in the common
 	// case of none.
 	for d.pos < len(d.s) && d.s[d.pos] <= ' ' {
@@ -91,12 +60,13 @@ func (d *decoder) ws() {
 	}
 }
 
-func (d *decoder) syntax(p fpath, format string, args ...any) error {
-	return &fieldError{Field: p.String(), Msg: fmt.Sprintf("malformed JSON at byte %d: %s", d.pos, fmt.Sprintf(format, args...))}
+// Syntax is a malformed-JSON error at the current offset.
+func (d *Decoder) Syntax(p Path, format string, args ...any) error {
+	return &FieldError{Path: p, Msg: fmt.Sprintf("malformed JSON at byte %d: %s", d.pos, fmt.Sprintf(format, args...))}
 }
 
-// what describes the next value for error messages.
-func (d *decoder) what() string {
+// What describes the next value for error messages.
+func (d *Decoder) What() string {
 	if d.pos >= len(d.s) {
 		return "end of input"
 	}
@@ -118,15 +88,17 @@ func (d *decoder) what() string {
 	}
 }
 
-func (d *decoder) typeErr(p fpath, want string) error {
+// TypeErr is the error for a next value that is not the wanted one (or
+// not a JSON value at all).
+func (d *Decoder) TypeErr(p Path, want string) error {
 	if d.pos >= len(d.s) || strings.IndexByte(`"{[tfn-0123456789`, d.s[d.pos]) < 0 {
-		return d.syntax(p, "unexpected %s", d.what())
+		return d.Syntax(p, "unexpected %s", d.What())
 	}
-	return badField(p.String(), "must be %s, got %s", want, d.what())
+	return BadAt(p, "must be %s, got %s", want, d.What())
 }
 
-// null consumes a null literal if one is next.
-func (d *decoder) null() bool {
+// Null consumes a null literal if one is next.
+func (d *Decoder) Null() bool {
 	if strings.HasPrefix(d.s[d.pos:], "null") {
 		d.pos += 4
 		return true
@@ -134,87 +106,88 @@ func (d *decoder) null() bool {
 	return false
 }
 
-func (d *decoder) peek() byte {
+// Peek is the next byte, 0 at the end.
+func (d *Decoder) Peek() byte {
 	if d.pos < len(d.s) {
 		return d.s[d.pos]
 	}
 	return 0
 }
 
-// beginObject consumes '{' (after whitespace).
-func (d *decoder) beginObject(p fpath) error {
-	d.ws()
-	if d.peek() != '{' {
-		return d.typeErr(p, "an object")
+// BeginObject consumes '{' (after whitespace).
+func (d *Decoder) BeginObject(p Path) error {
+	d.Space()
+	if d.Peek() != '{' {
+		return d.TypeErr(p, "an object")
 	}
 	d.pos++
 	return nil
 }
 
-// nextKey reads the next key of an object and its ':' and reports false at
+// NextKey reads the next key of an object and its ':' and reports false at
 // the closing '}'. first must start true.
-func (d *decoder) nextKey(p fpath, first *bool) (string, bool, error) {
-	d.ws()
-	if d.peek() == '}' && *first {
+func (d *Decoder) NextKey(p Path, first *bool) (string, bool, error) {
+	d.Space()
+	if d.Peek() == '}' && *first {
 		d.pos++
 		return "", false, nil
 	}
 	if !*first {
-		switch d.peek() {
+		switch d.Peek() {
 		case '}':
 			d.pos++
 			return "", false, nil
 		case ',':
 			d.pos++
-			d.ws()
+			d.Space()
 		default:
-			return "", false, d.syntax(p, "expected ',' or '}' after an object member, got %s", d.what())
+			return "", false, d.Syntax(p, "expected ',' or '}' after an object member, got %s", d.What())
 		}
 	}
 	*first = false
-	if d.peek() != '"' {
-		return "", false, d.syntax(p, "expected a quoted key, got %s", d.what())
+	if d.Peek() != '"' {
+		return "", false, d.Syntax(p, "expected a quoted key, got %s", d.What())
 	}
-	key, err := d.str(p)
+	key, err := d.Str(p)
 	if err != nil {
 		return "", false, err
 	}
-	d.ws()
-	if d.peek() != ':' {
-		return "", false, d.syntax(p, "expected ':' after key %q, got %s", key, d.what())
+	d.Space()
+	if d.Peek() != ':' {
+		return "", false, d.Syntax(p, "expected ':' after key %q, got %s", key, d.What())
 	}
 	d.pos++
-	d.ws()
+	d.Space()
 	return key, true, nil
 }
 
-// beginArray consumes '['.
-func (d *decoder) beginArray(p fpath) error {
-	d.ws()
-	if d.peek() != '[' {
-		return d.typeErr(p, "an array")
+// BeginArray consumes '['.
+func (d *Decoder) BeginArray(p Path) error {
+	d.Space()
+	if d.Peek() != '[' {
+		return d.TypeErr(p, "an array")
 	}
 	d.pos++
 	return nil
 }
 
-// nextElem positions at the next array element and reports false at ']'.
-func (d *decoder) nextElem(p fpath, first *bool) (bool, error) {
-	d.ws()
-	if d.peek() == ']' && *first {
+// NextElem positions at the next array element and reports false at ']'.
+func (d *Decoder) NextElem(p Path, first *bool) (bool, error) {
+	d.Space()
+	if d.Peek() == ']' && *first {
 		d.pos++
 		return false, nil
 	}
 	if !*first {
-		switch d.peek() {
+		switch d.Peek() {
 		case ']':
 			d.pos++
 			return false, nil
 		case ',':
 			d.pos++
-			d.ws()
+			d.Space()
 		default:
-			return false, d.syntax(p, "expected ',' or ']' after an array element, got %s", d.what())
+			return false, d.Syntax(p, "expected ',' or ']' after an array element, got %s", d.What())
 		}
 	}
 	*first = false
@@ -230,12 +203,12 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
-// str reads a string value. Strings without escapes are slices of the body.
+// Str reads a string value. Strings without escapes are slices of the body.
 // Invalid UTF-8 becomes U+FFFD, as encoding/json does.
-func (d *decoder) str(p fpath) (string, error) {
-	d.ws()
-	if d.peek() != '"' {
-		return "", d.typeErr(p, "a string")
+func (d *Decoder) Str(p Path) (string, error) {
+	d.Space()
+	if d.Peek() != '"' {
+		return "", d.TypeErr(p, "a string")
 	}
 	start := d.pos + 1
 	ascii := true
@@ -257,17 +230,17 @@ func (d *decoder) str(p fpath) (string, error) {
 			return d.strSlow(p, start, i)
 		case c < 0x20:
 			d.pos = i
-			return "", d.syntax(p, "control character %#02x in a string", c)
+			return "", d.Syntax(p, "control character %#02x in a string", c)
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
 	d.pos = len(d.s)
-	return "", d.syntax(p, "unterminated string")
+	return "", d.Syntax(p, "unterminated string")
 }
 
 // strSlow decodes a string with escapes; i is the first backslash.
-func (d *decoder) strSlow(p fpath, start, i int) (string, error) {
+func (d *Decoder) strSlow(p Path, start, i int) (string, error) {
 	var b strings.Builder
 	b.WriteString(d.s[start:i])
 	for i < len(d.s) {
@@ -283,7 +256,7 @@ func (d *decoder) strSlow(p fpath, start, i int) (string, error) {
 			return v, nil
 		case c < 0x20:
 			d.pos = i
-			return "", d.syntax(p, "control character %#02x in a string", c)
+			return "", d.Syntax(p, "control character %#02x in a string", c)
 		case c != '\\':
 			b.WriteByte(c)
 			i++
@@ -311,7 +284,7 @@ func (d *decoder) strSlow(p fpath, start, i int) (string, error) {
 			r, ok := hex4(d.s, i)
 			if !ok {
 				d.pos = i
-				return "", d.syntax(p, `invalid \u escape`)
+				return "", d.Syntax(p, `invalid \u escape`)
 			}
 			i += 4
 			if utf16.IsSurrogate(r) {
@@ -333,11 +306,11 @@ func (d *decoder) strSlow(p fpath, start, i int) (string, error) {
 			b.WriteRune(r)
 		default:
 			d.pos = i - 1
-			return "", d.syntax(p, "invalid escape \\%c", esc)
+			return "", d.Syntax(p, "invalid escape \\%c", esc)
 		}
 	}
 	d.pos = len(d.s)
-	return "", d.syntax(p, "unterminated string")
+	return "", d.Syntax(p, "unterminated string")
 }
 
 func hex4(s string, i int) (rune, bool) {
@@ -361,9 +334,9 @@ func hex4(s string, i int) (rune, bool) {
 	return r, true
 }
 
-// numLiteral scans a JSON number and returns its text.
-func (d *decoder) numLiteral(p fpath) (string, error) {
-	d.ws()
+// NumLiteral scans a JSON number and returns its text.
+func (d *Decoder) NumLiteral(p Path) (string, error) {
+	d.Space()
 	s, start := d.s, d.pos
 	i := start
 	if i < len(s) && s[i] == '-' {
@@ -381,16 +354,16 @@ func (d *decoder) numLiteral(p fpath) (string, error) {
 		i++
 	case digits() == 0:
 		if i == start {
-			return "", d.typeErr(p, "a number")
+			return "", d.TypeErr(p, "a number")
 		}
 		d.pos = i
-		return "", d.syntax(p, "invalid number")
+		return "", d.Syntax(p, "invalid number")
 	}
 	if i < len(s) && s[i] == '.' {
 		i++
 		if digits() == 0 {
 			d.pos = i
-			return "", d.syntax(p, "invalid number: no digits after '.'")
+			return "", d.Syntax(p, "invalid number: no digits after '.'")
 		}
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
@@ -400,7 +373,7 @@ func (d *decoder) numLiteral(p fpath) (string, error) {
 		}
 		if digits() == 0 {
 			d.pos = i
-			return "", d.syntax(p, "invalid number: no digits in the exponent")
+			return "", d.Syntax(p, "invalid number: no digits in the exponent")
 		}
 	}
 	d.pos = i
@@ -418,7 +391,7 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // fast path that strconv also takes, after a second scan). Anything else
 // (an exponent, more digits, a syntax error) reports false and leaves the
 // position unchanged for the general path.
-func (d *decoder) fastNum() (float64, bool) {
+func (d *Decoder) fastNum() (float64, bool) {
 	s, i := d.s, d.pos
 	neg := i < len(s) && s[i] == '-'
 	if neg {
@@ -466,56 +439,56 @@ func (d *decoder) fastNum() (float64, bool) {
 	return f, true
 }
 
-// num reads a finite number. JSON has no NaN or Infinity, but an exponent
+// Num reads a finite number. JSON has no NaN or Infinity, but an exponent
 // such as 1e999 overflows float64; that is refused here, by name, rather
 // than turned into +Inf.
-func (d *decoder) num(p fpath) (float64, error) {
-	d.ws()
+func (d *Decoder) Num(p Path) (float64, error) {
+	d.Space()
 	if f, ok := d.fastNum(); ok {
 		return f, nil
 	}
-	lit, err := d.numLiteral(p)
+	lit, err := d.NumLiteral(p)
 	if err != nil {
 		return 0, err
 	}
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil && (math.IsInf(f, 0) || !errors.Is(err, strconv.ErrRange)) {
-		return 0, badField(p.String(), "number %s is out of range: it must be finite", clip(lit))
+		return 0, BadAt(p, "number %s is out of range: it must be finite", clip(lit))
 	}
 	return f, nil
 }
 
-// count reads a whole number in [0, math.MaxInt32].
-func (d *decoder) count(p fpath) (int, error) {
-	f, err := d.num(p)
+// Count reads a whole number in [0, math.MaxInt32].
+func (d *Decoder) Count(p Path) (int, error) {
+	f, err := d.Num(p)
 	if err != nil {
 		return 0, err
 	}
 	if f < 0 || f > math.MaxInt32 || f != math.Trunc(f) {
-		return 0, badField(p.String(), "must be a whole number in [0, %d], got %v", math.MaxInt32, f)
+		return 0, BadAt(p, "must be a whole number in [0, %d], got %v", math.MaxInt32, f)
 	}
 	return int(f), nil
 }
 
-// skip skips one value of any type.
-func (d *decoder) skip(p fpath, depth int) error {
-	d.ws()
+// Skip skips one value of any type.
+func (d *Decoder) Skip(p Path, depth int) error {
+	d.Space()
 	if depth > maxDepth {
-		return d.syntax(p, "nested deeper than %d levels", maxDepth)
+		return d.Syntax(p, "nested deeper than %d levels", maxDepth)
 	}
-	switch c := d.peek(); {
+	switch c := d.Peek(); {
 	case c == '"':
-		_, err := d.str(p)
+		_, err := d.Str(p)
 		return err
 	case c == '{':
 		d.pos++
 		first := true
 		for {
-			_, ok, err := d.nextKey(p, &first)
+			_, ok, err := d.NextKey(p, &first)
 			if err != nil || !ok {
 				return err
 			}
-			if err := d.skip(p, depth+1); err != nil {
+			if err := d.Skip(p, depth+1); err != nil {
 				return err
 			}
 		}
@@ -523,39 +496,40 @@ func (d *decoder) skip(p fpath, depth int) error {
 		d.pos++
 		first := true
 		for {
-			ok, err := d.nextElem(p, &first)
+			ok, err := d.NextElem(p, &first)
 			if err != nil || !ok {
 				return err
 			}
-			if err := d.skip(p, depth+1); err != nil {
+			if err := d.Skip(p, depth+1); err != nil {
 				return err
 			}
 		}
 	case c == 't':
-		return d.literal(p, "true")
+		return d.Literal(p, "true")
 	case c == 'f':
-		return d.literal(p, "false")
+		return d.Literal(p, "false")
 	case c == 'n':
-		return d.literal(p, "null")
+		return d.Literal(p, "null")
 	default:
-		_, err := d.numLiteral(p)
+		_, err := d.NumLiteral(p)
 		return err
 	}
 }
 
-func (d *decoder) literal(p fpath, lit string) error {
+// Literal consumes lit (true, false, null), which must be next.
+func (d *Decoder) Literal(p Path, lit string) error {
 	if !strings.HasPrefix(d.s[d.pos:], lit) {
-		return d.syntax(p, "invalid literal")
+		return d.Syntax(p, "invalid literal")
 	}
 	d.pos += len(lit)
 	return nil
 }
 
-// end checks that only whitespace follows the top-level value.
-func (d *decoder) end() error {
-	d.ws()
+// End checks that only whitespace follows the top-level value.
+func (d *Decoder) End() error {
+	d.Space()
 	if d.pos != len(d.s) {
-		return d.syntax(fpath{idx: -1}, "unexpected %s after the top-level object", d.what())
+		return d.Syntax(Path{Idx: -1}, "unexpected %s after the top-level object", d.What())
 	}
 	return nil
 }

@@ -1,0 +1,87 @@
+package ask_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/ask"
+	"github.com/ctxsel/ctxsel/index"
+	"github.com/ctxsel/ctxsel/index/indextest"
+	"github.com/ctxsel/ctxsel/server"
+)
+
+// TestAskerServesAsk: a library user serves /v1/ask with ask.NewAsker and
+// server.New alone. The request's strategy arrives resolved; a request
+// naming none gets ask's default, which the Asker builds (the server has
+// no SelectorDeps); the MCP search tool and /readyz reach the index.
+func TestAskerServesAsk(t *testing.T) {
+	a := ask.NewAsker(build(t), indextest.HashEmbedder{}, nil, ask.AskerOptions{})
+	srv, err := server.New(server.DefaultConfig(), server.Options{Asker: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(body string) (int, map[string]any) {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodPost, "/v1/ask", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		var out map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+			t.Fatalf("%s: %v: %s", body, err, rec.Body)
+		}
+		return rec.Code, out
+	}
+	code, out := post(`{"query":"Etna volcano","strategy":"topk:k=2","order":"document"}`)
+	expl, _ := out["explanation"].(map[string]any)
+	if code != 200 || out["k"] != 2.0 || expl["strategy"] != "topk" || len(out["passages"].([]any)) < 2 {
+		t.Fatalf("%d %v", code, out)
+	}
+	// The default: what ask.Ask selects with when nothing is named.
+	want, err := ask.Ask(ctx, build(t), indextest.HashEmbedder{}, "Etna volcano", ask.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out = post(`{"query":"Etna volcano"}`)
+	expl, _ = out["explanation"].(map[string]any)
+	if code != 200 || expl["strategy"] != want.Selection.Explanation.Strategy || out["k"] != float64(want.Selection.K) {
+		t.Fatalf("default: %d %v, want %+v", code, out, want.Selection.Explanation)
+	}
+	if !strings.HasPrefix(ctxsel.DefaultStrategy, want.Selection.Explanation.Strategy) {
+		t.Fatalf("ask's default ran %q, not %s", want.Selection.Explanation.Strategy, ctxsel.DefaultStrategy)
+	}
+	// A route needs the reader, which this Asker has not: bad input.
+	if code, out = post(`{"query":"Etna volcano","strategy":"selfroute:k=1"}`); code != 400 || !strings.Contains(out["error"].(map[string]any)["message"].(string), "needs an LLM") {
+		t.Fatalf("route without a reader: %d %v", code, out)
+	}
+	ps, err := a.Search(ctx, "Etna volcano", 3)
+	if err != nil || len(ps) == 0 || len(ps) > 3 || !strings.Contains(ps[0].Text, "Etna") {
+		t.Fatalf("search: %+v %v", ps, err)
+	}
+	if err := a.Ready(ctx); err != nil {
+		t.Fatalf("ready: %v", err)
+	}
+}
+
+// TestAskerHidesTheIndexLocation: an error a client sees names "the
+// index", not where it lives.
+func TestAskerHidesTheIndexLocation(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "secret-place")
+	s, err := index.OpenDir(dir, index.DirOptions{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ask.NewAsker(s, indextest.HashEmbedder{}, nil, ask.AskerOptions{}).Ask(ctx, server.AskRequest{Query: "q"})
+	if err == nil || strings.Contains(err.Error(), "secret-place") || !strings.Contains(err.Error(), "the index") {
+		t.Fatalf("%v", err)
+	}
+	_, err = ask.NewAsker(s, indextest.HashEmbedder{}, nil, ask.AskerOptions{Location: "weaviate://secret-host"}).Ask(ctx, server.AskRequest{Query: "q"})
+	if err == nil || !strings.Contains(err.Error(), "secret-place") {
+		t.Fatalf("a given location is the one hidden: %v", err)
+	}
+}

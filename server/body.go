@@ -1,0 +1,126 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/ctxsel/ctxsel/internal/wire"
+)
+
+// readBody reads a JSON request body of at most Config.MaxBodyBytes. A
+// declared length over the limit is refused before a byte of the body is
+// read; an undeclared (chunked) one is cut off at the limit. Every buffer it
+// allocates is reserved from the server-wide budget (max_inflight_body_bytes)
+// and held until the handler returns (wrap gives it back); a request over
+// the budget gets 503.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (string, error) {
+	// Every route is wrapped, so w is the wrapper's; were it not, the body
+	// would go unaccounted rather than never given back.
+	sw, _ := w.(*statusWriter)
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		// Requiring JSON also keeps browsers on other sites from posting
+		// here with a plain form: a JSON content type needs CORS approval.
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return "", &wire.FieldError{Status: http.StatusUnsupportedMediaType, Path: wire.Field("Content-Type"),
+				Msg: fmt.Sprintf("%q: send application/json", ct)}
+		}
+	}
+	limit := s.cfg.MaxBodyBytes
+	tooLarge := &wire.FieldError{Status: http.StatusRequestEntityTooLarge, Path: wire.Field(""),
+		Msg: fmt.Sprintf("request body over the limit of %d bytes", limit)}
+	if r.ContentLength > limit {
+		return "", tooLarge
+	}
+	alloc := func(n int) bool {
+		if sw == nil {
+			return true
+		}
+		if !s.bodies.take(int64(n)) {
+			return false
+		}
+		sw.bodyHeld += int64(n)
+		return true
+	}
+	busy := func() error {
+		w.Header().Set("Retry-After", "1")
+		// Without this, net/http would read on (up to 256 KB) to keep
+		// the connection, waiting on a client that may be sending
+		// slowly: the refusal is to be quick.
+		w.Header().Set("Connection", "close")
+		return &wire.FieldError{Status: http.StatusServiceUnavailable, Path: wire.Field(""),
+			Msg: "busy: request bodies in flight hold the server's memory budget for them (max_inflight_body_bytes); retry shortly"}
+	}
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	// Grow with what arrives rather than trusting the declared length:
+	// a client that announces 16 MB and sends a byte a second must not get
+	// 16 MB reserved. net/http ends the body at Content-Length, so reading
+	// stops there without a last read for EOF.
+	want := r.ContentLength // -1 when unknown (chunked)
+	size := max(4096, min(want, 1<<20))
+	if !alloc(int(size)) {
+		return "", busy()
+	}
+	buf := make([]byte, 0, size)
+	for want < 0 || int64(len(buf)) < want {
+		if len(buf) == cap(buf) {
+			ceiling := int(limit) + 1
+			if want >= 0 {
+				ceiling = int(want)
+			}
+			// The old buffer stays reserved too: it is garbage, but
+			// garbage is memory until the collector runs.
+			grow := min(cap(buf), ceiling-len(buf))
+			if !alloc(len(buf) + grow) {
+				return "", busy()
+			}
+			buf = slices.Grow(buf, grow)
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			if want >= 0 && int64(len(buf)) < want {
+				return "", wire.Bad("", "the request body ended after %d of %d bytes", len(buf), want)
+			}
+			break
+		}
+		if err != nil {
+			return "", s.bodyReadError(r, err, tooLarge)
+		}
+	}
+	if len(buf) == 0 {
+		return "", wire.Bad("", "empty request body: send a JSON object")
+	}
+	// The decoder slices ids and texts out of this string. buf is this
+	// request's own and is never written again, so viewing it as a string
+	// is safe and saves copying the body. Whatever may outlive the request
+	// (the token counter's cache, an embedder's) gets copies instead, so no
+	// cache pins a whole body.
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
+}
+
+// bodyReadError turns a failed body read into a client-facing error that
+// names no socket address (net errors carry both ends'): 408 when the body
+// did not arrive within read_timeout, 400 when the client broke off. The
+// detail goes to the log.
+func (s *Server) bodyReadError(r *http.Request, err error, tooLarge error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return tooLarge
+	}
+	s.log.Debug("reading a request body failed", "request_id", RequestID(r.Context()), "error", err.Error())
+	var ne net.Error
+	if errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return &wire.FieldError{Status: http.StatusRequestTimeout, Path: wire.Field(""),
+			Msg: fmt.Sprintf("the request body did not arrive within %s (read_timeout)", s.cfg.ReadTimeout)}
+	}
+	return &wire.FieldError{Path: wire.Field(""), Msg: "reading the request body failed: the connection broke off before the body ended"}
+}
