@@ -64,7 +64,7 @@ func main() {
 
 func run(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: evidata hotpotqa|squad --in FILE --out FILE.jsonl.gz [flags]")
+		return errors.New("usage: evidata hotpotqa|2wiki|musique|squad --in FILE --out FILE.jsonl.gz [flags], evidata merge OUT IN..., evidata regroup --in X --out Y")
 	}
 	kind := args[0]
 	if kind == "merge" {
@@ -81,6 +81,7 @@ func run(args []string, stdout io.Writer) error {
 	perParagraph := fs.Int("per-paragraph", 2, "squad: questions kept per paragraph")
 	source := fs.String("source", "", "provenance written into each record's meta (repo · path · commit)")
 	idPrefix := fs.String("id-prefix", "", "hotpotqa: for records without an id, this prefix and a hash of the question")
+	idField := fs.String("id-field", "", "read each record's id from this field (a copy that renamed _id)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -90,6 +91,9 @@ func run(args []string, stdout io.Writer) error {
 	raw, err := os.ReadFile(*in)
 	if err != nil {
 		return err
+	}
+	if raw, err = jsonRows(raw, *idField); err != nil {
+		return fmt.Errorf("%s: %w", *in, err)
 	}
 	skip := map[string]bool{}
 	for _, path := range strings.Split(*exclude, ",") {
@@ -108,12 +112,14 @@ func run(args []string, stdout io.Writer) error {
 	var recs []eval.Record
 	var notes []string
 	switch kind {
-	case "hotpotqa":
-		recs, notes, err = convertHotpot(raw, skip, *source, *idPrefix)
+	case "hotpotqa", "2wiki":
+		recs, notes, err = convertHotpot(raw, skip, *source, *idPrefix, kind)
+	case "musique":
+		recs, notes, err = convertMuSiQue(raw, skip, *source)
 	case "squad":
 		recs, notes, err = convertSQuAD(raw, skip, *perParagraph, *source)
 	default:
-		return fmt.Errorf("unknown source kind %q (want hotpotqa or squad)", kind)
+		return fmt.Errorf("unknown source kind %q (want hotpotqa, 2wiki, musique or squad)", kind)
 	}
 	if err != nil {
 		return err
@@ -256,24 +262,20 @@ type paragraph struct {
 	sents []string
 }
 
-func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([]eval.Record, []string, error) {
+// convertHotpot converts HotpotQA's distractor format; kind "2wiki" is
+// 2WikiMultihopQA's copy of that format, whose sentences carry no leading
+// space: a passage's sentences are then joined by one space.
+func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix, kind string) ([]eval.Record, []string, error) {
 	var hs []hotRecord
 	if err := json.Unmarshal(raw, &hs); err != nil {
-		// one record a line
-		hs = nil
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		for {
-			var h hotRecord
-			if err := dec.Decode(&h); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				return nil, nil, fmt.Errorf("hotpotqa: %w", err)
-			}
-			hs = append(hs, h)
-		}
+		return nil, nil, fmt.Errorf("%s: %w", kind, err)
+	}
+	task := "hotpotqa"
+	if kind == "2wiki" {
+		task = "2wikimultihopqa"
 	}
 	var out []eval.Record
-	dropped, skipped, noGold, incomplete := 0, 0, 0, 0
+	dropped, skipped, noGold, incomplete, noContext := 0, 0, 0, 0, 0
 	for i, h := range hs {
 		if h.ID == "" {
 			h.ID = h.AltID
@@ -289,6 +291,10 @@ func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([
 			skipped++
 			continue
 		}
+		if len(h.Context) == 0 {
+			noContext++
+			continue
+		}
 		paras, err := hotContext(h.Context)
 		if err != nil {
 			return nil, nil, fmt.Errorf("hotpotqa %s: context: %w", h.ID, err)
@@ -297,7 +303,7 @@ func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([
 		if err != nil {
 			return nil, nil, fmt.Errorf("hotpotqa %s: supporting_facts: %w", h.ID, err)
 		}
-		rec := eval.Record{ID: h.ID, Question: strings.TrimSpace(h.Question), Answers: []string{h.Answer}, Task: "hotpotqa"}
+		rec := eval.Record{ID: h.ID, Question: strings.TrimSpace(h.Question), Answers: []string{h.Answer}, Task: task}
 		meta := map[string]string{"type": h.Type, "level": h.Level}
 		if source != "" {
 			meta["source"] = source
@@ -309,7 +315,10 @@ func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([
 			b.WriteString(p.title)
 			b.WriteByte('\n')
 			var starts []int
-			for _, s := range p.sents {
+			for si, s := range p.sents {
+				if kind == "2wiki" && si > 0 && !startsWithSpace(s) {
+					b.WriteByte(' ')
+				}
 				starts = append(starts, b.Len())
 				b.WriteString(s)
 			}
@@ -345,8 +354,8 @@ func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([
 		}
 		out = append(out, rec)
 	}
-	notes := []string{fmt.Sprintf("%d records read, %d excluded (--exclude), %d without any usable fact and %d whose context lacks a supporting paragraph left out, %d facts naming a missing sentence dropped",
-		len(hs), skipped, noGold, incomplete, dropped)}
+	notes := []string{fmt.Sprintf("%d records read, %d excluded (--exclude), %d without a context, %d without any usable fact and %d whose context lacks a supporting paragraph left out, %d facts naming a missing sentence dropped",
+		len(hs), skipped, noContext, noGold, incomplete, dropped)}
 	return out, notes, nil
 }
 
