@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -377,36 +376,3 @@ func TestDefaultModelIsValid(t *testing.T) {
 		}
 	}
 }
-
-func TestFitRecoversSignal(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	var xs [][]float64
-	var ys []bool
-	for range 4000 {
-		x := make([]float64, len(evidence.FeatureNames))
-		for j := range x {
-			x[j] = rng.NormFloat64()
-		}
-		// gold depends on bm25_z (+) and position (−) only
-		z := 2*x[0] - 1.5*x[8] - 1
-		ys = append(ys, rng.Float64() < 1/(1+mathExp(-z)))
-		xs = append(xs, x)
-	}
-	m, err := evidence.Fit(xs, ys, nil, evidence.FitOptions{L2: 0.1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Weights[0] < 1.5 || m.Weights[8] > -1 {
-		t.Fatalf("weights %v", m.Weights)
-	}
-	for j, w := range m.Weights {
-		if j != 0 && j != 8 && (w > 0.3 || w < -0.3) {
-			t.Errorf("feature %s got weight %.2f from noise", evidence.FeatureNames[j], w)
-		}
-	}
-	if _, err := evidence.Fit(xs[:3], []bool{true, true, true}, nil, evidence.FitOptions{}); err == nil {
-		t.Fatal("one-label data accepted")
-	}
-}
-
-func mathExp(x float64) float64 { return math.Exp(x) }
