@@ -6,9 +6,12 @@
 // input always gives the same bytes).
 //
 //	go run ./internal/cmd/evidata hotpotqa --in hotpot.json --out data/evidence/x.jsonl.gz [--exclude FILE] [--limit N]
+//	go run ./internal/cmd/evidata 2wiki    --in dev.json    --out data/evidence/w.jsonl.gz [--id-field _1]
+//	go run ./internal/cmd/evidata musique  --in musique.json --out data/evidence/m.jsonl.gz
 //	go run ./internal/cmd/evidata squad    --in dev.json    --out data/evidence/y.jsonl.gz [--per-paragraph 2] [--limit N]
 //	go run ./internal/cmd/evidata merge OUT.jsonl.gz IN.jsonl.gz...
 //	go run ./internal/cmd/evidata regroup --tokens 600 --in X.jsonl.gz --out Y.jsonl.gz
+//	go run ./internal/cmd/evidata report [--strategies A,B] REPORT.json...
 //
 // regroup emulates an index's long chunks: each question's passages, in a
 // seeded shuffled order, are joined ("\n\n") into chunks of at most --tokens
@@ -23,6 +26,11 @@
 // (HotpotQA's sentences carry their own leading spaces); a supporting fact
 // is the sentence's span, trimmed of white space. Facts naming a sentence
 // the context lacks (a known glitch of the data) are dropped and counted.
+//
+// 2wiki reads 2WikiMultihopQA, HotpotQA's format whose sentences carry no
+// leading space (joined by one). musique reads MuSiQue's answerable format
+// and derives sentence labels per hop (see convertMuSiQue). Any of them may
+// come as a JSON array, JSON lines or pandas' column layout (jsonRows).
 //
 // squad reads SQuAD v1.1 / v2.0 JSON. Each question's passages are all the
 // paragraphs of its article; its gold passage is the paragraph it was asked
@@ -72,6 +80,9 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if kind == "regroup" {
 		return regroup(args[1:], stdout)
+	}
+	if kind == "report" {
+		return report(args[1:], stdout)
 	}
 	fs := flag.NewFlagSet("evidata "+kind, flag.ContinueOnError)
 	in := fs.String("in", "", "raw source file")
