@@ -145,9 +145,33 @@ const joinerTokens = 1
 // denseScores is every sentence's similarity to the question: the one
 // place the dense feature is computed (sentences embedded in one batched
 // call through the selector's scorer, normally use-lite behind the
-// embedding cache).
-func (s *Selector) denseScores(ctx context.Context, question string, texts []string) ([]float64, error) {
-	return s.dense.Score(ctx, question, texts)
+// embedding cache). known holds scores of this question's sentences
+// computed before (the first pass's, for the second): only the others are
+// scored, and known gains them.
+func (s *Selector) denseScores(ctx context.Context, question string, texts []string, known map[string]float64) ([]float64, error) {
+	var todo []string
+	for _, t := range texts {
+		if _, ok := known[t]; !ok {
+			todo = append(todo, t)
+		}
+	}
+	if len(todo) > 0 {
+		got, err := s.dense.Score(ctx, question, todo)
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != len(todo) {
+			return nil, fmt.Errorf("%d dense scores for %d sentences", len(got), len(todo))
+		}
+		for i, t := range todo {
+			known[t] = got[i]
+		}
+	}
+	out := make([]float64, len(texts))
+	for i, t := range texts {
+		out[i] = known[t]
+	}
+	return out, nil
 }
 
 // lexicalScores is BM25 of texts (their terms given) against the question
@@ -159,8 +183,9 @@ func (s *Selector) lexicalScores(ctx context.Context, question string, texts []s
 	return s.lexical.Score(ctx, question, texts)
 }
 
-// features fills every sentence's features and probability.
-func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passage, ss []sentence) error {
+// features fills every sentence's features and probability; dense holds
+// the sentences' similarities known so far (denseScores).
+func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passage, ss []sentence, known map[string]float64) error {
 	texts := make([]string, len(ss))
 	terms := make([][]string, len(ss))
 	for i, x := range ss {
@@ -171,7 +196,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 	if err != nil {
 		return fmt.Errorf("sentence BM25: %w", err)
 	}
-	dense, err := s.denseScores(ctx, q.Question, texts)
+	dense, err := s.denseScores(ctx, q.Question, texts, known)
 	if err != nil {
 		return fmt.Errorf("sentence similarity: %w", err)
 	}

@@ -299,12 +299,13 @@ func (s *Selector) prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, 
 	if len(ss) == 0 {
 		return nil, noTextError{len(set)}
 	}
-	if err := s.features(ctx, q, ps, ss); err != nil {
+	known := make(map[string]float64, len(ss))
+	if err := s.features(ctx, q, ps, ss, known); err != nil {
 		return nil, fmt.Errorf("evidence: %w", err)
 	}
 	prep := &Prepared{key: s.key(), question: q.Question, ps: ps, ss: ss, from: from, set: len(set)}
 	if s.hop > 0 {
-		if err := s.secondHop(ctx, q, set, prep); err != nil {
+		if err := s.secondHop(ctx, q, set, prep, known); err != nil {
 			return nil, err
 		}
 	}
@@ -316,7 +317,7 @@ func (s *Selector) prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, 
 
 // secondHop marks the candidates the first pass's anchors name, adds up to
 // s.hop passages of the query they name, and scores every sentence again.
-func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int, prep *Prepared) error {
+func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int, prep *Prepared, known map[string]float64) error {
 	links := hopLinks(q, prep.ps, prep.ss, anchors(prep.ss, s.model.Anchors))
 	if len(links) == 0 {
 		return nil
@@ -342,7 +343,7 @@ func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int,
 		ps[i].anchorP = byInput[ps[i].input]
 		ps[i].joined = !inSet[ps[i].input]
 	}
-	if err := s.features(ctx, q, ps, ss); err != nil {
+	if err := s.features(ctx, q, ps, ss, known); err != nil {
 		return fmt.Errorf("evidence: second hop: %w", err)
 	}
 	prep.ps, prep.ss, prep.joined = ps, ss, len(join)

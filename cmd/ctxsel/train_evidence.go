@@ -58,6 +58,7 @@ budget. Test questions are never read.
 	budgets := fs.String("budgets", "300,500,1000,1500", "token budgets the validation gain is averaged over")
 	l2 := fs.Float64("l2", 1, "ridge penalty of the logistic learner (standardised weights) and of the trees' leaves")
 	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
+	limit := fs.Int("limit", 0, "use only the first N questions of each file (0 = all)")
 	encoding := fs.String("encoding", token.Default, "token encoding: "+strings.Join(token.Encodings, ", "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -94,7 +95,7 @@ budget. Test questions are never read.
 		return v, nil
 	}
 	opt := evidencetrain.Options{Data: splitList(*data), Pool: *pool, PoolSeed: *poolSeed, SplitSeed: *splitSeed, Anchors: *anchors,
-		FloorTolerance: *floorTol, Workers: *workers, Log: stderr, Learners: splitList(*learners),
+		FloorTolerance: *floorTol, Workers: *workers, Limit: *limit, Log: stderr, Learners: splitList(*learners),
 		Logistic: evidencetrain.LogisticOptions{L2: *l2}, Trees: evidencetrain.TreeOptions{Trees: *trees, Depth: *depth, Rate: *rate, L2: *l2},
 		Command: "ctxsel train evidence " + strings.Join(args, " ")}
 	var err error

@@ -37,6 +37,8 @@ type Options struct {
 	// question id (default 1; eval.SplitOf).
 	Pool                int
 	PoolSeed, SplitSeed uint64
+	// Limit keeps the first Limit questions of each file (0: all).
+	Limit int
 	// Scorer scores the passages (the curve the selector reads).
 	Scorer score.Scorer
 	// Base holds the selector's embedder and token counter.
@@ -196,6 +198,9 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 		recs, err := eval.LoadFile(path)
 		if err != nil {
 			return nil, err
+		}
+		if opt.Limit > 0 && len(recs) > opt.Limit {
+			recs = recs[:opt.Limit]
 		}
 		pooled, err := eval.Pool(recs, opt.Pool, opt.PoolSeed)
 		if err != nil {
