@@ -33,7 +33,9 @@ first-pass models. Every setting (learner, --tree-counts, --hops,
 evidence-recall gain over the whole-passage top-k/budget envelope, averaged
 over --budgets and the validation questions of all files. A floor is
 admitted only if validation recall stays within --floor-tolerance at every
-budget. Test questions are never read.
+budget. Settings within --tie-tolerance of the best mean gain tie, and the
+cheapest of them (fewest passages, then trees, then the smaller hop) is
+chosen. Test questions are never read.
 `, stderr)
 	data := fs.String("data", "", "labelled JSONL files with gold_spans, comma-separated")
 	out := fs.String("out", "", "write the model (JSON) here")
@@ -55,6 +57,7 @@ budget. Test questions are never read.
 	neighborsList := fs.String("neighbors", "0", "neighbor settings to try")
 	floors := fs.String("floors", "0,0.001,0.002,0.005,0.01,0.02", "probability floors tried on the best setting")
 	floorTol := fs.Float64("floor-tolerance", 0.01, "a floor must keep validation recall within this at every budget")
+	tieTol := fs.Float64("tie-tolerance", 0.005, "settings within this mean validation gain of the best tie; the cheapest is chosen")
 	budgets := fs.String("budgets", "300,500,1000,1500", "token budgets the validation gain is averaged over")
 	l2 := fs.Float64("l2", 1, "ridge penalty of the logistic learner (standardised weights) and of the trees' leaves")
 	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
@@ -95,7 +98,7 @@ budget. Test questions are never read.
 		return v, nil
 	}
 	opt := evidencetrain.Options{Data: splitList(*data), Pool: *pool, PoolSeed: *poolSeed, SplitSeed: *splitSeed, Anchors: *anchors,
-		FloorTolerance: *floorTol, Workers: *workers, Limit: *limit, Log: stderr, Learners: splitList(*learners),
+		FloorTolerance: *floorTol, TieTolerance: *tieTol, Workers: *workers, Limit: *limit, Log: stderr, Learners: splitList(*learners),
 		Logistic: evidencetrain.LogisticOptions{L2: *l2}, Trees: evidencetrain.TreeOptions{Trees: *trees, Depth: *depth, Rate: *rate, L2: *l2},
 		Command: "ctxsel train evidence " + strings.Join(args, " ")}
 	var err error

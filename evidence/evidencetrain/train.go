@@ -71,6 +71,12 @@ type Options struct {
 	// (default 0.01), since sending less raises the gain over an envelope
 	// read at fewer tokens even as recall falls.
 	FloorTolerance float64
+	// TieTolerance: settings whose mean validation gain is within this of
+	// the best are taken as tied (the differences are far inside the
+	// validation noise), and the cheapest of them is chosen: fewest
+	// candidate passages, then fewest trees, then the smaller hop
+	// (default 0.005).
+	TieTolerance float64
 	// Workers scores questions in parallel (0: GOMAXPROCS).
 	Workers int
 	// Log, when set, is told the progress.
@@ -122,6 +128,9 @@ func (o *Options) defaults() {
 	}
 	if o.FloorTolerance == 0 {
 		o.FloorTolerance = 0.01
+	}
+	if o.TieTolerance == 0 {
+		o.TieTolerance = 0.005
 	}
 }
 
@@ -316,14 +325,15 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 	if err := validate(ctx, sets, opt, stage1, logf); err != nil {
 		return nil, err
 	}
-	best := stage1[0]
+	top := stage1[0]
 	for _, s := range stage1 {
 		s.Admitted = true
-		if s.Mean > best.Mean {
-			best = s
+		if s.Mean > top.Mean {
+			top = s
 		}
 	}
-	logf("stage 1: %s, mean validation gain %+.4f", best.name(), best.Mean)
+	best := cheapest(stage1, top.Mean-opt.TieTolerance)
+	logf("stage 1: best %s, mean validation gain %+.4f; chosen (the cheapest within %g) %s, %+.4f", top.name(), top.Mean, opt.TieTolerance, best.name(), best.Mean)
 
 	// stage 2: floors for the best setting, admitted only if recall stays
 	// within the tolerance at every budget
@@ -364,7 +374,7 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 		"scorer":   opt.Scorer.Name(),
 		"pool":     fmt.Sprintf("%d passages, seed %d", opt.Pool, opt.PoolSeed),
 		"learner":  learnerText(chosen, opt),
-		"chosen":   fmt.Sprintf("%s: mean validation gain %+.4f over budgets %v", chosen.name(), chosen.Mean, opt.Budgets),
+		"chosen":   fmt.Sprintf("%s: mean validation gain %+.4f over budgets %v (the best stage-1 setting, %s, %+.4f; ties within %g broken toward the cheapest)", chosen.name(), chosen.Mean, opt.Budgets, top.name(), top.Mean, opt.TieTolerance),
 		"features": strings.Join(opt.Features, ","),
 	}
 	if opt.Command != "" {
@@ -375,6 +385,26 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 	}
 	res.Model = &model
 	return res, nil
+}
+
+// cheapest is the setting of mean gain at least floor that costs least to
+// run: fewest candidate passages, then fewest trees, then the smaller hop;
+// among equals the better gain.
+func cheapest(settings []*Setting, floor float64) *Setting {
+	var best *Setting
+	for _, s := range settings {
+		if s.Mean < floor {
+			continue
+		}
+		if best == nil {
+			best = s
+			continue
+		}
+		if c := cmp.Or(cmp.Compare(s.Passages, best.Passages), cmp.Compare(s.Trees, best.Trees), cmp.Compare(s.Hop, best.Hop)); c < 0 || (c == 0 && s.Mean > best.Mean) {
+			best = s
+		}
+	}
+	return best
 }
 
 func learnerText(s *Setting, opt Options) string {
