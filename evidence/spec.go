@@ -20,11 +20,11 @@ const DepModel = "evidence.model"
 // params documents the spec's parameters (ctxsel.SelectorDefs lists them).
 var params = []ctxsel.ParamDoc{
 	{Name: "budget", Default: "(required)", Doc: "tokens all pruned passages may take together, headers and gap markers included"},
-	{Name: "passages", Default: "model (20)", Doc: "how many of the curve's best passages are candidates; after a strategy (topk:k=30+evidence:…) every passage it kept is"},
+	{Name: "passages", Default: "model (" + modelDefault(func(m *Model) string { return strconv.Itoa(m.Passages) }) + ")", Doc: "how many of the curve's best passages are candidates; after a strategy (topk:k=30+evidence:…) every passage it kept is"},
 	{Name: "header", Default: "1", Doc: "1 sends each kept passage's header (its title line, or the title its source gives: ask, the document's) once; 0 none"},
-	{Name: "neighbors", Default: "model (0)", Doc: "1 sends a kept sentence's predecessor with it"},
-	{Name: "hop", Default: "model (" + hopDefault() + ")", Doc: "the second hop: up to N passages outside the candidates whose title the best first-pass sentences name join them, then every sentence is scored again; 0 turns it off (composed after a strategy, only the passages it kept can join)"},
-	{Name: "floor", Default: "model (" + floorDefault() + ")", Doc: "the least probability a sentence needs to be sent (0: none); when none reaches it, the best are sent all the same"},
+	{Name: "neighbors", Default: "model (" + modelDefault(func(m *Model) string { return strconv.Itoa(m.Neighbors) }) + ")", Doc: "1 sends a kept sentence's predecessor with it"},
+	{Name: "hop", Default: "model (" + modelDefault(func(m *Model) string { return strconv.Itoa(m.Hop) }) + ")", Doc: "the second hop: up to N passages outside the candidates whose title the best first-pass sentences name join them, then every sentence is scored again; 0 turns it off (composed after a strategy, only the passages it kept can join)"},
+	{Name: "floor", Default: "model (" + modelDefault(func(m *Model) string { return strconv.FormatFloat(m.Floor, 'g', -1, 64) }) + ")", Doc: "the least probability a sentence needs to be sent (0: none); when none reaches it, the best are sent all the same"},
 	{Name: "order", Default: "rank", Doc: "rank (by the passage's rank) or document (input order)"},
 	{Name: "max_k", Default: "none", Doc: "cap: at most this many passages opened"},
 	{Name: "max_tokens", Default: "none", Doc: "cap: lowers the budget"},
@@ -186,20 +186,12 @@ func Parse(spec string, base Options) (ctxsel.TextSelector, error) {
 	return res.Selector, nil
 }
 
-// hopDefault and floorDefault describe the embedded model's settings for
-// the parameter docs.
-func hopDefault() string {
+// modelDefault describes a setting of the embedded model for the
+// parameter docs.
+func modelDefault(get func(*Model) string) string {
 	m, err := defaultModel()
 	if err != nil {
 		return "?"
 	}
-	return strconv.Itoa(m.Hop)
-}
-
-func floorDefault() string {
-	m, err := defaultModel()
-	if err != nil {
-		return "?"
-	}
-	return strconv.FormatFloat(m.Floor, 'g', -1, 64)
+	return get(m)
 }
