@@ -34,8 +34,7 @@ evidence-recall gain over the whole-passage top-k/budget envelope, averaged
 over --budgets and the validation questions of all files. A floor is
 admitted only if validation recall stays within --floor-tolerance at every
 budget. Settings within --tie-tolerance of the best mean gain tie, and the
-cheapest of them (fewest passages, then trees, then the smaller hop) is
-chosen. Test questions are never read.
+cheapest of them (fewest passages, then the smaller hop) is chosen. Test questions are never read.
 `, stderr)
 	data := fs.String("data", "", "labelled JSONL files with gold_spans, comma-separated")
 	out := fs.String("out", "", "write the model (JSON) here")

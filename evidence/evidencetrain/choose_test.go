@@ -11,7 +11,7 @@ func TestCheapest(t *testing.T) {
 		{Passages: 20, Trees: 100, Hop: 8, Mean: 0.149},
 		{Passages: 20, Trees: 50, Hop: 0, Mean: 0.070},
 	}
-	if got := cheapest(ss, 0.150-0.005); got != ss[2] {
+	if got := cheapest(ss, 0.150-0.005); got != ss[1] {
 		t.Fatalf("chose %+v", got)
 	}
 	if got := cheapest(ss, 0.1495); got != ss[0] {

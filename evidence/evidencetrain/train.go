@@ -74,8 +74,7 @@ type Options struct {
 	// TieTolerance: settings whose mean validation gain is within this of
 	// the best are taken as tied (the differences are far inside the
 	// validation noise), and the cheapest of them is chosen: fewest
-	// candidate passages, then fewest trees, then the smaller hop
-	// (default 0.005).
+	// candidate passages, then the smaller hop (default 0.005).
 	TieTolerance float64
 	// Workers scores questions in parallel (0: GOMAXPROCS).
 	Workers int
@@ -388,8 +387,9 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 }
 
 // cheapest is the setting of mean gain at least floor that costs least to
-// run: fewest candidate passages, then fewest trees, then the smaller hop;
-// among equals the better gain.
+// run: fewest candidate passages (sentences to embed and score), then the
+// smaller hop; among equals the better gain. (Trees cost little: their
+// count is chosen by gain alone.)
 func cheapest(settings []*Setting, floor float64) *Setting {
 	var best *Setting
 	for _, s := range settings {
@@ -400,7 +400,7 @@ func cheapest(settings []*Setting, floor float64) *Setting {
 			best = s
 			continue
 		}
-		if c := cmp.Or(cmp.Compare(s.Passages, best.Passages), cmp.Compare(s.Trees, best.Trees), cmp.Compare(s.Hop, best.Hop)); c < 0 || (c == 0 && s.Mean > best.Mean) {
+		if c := cmp.Or(cmp.Compare(s.Passages, best.Passages), cmp.Compare(s.Hop, best.Hop)); c < 0 || (c == 0 && s.Mean > best.Mean) {
 			best = s
 		}
 	}
