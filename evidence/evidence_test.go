@@ -208,8 +208,19 @@ func TestBudgetAndCaps(t *testing.T) {
 		if sum > budget || sum != sel.Tokens {
 			t.Fatalf("budget %d: sent %d (reported %d)", budget, sum, sel.Tokens)
 		}
-		if budget == 5000 && sel.K != 30 {
-			t.Fatalf("a budget above everything sends every passage, got %d", sel.K)
+		if budget == 5000 {
+			// the model's floor holds back sentences it deems all but
+			// worthless; without it a budget above everything sends every passage
+			floor := sel.Explanation.Params["floor"]
+			for _, ev := range sel.Evidence {
+				if ev.KeptScore < floor {
+					t.Fatalf("a sentence of p=%v sent below the floor %v", ev.KeptScore, floor)
+				}
+			}
+			all, err := newSelector(t, "evidence:budget=5000,passages=30,floor=0").SelectTexts(context.Background(), q)
+			if err != nil || all.K != 30 {
+				t.Fatalf("without a floor a budget above everything sends every passage, got %d (%v)", all.K, err)
+			}
 		}
 		// rank order: passages in the curve's order
 		for i := 1; i < len(sel.Indices); i++ {
