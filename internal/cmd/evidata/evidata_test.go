@@ -151,3 +151,10 @@ func TestReport(t *testing.T) {
 		t.Fatalf("%s", out.String())
 	}
 }
+
+func TestSpecList(t *testing.T) {
+	got := strings.Join(specList("topk:k=1,evidence:budget=300,hop=0,knee,evidence:budget=500"), "|")
+	if got != "topk:k=1|evidence:budget=300,hop=0|knee|evidence:budget=500" {
+		t.Fatal(got)
+	}
+}

@@ -53,7 +53,7 @@ func report(args []string, stdout io.Writer) error {
 	var files []file
 	var order []string
 	if *strategies != "" {
-		order = strings.Split(*strategies, ",")
+		order = specList(*strategies)
 	}
 	for _, path := range fs.Args() {
 		b, err := os.ReadFile(path)
@@ -125,4 +125,19 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// specList splits a comma-separated list of specs as ctxsel does: a part
+// without a colon that sets a parameter ("hop=0") belongs to the spec
+// before it ("evidence:budget=300,hop=0").
+func specList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if n := len(out); n > 0 && !strings.Contains(part, ":") && strings.Contains(part, "=") && strings.Contains(out[n-1], ":") {
+			out[n-1] += "," + part
+			continue
+		}
+		out = append(out, part)
+	}
+	return out
 }
