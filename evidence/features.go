@@ -30,6 +30,15 @@ import (
 //	bridge            the best match to the question (mean of bm25_z and dense_z) of a sentence
 //	                  of another candidate passage that names its passage's header (a multi-hop link)
 //	bridged           1 when such a sentence exists
+//
+// In a passage with sections inside (a chunk of several documents: a title
+// line after a blank line, a Markdown heading), first, position, header_bm25_z,
+// bridge, bridged, sentence_rank, passage_coverage, title_in_question,
+// title_overlap, names_title, sentences, linked and anchor_p read the
+// sentence's section and its heading where they read the passage and its
+// title; a single paragraph is one section, so nothing changes for it.
+// The rest:
+//
 //	dense_rel         its cosine similarity less the best candidate sentence's
 //	sentence_rank     log(1 + its rank among its passage's sentences by bm25_z + dense_z)
 //	coverage          the share of the question's terms it holds
@@ -78,10 +87,11 @@ type passage struct {
 	headerTokens int
 	first, n     int // its sentences are sents[first : first+n]
 	// The second hop: joined says it joined the candidates by the hop;
-	// anchorP is the first-pass probability of the best anchor naming its
-	// title (0: none).
-	joined  bool
-	anchorP float64
+	// links maps each of its titles (titleKey: its own, its sections')
+	// that an anchor names to the best such anchor's first-pass
+	// probability.
+	joined bool
+	links  map[string]float64
 }
 
 // sentence is one evidence unit with its features and probability.
@@ -183,8 +193,50 @@ func (s *Selector) lexicalScores(ctx context.Context, question string, texts []s
 	return s.lexical.Score(ctx, question, texts)
 }
 
+// section is a run of a passage's sentences under one title: the
+// passage's own (its first section) or a heading inside it (a chunk of
+// several documents or sections). A single paragraph is one section.
+type section struct {
+	passage    int
+	title, key string // key: titleKey, "" when too short to look for
+	start, end int    // its sentences ss[start:end], its heading first
+	heading    bool   // ss[start] is its heading
+	anchorP    float64
+}
+
+// sections splits the candidates' sentences into sections; secOf[i] is
+// sentence i's.
+func sections(ps []passage, ss []sentence) (secs []section, secOf []int) {
+	secOf = make([]int, len(ss))
+	for pi, p := range ps {
+		cur := section{passage: pi, title: p.title, start: p.first}
+		for j := range p.n {
+			g := p.first + j
+			if p.units.Headings != nil && p.units.Headings[j] {
+				cur.end = g
+				secs = append(secs, cur)
+				cur = section{passage: pi, title: ss[g].text, start: g, heading: true}
+			}
+			secOf[g] = len(secs)
+		}
+		cur.end = p.first + p.n
+		secs = append(secs, cur)
+	}
+	for i := range secs {
+		if k := titleKey(secs[i].title); utf8.RuneCountInString(k) >= minTitleKey {
+			secs[i].key = k
+		}
+		if p := ps[secs[i].passage]; p.links != nil {
+			secs[i].anchorP = p.links[secs[i].key]
+		}
+	}
+	return secs, secOf
+}
+
 // features fills every sentence's features and probability; dense holds
-// the sentences' similarities known so far (denseScores).
+// the sentences' similarities known so far (denseScores). Title, position
+// and coverage features are read per section: in a single paragraph, its
+// passage.
 func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passage, ss []sentence, known map[string]float64) error {
 	texts := make([]string, len(ss))
 	terms := make([][]string, len(ss))
@@ -203,18 +255,19 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 	if len(bm) != len(ss) || len(dense) != len(ss) {
 		return fmt.Errorf("sentence scores: %d lexical and %d dense for %d sentences", len(bm), len(dense), len(ss))
 	}
-	headers := make([]string, len(ps))
-	headerTerms := make([][]string, len(ps))
-	for i, p := range ps {
-		headers[i] = p.title
-		headerTerms[i] = lexical.Terms(p.title)
+	secs, secOf := sections(ps, ss)
+	headers := make([]string, len(secs))
+	headerTerms := make([][]string, len(secs))
+	for i, sc := range secs {
+		headers[i] = sc.title
+		headerTerms[i] = lexical.Terms(sc.title)
 	}
 	hb, err := s.lexicalScores(ctx, q.Question, headers, headerTerms)
 	if err != nil {
 		return fmt.Errorf("header BM25: %w", err)
 	}
 	bmZ, denseZ, headerZ := zscores(bm), zscores(dense), zscores(hb)
-	bridge, bridged := bridges(ps, ss, bmZ, denseZ)
+	bridge, bridged := bridges(secs, secOf, ss, bmZ, denseZ)
 	lq := newQuestionTerms(q.Question, terms)
 	lowerQ := strings.ToLower(q.Question)
 	dateQ := 0.0
@@ -224,12 +277,6 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 	lower := make([]string, len(ss))
 	for i, x := range ss {
 		lower[i] = strings.ToLower(x.text)
-	}
-	keys := make([]string, len(ps))
-	for i, p := range ps {
-		if k := titleKey(p.title); utf8.RuneCountInString(k) >= minTitleKey {
-			keys[i] = k
-		}
 	}
 
 	best, bestDense := 0.0, math.Inf(-1)
@@ -249,37 +296,37 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 	top := whole.Candidate(whole.Top(1)[0]).Score
 	_, curveSD := meanSD(whole.Scores())
 
-	// per passage: the sentences' rank by bm25_z + dense_z, the coverage
-	// of the whole passage, the title against the question
+	// per section: the sentences' rank by bm25_z + dense_z, the coverage
+	// of the whole section, its title against the question
 	within := make([]float64, len(ss))
-	passCov := make([]float64, len(ps))
-	titleInQ, titleOverlap := make([]float64, len(ps)), make([]float64, len(ps))
-	for pi, p := range ps {
-		for j := range p.n {
-			a := p.first + j
+	secCov := make([]float64, len(secs))
+	titleInQ, titleOverlap := make([]float64, len(secs)), make([]float64, len(secs))
+	for si, sc := range secs {
+		for a := sc.start; a < sc.end; a++ {
 			r := 0
-			for k := range p.n {
-				b := p.first + k
-				if bmZ[b]+denseZ[b] > bmZ[a]+denseZ[a] || (bmZ[b]+denseZ[b] == bmZ[a]+denseZ[a] && k < j) {
+			for b := sc.start; b < sc.end; b++ {
+				if bmZ[b]+denseZ[b] > bmZ[a]+denseZ[a] || (bmZ[b]+denseZ[b] == bmZ[a]+denseZ[a] && b < a) {
 					r++
 				}
 			}
 			within[a] = math.Log1p(float64(r))
 		}
-		all := append([]string(nil), headerTerms[pi]...)
-		for j := range p.n {
-			all = append(all, terms[p.first+j]...)
+		all := append([]string(nil), headerTerms[si]...)
+		for a := sc.start; a < sc.end; a++ {
+			all = append(all, terms[a]...)
 		}
-		passCov[pi] = lq.coverageIDF(all)
-		if keys[pi] != "" && containsWord(lowerQ, keys[pi]) {
-			titleInQ[pi] = 1
+		secCov[si] = lq.coverageIDF(all)
+		if sc.key != "" && containsWord(lowerQ, sc.key) {
+			titleInQ[si] = 1
 		}
-		titleOverlap[pi] = lq.overlap(headerTerms[pi])
+		titleOverlap[si] = lq.overlap(headerTerms[si])
 	}
 
 	for i := range ss {
 		x := &ss[i]
 		p := ps[x.passage]
+		si := secOf[i]
+		sc := secs[si]
 		rel := 0.0
 		if best > 0 {
 			rel = bm[i] / best
@@ -288,8 +335,13 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		if curveSD > 0 {
 			gap = (p.score - top) / curveSD
 		}
+		// its place among its section's sentences (a heading is not one)
+		local, count := i-sc.start, sc.end-sc.start
+		if sc.heading {
+			local, count = i-sc.start-1, count-1
+		}
 		first := 0.0
-		if x.index == 0 {
+		if local == 0 {
 			first = 1
 		}
 		nb := math.Inf(-1)
@@ -303,22 +355,22 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 			nb = 0
 		}
 		hz := 0.0
-		if p.title != "" {
-			hz = headerZ[x.passage]
+		if sc.title != "" {
+			hz = headerZ[si]
 		}
 		date := 0.0
 		if holdsDate(x.text) {
 			date = 1
 		}
 		names := 0.0
-		for pj, k := range keys {
-			if pj != x.passage && k != "" && containsWord(lower[i], k) {
+		for sj, o := range secs {
+			if sj != si && o.key != "" && containsWord(lower[i], o.key) {
 				names = 1
 				break
 			}
 		}
 		linked, joined := 0.0, 0.0
-		if p.anchorP > 0 {
+		if sc.anchorP > 0 {
 			linked = 1
 		}
 		if p.joined {
@@ -326,11 +378,11 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		}
 		x.x = []float64{
 			bmZ[i], rel, denseZ[i], dense[i], passZ[x.passage], gap, math.Log1p(float64(p.rank)),
-			first, math.Log1p(float64(x.index)), math.Log(float64(max(1, x.tokens-joinerTokens))), hz, nb,
-			bridge[x.passage], bridged[x.passage],
-			dense[i] - bestDense, within[i], lq.coverage(terms[i]), lq.coverageIDF(terms[i]), passCov[x.passage],
-			titleInQ[x.passage], titleOverlap[x.passage], date, dateQ, names, math.Log(float64(p.n)),
-			linked, p.anchorP, joined,
+			first, math.Log1p(float64(max(local, 0))), math.Log(float64(max(1, x.tokens-joinerTokens))), hz, nb,
+			bridge[si], bridged[si],
+			dense[i] - bestDense, within[i], lq.coverage(terms[i]), lq.coverageIDF(terms[i]), secCov[si],
+			titleInQ[si], titleOverlap[si], date, dateQ, names, math.Log(float64(max(1, count))),
+			linked, sc.anchorP, joined,
 		}
 		x.p = s.model.prob(x.x, s.cols)
 	}
@@ -495,22 +547,19 @@ func containsWord(text, phrase string) bool {
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// bridges finds multi-hop links: a passage whose header (a title, less a
-// trailing parenthesis: "Ed Wood (film)" → "ed wood") is named in a
-// sentence of another candidate passage. bridge is the best such mention's
-// match to the question (the mean of its bm25_z and dense_z), bridged 1
-// when there is one; both 0 otherwise.
-func bridges(ps []passage, ss []sentence, bmZ, denseZ []float64) (bridge, bridged []float64) {
-	bridge, bridged = make([]float64, len(ps)), make([]float64, len(ps))
+// bridges finds multi-hop links: a section whose title (less a trailing
+// parenthesis: "Ed Wood (film)" → "ed wood") is named in a sentence of
+// another section. bridge is the best such mention's match to the question
+// (the mean of its bm25_z and dense_z), bridged 1 when there is one; both
+// 0 otherwise.
+func bridges(secs []section, secOf []int, ss []sentence, bmZ, denseZ []float64) (bridge, bridged []float64) {
+	bridge, bridged = make([]float64, len(secs)), make([]float64, len(secs))
 	var lower []string
-	for pi, p := range ps {
-		if p.title == "" {
+	for si, sc := range secs {
+		if sc.title == "" || len([]rune(titleKey(sc.title))) < 3 {
 			continue
 		}
-		key := titleKey(p.title)
-		if len([]rune(key)) < 3 {
-			continue
-		}
+		key := titleKey(sc.title)
 		if lower == nil {
 			lower = make([]string, len(ss))
 			for i, x := range ss {
@@ -518,13 +567,13 @@ func bridges(ps []passage, ss []sentence, bmZ, denseZ []float64) (bridge, bridge
 			}
 		}
 		best := math.Inf(-1)
-		for i, x := range ss {
-			if x.passage != pi && strings.Contains(lower[i], key) {
+		for i := range ss {
+			if secOf[i] != si && strings.Contains(lower[i], key) {
 				best = max(best, (bmZ[i]+denseZ[i])/2)
 			}
 		}
 		if !math.IsInf(best, -1) {
-			bridge[pi], bridged[pi] = best, 1
+			bridge[si], bridged[si] = best, 1
 		}
 	}
 	return bridge, bridged

@@ -20,9 +20,10 @@ import (
 
 // hopLink is a passage an anchor names.
 type hopLink struct {
-	input   int     // index into TextQuery.Texts
-	anchorP float64 // the best naming anchor's first-pass probability
-	rank    int     // rank in the query's curve
+	input   int                // index into TextQuery.Texts
+	anchorP float64            // the best naming anchor's first-pass probability
+	rank    int                // rank in the query's curve
+	titles  map[string]float64 // each title named (titleKey) and its best anchor's probability
 }
 
 // anchors returns the indices of the best n sentences by probability (ties
@@ -36,24 +37,27 @@ func anchors(ss []sentence, n int) []int {
 	return idx[:min(n, len(idx))]
 }
 
-// hopLinks finds the passages of the query whose title an anchor of
-// another passage names: links[input] is the best anchor's probability.
-// Candidates (inSet) are checked by their titles as split; the others by
-// their first line when it is a title, else the query's header, and only
-// when their text is valid UTF-8 (an invalid one is never joined).
+// hopLinks finds the passages of the query with a title that an anchor
+// names, as whole words: the passage's own title or a section heading
+// inside it, never the anchor's own section's. Candidates are read as
+// split; the others by a scan of their lines (poolTitles), and only when
+// their text is valid UTF-8 (an invalid one is never joined).
 func hopLinks(q ctxsel.TextQuery, ps []passage, ss []sentence, anchorIdx []int) []hopLink {
+	secs, secOf := sections(ps, ss)
 	type anchor struct {
 		lower   string
-		passage int // input index of its passage
+		passage int    // input index of its passage
+		own     string // its section's title key
 		p       float64
 	}
 	as := make([]anchor, len(anchorIdx))
 	for i, a := range anchorIdx {
-		as[i] = anchor{strings.ToLower(ss[a].text), ps[ss[a].passage].input, ss[a].p}
+		as[i] = anchor{strings.ToLower(ss[a].text), ps[ss[a].passage].input, secs[secOf[a]].key, ss[a].p}
 	}
-	titleOf := make(map[int]string, len(ps))
-	for _, p := range ps {
-		titleOf[p.input] = p.title
+	titlesOf := make(map[int][]string, len(ps))
+	for _, sc := range secs {
+		in := ps[sc.passage].input
+		titlesOf[in] = append(titlesOf[in], sc.key)
 	}
 	rank := make([]int, q.Curve.Len())
 	for r, idx := range q.Curve.Top(q.Curve.Len()) {
@@ -61,30 +65,63 @@ func hopLinks(q ctxsel.TextQuery, ps []passage, ss []sentence, anchorIdx []int) 
 	}
 	var out []hopLink
 	for i, text := range q.Texts {
-		title, candidate := titleOf[i]
+		keys, candidate := titlesOf[i]
 		if !candidate {
 			if !utf8.ValidString(text) {
 				continue
 			}
-			if h := headerLine(text); h != nil {
-				title = text[h[0]:h[1]]
-			} else if q.Headers != nil {
-				title = headerText(q.Headers[i])
+			for _, t := range poolTitles(text) {
+				keys = append(keys, titleKey(t))
+			}
+			if headerLine(text) == nil && q.Headers != nil { // the title its source gives
+				keys = append(keys, titleKey(headerText(q.Headers[i])))
 			}
 		}
-		key := titleKey(title)
-		if utf8.RuneCountInString(key) < minTitleKey {
-			continue
-		}
-		best := 0.0
-		for _, a := range as {
-			if a.passage != i && a.p > best && containsWord(a.lower, key) {
-				best = a.p
+		var l *hopLink
+		for _, key := range keys {
+			if utf8.RuneCountInString(key) < minTitleKey {
+				continue
+			}
+			for _, a := range as {
+				if a.p <= 0 || (a.passage == i && a.own == key) || !containsWord(a.lower, key) {
+					continue
+				}
+				if l == nil {
+					l = &hopLink{input: i, rank: rank[i], titles: map[string]float64{}}
+				}
+				l.titles[key] = max(l.titles[key], a.p)
+				l.anchorP = max(l.anchorP, a.p)
 			}
 		}
-		if best > 0 {
-			out = append(out, hopLink{input: i, anchorP: best, rank: rank[i]})
+		if l != nil {
+			out = append(out, *l)
 		}
+	}
+	return out
+}
+
+// poolTitles are the titles a passage outside the candidates shows without
+// being split into sentences: its first line when it is a header, and every
+// line that opens a section (isHeading's rule: a Markdown heading, or a
+// title after a blank line, with more text after it).
+func poolTitles(text string) []string {
+	var out []string
+	if h := headerLine(text); h != nil {
+		out = append(out, text[h[0]:h[1]])
+	}
+	blank := false
+	for off := 0; off < len(text); {
+		nl := strings.IndexByte(text[off:], '\n')
+		if nl < 0 {
+			break
+		}
+		line := strings.TrimSpace(text[off : off+nl])
+		next := off + nl + 1
+		if off > 0 && line != "" && strings.TrimSpace(text[next:]) != "" && (strings.HasPrefix(line, "#") || (blank && titleLike(line))) {
+			out = append(out, line)
+		}
+		blank = line == ""
+		off = next
 	}
 	return out
 }

@@ -335,12 +335,12 @@ func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int,
 	if err != nil {
 		return err
 	}
-	byInput := make(map[int]float64, len(links))
+	byInput := make(map[int]map[string]float64, len(links))
 	for _, l := range links {
-		byInput[l.input] = l.anchorP
+		byInput[l.input] = l.titles
 	}
 	for i := range ps {
-		ps[i].anchorP = byInput[ps[i].input]
+		ps[i].links = byInput[ps[i].input]
 		ps[i].joined = !inSet[ps[i].input]
 	}
 	if err := s.features(ctx, q, ps, ss, known); err != nil {
