@@ -64,7 +64,7 @@ func goList(t *testing.T) []listedPackage {
 // the picker's reward (Eq. 6), the band's training pipeline and its data
 // and reports, and the measuring harness. A selector user imports none
 // of them (DESIGN.md, "Product and training").
-var trainingOnly = []string{"mine", "picker/export", "picker/reward", "ldar/ldareval", "ldar/ldartrain", "eval"}
+var trainingOnly = []string{"mine", "picker/export", "picker/reward", "ldar/ldareval", "ldar/ldartrain", "evidence/evidencetrain", "eval"}
 
 // notProduct are the other packages a selector user does not import: test
 // helpers and data. Commands (package main) are left out too.

@@ -17,8 +17,9 @@ import (
 )
 
 // benchPassages builds n distinct passages of about size tokens from real
-// HotpotQA text ("title\n" then sentences of several paragraphs) and a
-// real question, scored by BM25 (the curve the selector cuts).
+// HotpotQA text (a paragraph's own "title\n" and sentences, then more
+// paragraphs' sentences) and a real question, scored by BM25 (the curve
+// the selector cuts). The titles are real, so the second hop finds links.
 func benchPassages(b *testing.B, n, size int) (ctxsel.TextQuery, *token.Tiktoken) {
 	b.Helper()
 	recs, err := dataset.LoadFile("../../shared/data/hotpotqa_dev500.jsonl")
@@ -36,10 +37,11 @@ func benchPassages(b *testing.B, n, size int) (ctxsel.TextQuery, *token.Tiktoken
 	next := 0
 	for i := range texts {
 		var t strings.Builder
-		fmt.Fprintf(&t, "Passage %d\n", i)
+		t.WriteString(paras[next%len(paras)] + " ") // its title and body
+		next++
 		for c.Count(t.String()) < size {
 			body := paras[next%len(paras)]
-			if _, rest, ok := strings.Cut(body, "\n"); ok { // drop the paragraph's own title
+			if _, rest, ok := strings.Cut(body, "\n"); ok { // drop the next paragraphs' titles
 				body = rest
 			}
 			t.WriteString(body + " ")
@@ -65,9 +67,10 @@ func benchPassages(b *testing.B, n, size int) (ctxsel.TextQuery, *token.Tiktoken
 }
 
 // BenchmarkEvidence times the evidence step of one query (split, embed,
-// score, pack, count) on n candidate passages of about size tokens, budget
-// 500, with the embedded model on one worker: cold (every sentence
-// embedded) and warm (every vector in the embedding cache), beside the
+// score, the second hop, pack, count) on n candidate passages of about
+// size tokens, budget 500, with the embedded model on one worker: cold
+// (every sentence embedded) and warm (every vector in the embedding
+// cache), with the model's second hop and without (hop=0), beside the
 // passage-level selection of the same candidates (ctxsel.Select with
 // budget:tokens=500; the curve's ranking, cached, is shared by both). Run
 // on one core: go test -bench Evidence -cpu 1.
@@ -79,39 +82,44 @@ func BenchmarkEvidence(b *testing.B) {
 	for _, n := range []int{20, 100} {
 		for _, size := range []int{150, 600} {
 			q, c := benchPassages(b, n, size)
-			run := func(b *testing.B, e embed.Embedder) {
-				s, err := evidence.New(evidence.Options{Budget: 500, Passages: n, Embedder: e, Counter: c})
-				if err != nil {
-					b.Fatal(err)
+			for _, hop := range []int{0, evidence.HopOff} {
+				name := fmt.Sprintf("passages=%d/tokens=%d", n, size)
+				if hop == evidence.HopOff {
+					name += "/hop=0"
 				}
-				b.ReportAllocs()
-				for b.Loop() {
-					sel, err := s.SelectTexts(context.Background(), q)
-					if err != nil || sel.Tokens > 500 {
-						b.Fatal(sel.Tokens, err)
+				run := func(b *testing.B, e embed.Embedder) {
+					s, err := evidence.New(evidence.Options{Budget: 500, Passages: n, Hop: hop, Embedder: e, Counter: c})
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportAllocs()
+					for b.Loop() {
+						sel, err := s.SelectTexts(context.Background(), q)
+						if err != nil || sel.Tokens > 500 {
+							b.Fatal(sel.Tokens, err)
+						}
 					}
 				}
+				b.Run(name+"/cold", func(b *testing.B) { run(b, model) })
+				b.Run(name+"/warm", func(b *testing.B) {
+					store, err := cache.Open(b.TempDir())
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer store.Close()
+					e := cache.Wrap(model, store)
+					s, err := evidence.New(evidence.Options{Budget: 500, Passages: n, Hop: hop, Embedder: e, Counter: c})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := s.SelectTexts(context.Background(), q); err != nil { // fill the cache
+						b.Fatal(err)
+					}
+					b.ResetTimer()
+					run(b, e)
+				})
 			}
-			name := fmt.Sprintf("passages=%d/tokens=%d", n, size)
-			b.Run(name+"/cold", func(b *testing.B) { run(b, model) })
-			b.Run(name+"/warm", func(b *testing.B) {
-				store, err := cache.Open(b.TempDir())
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer store.Close()
-				e := cache.Wrap(model, store)
-				s, err := evidence.New(evidence.Options{Budget: 500, Passages: n, Embedder: e, Counter: c})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := s.SelectTexts(context.Background(), q); err != nil { // fill the cache
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				run(b, e)
-			})
-			b.Run(name+"/passages", func(b *testing.B) {
+			b.Run(fmt.Sprintf("passages=%d/tokens=%d/passages", n, size), func(b *testing.B) {
 				st, caps, err := ctxsel.Parse("budget:tokens=500")
 				if err != nil {
 					b.Fatal(err)

@@ -49,12 +49,13 @@ func pooledQuery(t *testing.T, n int) ctxsel.TextQuery {
 // The model was fitted on the best passages of whole curves: composed
 // after a strategy that keeps the same passages (topk:k=20), evidence must
 // see the same features, so it chooses the same sentences with the same
-// scores as evidence:passages=20 alone.
+// scores as evidence:passages=20 alone. (Without the second hop: alone, it
+// may add passages of the whole curve; composed, only the strategy's.)
 func TestComposedSeesTheWholeCurve(t *testing.T) {
 	q := pooledQuery(t, 200)
 	for _, budget := range []int{60, 150, 400} {
-		plain := newSelector(t, fmt.Sprintf("evidence:budget=%d,passages=20", budget))
-		composed := newSelector(t, fmt.Sprintf("topk:k=20+evidence:budget=%d", budget))
+		plain := newSelector(t, fmt.Sprintf("evidence:budget=%d,passages=20,hop=0", budget))
+		composed := newSelector(t, fmt.Sprintf("topk:k=20+evidence:budget=%d,hop=0", budget))
 		a, err := plain.SelectTexts(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)

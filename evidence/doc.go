@@ -1,18 +1,25 @@
 // Package evidence selects sentences instead of whole passages: it splits
 // the best passages of a curve into evidence units (a header, the
-// passage's context line, and its sentences), scores every sentence
-// against the question, and packs the best sentences per token into a
-// token budget. What it sends of each passage is the header, then the kept
+// passage's context line, and its sentences, grouped in sections when a
+// passage holds several titled parts), scores every sentence against the
+// question, follows the links its best sentences make to other passages
+// (the second hop), and packs the best sentences per token into a token
+// budget. What it sends of each passage is the header, then the kept
 // sentences in document order, a gap marked by " … ".
 //
-// A sentence's score is a small logistic model (Model) of six kinds of
-// evidence: its own BM25 over the sentences of the candidate set, its own
-// dense similarity to the question (the embedded USE-lite model, which
-// was trained on sentences), its passage's score in the curve (a prior),
-// its position in the passage, its length, and how well its neighbours
-// and its passage's header match. The weights were fitted on training
-// questions and every setting (candidate passages, the price of a token)
-// chosen on validation questions; docs/evidence.md tells how and what it
+// A sentence's score is a Model: boosted trees (or, as in version 1 model
+// files, a logistic regression) over 28 features (FeatureNames): its own
+// BM25 over the sentences of the candidate set, its own dense similarity
+// to the question (the embedded USE-lite model, which was trained on
+// sentences), its passage's score in the curve (a prior), its position,
+// length and coverage of the question's terms, its section's title
+// against the question, dates, and the links between passages. The
+// second hop (hop=N) reads the first pass's best sentences for other
+// passages' titles, adds up to N of the passages they name, and scores
+// every sentence again; a probability floor (floor=P) keeps worthless
+// sentences out of a large budget. The model was fitted on training
+// questions and every setting chosen on validation questions (package
+// evidence/evidencetrain); docs/evidence.md tells how and what it
 // measured.
 //
 // Selector is a ctxsel.TextSelector (it reads texts and calls an

@@ -39,13 +39,10 @@ func Example() {
 	}
 	fmt.Println("sent", out.Tokens, "tokens")
 	// Output:
-	// p0: 25 of 37 tokens
+	// p0: 37 of 37 tokens
 	// Ada Lovelace
-	// Ada Lovelace was an English mathematician. She was born in London in 1815.
-	// p1: 13 of 19 tokens
-	// Charles Babbage
-	// Charles Babbage was an English polymath.
-	// sent 38 tokens
+	// Ada Lovelace was an English mathematician. She was born in London in 1815. She worked with Charles Babbage on the Analytical Engine.
+	// sent 37 tokens
 }
 
 // Resolve a spec — alone or composed after a passage strategy — with the
@@ -81,7 +78,7 @@ func Example_resolve() {
 	}
 	// Output:
 	// topk:k=2+evidence:budget=30
-	// p0: kept 2 of 3 sentences of the passage ranked 0 (weakest kept p=0.033, best left out p=0.002)
+	// p0: kept 2 of 3 sentences of the passage ranked 0 (weakest kept p=0.050, best left out p=0.023)
 	// Ada Lovelace
 	// Ada Lovelace was an English mathematician. She was born in London in 1815.
 }

@@ -5,8 +5,71 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/lexical"
+)
+
+// FeatureNames are a sentence's features, in order. The first 14 are
+// version 1's (a version 1 model file reads those):
+//
+//	bm25_z            its BM25 over the candidate sentences, standardised over them
+//	bm25_rel          its BM25 divided by the best sentence's (0 when none matches)
+//	dense_z           its cosine similarity to the question, standardised
+//	dense             its cosine similarity to the question
+//	passage_z         its passage's score, standardised over the candidate passages
+//	passage_gap       its passage's score less the best, in standard deviations of the whole curve
+//	passage_rank      log(1 + its passage's rank in the curve)
+//	first             1 for the first sentence after the header
+//	position          log(1 + its index among the passage's sentences)
+//	length            log(its tokens)
+//	header_bm25_z     BM25 of its passage's header over the candidates' headers, standardised (0 without)
+//	neighbour_bm25_z  the larger bm25_z of the sentences before and after it in its passage
+//	bridge            the best match to the question (mean of bm25_z and dense_z) of a sentence
+//	                  of another candidate passage that names its passage's header (a multi-hop link)
+//	bridged           1 when such a sentence exists
+//
+// In a passage with sections inside (a chunk of several documents: a title
+// line after a blank line, a Markdown heading), first, position, header_bm25_z,
+// bridge, bridged, sentence_rank, passage_coverage, title_in_question,
+// title_overlap, names_title, sentences, linked and anchor_p read the
+// sentence's section and its heading where they read the passage and its
+// title; a single paragraph is one section, so nothing changes for it.
+// The rest:
+//
+//	dense_rel         its cosine similarity less the best candidate sentence's
+//	sentence_rank     log(1 + its rank among its passage's sentences by bm25_z + dense_z)
+//	coverage          the share of the question's terms it holds
+//	coverage_idf      the same, each term weighted by its IDF over the candidate sentences
+//	passage_coverage  coverage_idf of its whole passage, header included
+//	title_in_question 1 when the question names its passage's title
+//	title_overlap     the share of its passage's title's terms the question holds
+//	date              1 when it holds a year or a month's name
+//	date_question     1 when the question asks about time (when, born, died, earlier, …)
+//	names_title       1 when it names another candidate passage's title
+//	sentences         log(its passage's sentence count)
+//	linked            1 when one of the second hop's anchors (the best first-pass
+//	                  sentences of other passages) names its passage's title
+//	anchor_p          the first-pass probability of the best such anchor (0 without)
+//	hop_joined        1 when its passage joined the candidates by the second hop
+var FeatureNames = []string{
+	"bm25_z", "bm25_rel", "dense_z", "dense", "passage_z", "passage_gap", "passage_rank",
+	"first", "position", "length", "header_bm25_z", "neighbour_bm25_z", "bridge", "bridged",
+	"dense_rel", "sentence_rank", "coverage", "coverage_idf", "passage_coverage",
+	"title_in_question", "title_overlap", "date", "date_question", "names_title", "sentences",
+	"linked", "anchor_p", "hop_joined",
+}
+
+// V1Features are the features of a version 1 model: the first 14.
+var V1Features = FeatureNames[:14]
+
+// Indices of the features the second hop sets after the first pass.
+const (
+	featLinked  = 25
+	featAnchorP = 26
+	featJoined  = 27
 )
 
 // passage is one candidate passage split into units.
@@ -23,6 +86,12 @@ type passage struct {
 	// headerTokens are the tokens of the header and the line break after it.
 	headerTokens int
 	first, n     int // its sentences are sents[first : first+n]
+	// The second hop: joined says it joined the candidates by the hop;
+	// links maps each of its titles (titleKey: its own, its sections')
+	// that an anchor names to the best such anchor's first-pass
+	// probability.
+	joined bool
+	links  map[string]float64
 }
 
 // sentence is one evidence unit with its features and probability.
@@ -83,37 +152,139 @@ func (s *Selector) candidates(q ctxsel.TextQuery, set []int, header bool) ([]pas
 // of the texts as sent settle the budget after.
 const joinerTokens = 1
 
-// features fills every sentence's features and probability.
-func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passage, ss []sentence) error {
+// denseScores is every sentence's similarity to the question: the one
+// place the dense feature is computed (sentences embedded in one batched
+// call through the selector's scorer, normally use-lite behind the
+// embedding cache, or read from the vectors an index stored:
+// sentenceSimilarity). known holds scores of this question's sentences
+// computed before (the first pass's, for the second): only the others are
+// scored, and known gains them.
+func (s *Selector) denseScores(ctx context.Context, q ctxsel.TextQuery, ps []passage, texts []string, known map[string]float64) ([]float64, error) {
+	out := make([]float64, len(texts))
+	var todo []int // indices into texts not scored yet
+	for i, t := range texts {
+		if v, ok := known[t]; ok {
+			out[i] = v
+		} else {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return out, nil
+	}
+	got, err := s.sentenceSimilarity(ctx, q, ps, texts, todo)
+	if err != nil {
+		return nil, err
+	}
+	if len(got) != len(todo) {
+		return nil, fmt.Errorf("%d dense scores for %d sentences", len(got), len(todo))
+	}
+	for j, i := range todo {
+		out[i] = got[j]
+		known[texts[i]] = got[j]
+	}
+	return out, nil
+}
+
+// lexicalScores is BM25 of texts (their terms given) against the question
+// over those texts: lexical.Default unless the caller chose a scorer.
+func (s *Selector) lexicalScores(ctx context.Context, question string, texts []string, terms [][]string) ([]float64, error) {
+	if s.opt.Lexical == nil {
+		return lexical.Default.Score(lexical.QueryTerms(question), terms), nil
+	}
+	return s.lexical.Score(ctx, question, texts)
+}
+
+// section is a run of a passage's sentences under one title: the
+// passage's own (its first section) or a heading inside it (a chunk of
+// several documents or sections). A single paragraph is one section.
+type section struct {
+	passage    int
+	title, key string // key: titleKey, "" when too short to look for
+	start, end int    // its sentences ss[start:end], its heading first
+	heading    bool   // ss[start] is its heading
+	anchorP    float64
+}
+
+// sections splits the candidates' sentences into sections; secOf[i] is
+// sentence i's.
+func sections(ps []passage, ss []sentence) (secs []section, secOf []int) {
+	secOf = make([]int, len(ss))
+	for pi, p := range ps {
+		cur := section{passage: pi, title: p.title, start: p.first}
+		for j := range p.n {
+			g := p.first + j
+			if p.units.Headings != nil && p.units.Headings[j] {
+				cur.end = g
+				secs = append(secs, cur)
+				cur = section{passage: pi, title: ss[g].text, start: g, heading: true}
+			}
+			secOf[g] = len(secs)
+		}
+		cur.end = p.first + p.n
+		secs = append(secs, cur)
+	}
+	for i := range secs {
+		if k := titleKey(secs[i].title); utf8.RuneCountInString(k) >= minTitleKey {
+			secs[i].key = k
+		}
+		if p := ps[secs[i].passage]; p.links != nil {
+			secs[i].anchorP = p.links[secs[i].key]
+		}
+	}
+	return secs, secOf
+}
+
+// features fills every sentence's features and probability; dense holds
+// the sentences' similarities known so far (denseScores). Title, position
+// and coverage features are read per section: in a single paragraph, its
+// passage.
+func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passage, ss []sentence, known map[string]float64) error {
 	texts := make([]string, len(ss))
+	terms := make([][]string, len(ss))
 	for i, x := range ss {
 		texts[i] = x.text
+		terms[i] = lexical.Terms(x.text)
 	}
-	bm, err := s.lexical.Score(ctx, q.Question, texts)
+	bm, err := s.lexicalScores(ctx, q.Question, texts, terms)
 	if err != nil {
 		return fmt.Errorf("sentence BM25: %w", err)
 	}
-	dense, err := s.sentenceSimilarity(ctx, q, ps, texts)
+	dense, err := s.denseScores(ctx, q, ps, texts, known)
 	if err != nil {
 		return fmt.Errorf("sentence similarity: %w", err)
 	}
 	if len(bm) != len(ss) || len(dense) != len(ss) {
 		return fmt.Errorf("sentence scores: %d lexical and %d dense for %d sentences", len(bm), len(dense), len(ss))
 	}
-	headers := make([]string, len(ps))
-	for i, p := range ps {
-		headers[i] = p.title
+	secs, secOf := sections(ps, ss)
+	headers := make([]string, len(secs))
+	headerTerms := make([][]string, len(secs))
+	for i, sc := range secs {
+		headers[i] = sc.title
+		headerTerms[i] = lexical.Terms(sc.title)
 	}
-	hb, err := s.lexical.Score(ctx, q.Question, headers)
+	hb, err := s.lexicalScores(ctx, q.Question, headers, headerTerms)
 	if err != nil {
 		return fmt.Errorf("header BM25: %w", err)
 	}
 	bmZ, denseZ, headerZ := zscores(bm), zscores(dense), zscores(hb)
-	bridge, bridged := bridges(ps, ss, bmZ, denseZ)
+	bridge, bridged := bridges(secs, secOf, ss, bmZ, denseZ)
+	lq := newQuestionTerms(q.Question, terms)
+	lowerQ := strings.ToLower(q.Question)
+	dateQ := 0.0
+	if asksTime(lq.terms) {
+		dateQ = 1
+	}
+	lower := make([]string, len(ss))
+	for i, x := range ss {
+		lower[i] = strings.ToLower(x.text)
+	}
 
-	best := 0.0
-	for _, v := range bm {
-		best = max(best, v)
+	best, bestDense := 0.0, math.Inf(-1)
+	for i := range bm {
+		best = max(best, bm[i])
+		bestDense = max(bestDense, dense[i])
 	}
 	pscores := make([]float64, len(ps))
 	for i, p := range ps {
@@ -126,9 +297,38 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 	whole, _ := shape(q)
 	top := whole.Candidate(whole.Top(1)[0]).Score
 	_, curveSD := meanSD(whole.Scores())
+
+	// per section: the sentences' rank by bm25_z + dense_z, the coverage
+	// of the whole section, its title against the question
+	within := make([]float64, len(ss))
+	secCov := make([]float64, len(secs))
+	titleInQ, titleOverlap := make([]float64, len(secs)), make([]float64, len(secs))
+	for si, sc := range secs {
+		for a := sc.start; a < sc.end; a++ {
+			r := 0
+			for b := sc.start; b < sc.end; b++ {
+				if bmZ[b]+denseZ[b] > bmZ[a]+denseZ[a] || (bmZ[b]+denseZ[b] == bmZ[a]+denseZ[a] && b < a) {
+					r++
+				}
+			}
+			within[a] = math.Log1p(float64(r))
+		}
+		all := append([]string(nil), headerTerms[si]...)
+		for a := sc.start; a < sc.end; a++ {
+			all = append(all, terms[a]...)
+		}
+		secCov[si] = lq.coverageIDF(all)
+		if sc.key != "" && containsWord(lowerQ, sc.key) {
+			titleInQ[si] = 1
+		}
+		titleOverlap[si] = lq.overlap(headerTerms[si])
+	}
+
 	for i := range ss {
 		x := &ss[i]
 		p := ps[x.passage]
+		si := secOf[i]
+		sc := secs[si]
 		rel := 0.0
 		if best > 0 {
 			rel = bm[i] / best
@@ -137,8 +337,13 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		if curveSD > 0 {
 			gap = (p.score - top) / curveSD
 		}
+		// its place among its section's sentences (a heading is not one)
+		local, count := i-sc.start, sc.end-sc.start
+		if sc.heading {
+			local, count = i-sc.start-1, count-1
+		}
 		first := 0.0
-		if x.index == 0 {
+		if local == 0 {
 			first = 1
 		}
 		nb := math.Inf(-1)
@@ -152,35 +357,211 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 			nb = 0
 		}
 		hz := 0.0
-		if p.title != "" {
-			hz = headerZ[x.passage]
+		if sc.title != "" {
+			hz = headerZ[si]
+		}
+		date := 0.0
+		if holdsDate(x.text) {
+			date = 1
+		}
+		names := 0.0
+		for sj, o := range secs {
+			if sj != si && o.key != "" && containsWord(lower[i], o.key) {
+				names = 1
+				break
+			}
+		}
+		linked, joined := 0.0, 0.0
+		if sc.anchorP > 0 {
+			linked = 1
+		}
+		if p.joined {
+			joined = 1
 		}
 		x.x = []float64{
 			bmZ[i], rel, denseZ[i], dense[i], passZ[x.passage], gap, math.Log1p(float64(p.rank)),
-			first, math.Log1p(float64(x.index)), math.Log(float64(max(1, x.tokens-joinerTokens))), hz, nb,
-			bridge[x.passage], bridged[x.passage],
+			first, math.Log1p(float64(max(local, 0))), math.Log(float64(max(1, x.tokens-joinerTokens))), hz, nb,
+			bridge[si], bridged[si],
+			dense[i] - bestDense, within[i], lq.coverage(terms[i]), lq.coverageIDF(terms[i]), secCov[si],
+			titleInQ[si], titleOverlap[si], date, dateQ, names, math.Log(float64(max(1, count))),
+			linked, sc.anchorP, joined,
 		}
-		x.p = s.model.Prob(x.x)
+		x.p = s.model.prob(x.x, s.cols)
 	}
 	return nil
 }
 
-// bridges finds multi-hop links: a passage whose header (a title, less a
-// trailing parenthesis: "Ed Wood (film)" → "ed wood") is named in a
-// sentence of another candidate passage. bridge is the best such mention's
-// match to the question (the mean of its bm25_z and dense_z), bridged 1
-// when there is one; both 0 otherwise.
-func bridges(ps []passage, ss []sentence, bmZ, denseZ []float64) (bridge, bridged []float64) {
-	bridge, bridged = make([]float64, len(ps)), make([]float64, len(ps))
+// minTitleKey is the shortest title (in runes) looked for in a text: a
+// shorter one names too much by chance.
+const minTitleKey = 3
+
+// questionTerms are the question's distinct terms with their IDF over the
+// candidate sentences.
+type questionTerms struct {
+	terms []string
+	idf   map[string]float64
+	total float64 // Σ idf
+}
+
+func newQuestionTerms(question string, sentTerms [][]string) questionTerms {
+	qt := questionTerms{terms: lexical.QueryTerms(question), idf: map[string]float64{}}
+	df := make(map[string]int, len(qt.terms))
+	for _, t := range qt.terms {
+		df[t] = 0
+	}
+	seen := map[string]bool{}
+	for _, ts := range sentTerms {
+		clear(seen)
+		for _, t := range ts {
+			if _, ok := df[t]; ok && !seen[t] {
+				seen[t] = true
+				df[t]++
+			}
+		}
+	}
+	for _, t := range qt.terms {
+		v := lexical.IDF(len(sentTerms), df[t])
+		qt.idf[t] = v
+		qt.total += v
+	}
+	return qt
+}
+
+// coverage is the share of the question's terms among terms.
+func (q questionTerms) coverage(terms []string) float64 {
+	if len(q.terms) == 0 {
+		return 0
+	}
+	n := 0
+	for _, t := range q.terms {
+		if containsTerm(terms, t) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(q.terms))
+}
+
+// coverageIDF is coverage with each question term weighted by its IDF.
+func (q questionTerms) coverageIDF(terms []string) float64 {
+	if q.total == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, t := range q.terms {
+		if containsTerm(terms, t) {
+			s += q.idf[t]
+		}
+	}
+	return s / q.total
+}
+
+// overlap is the share of the distinct terms of ts that the question holds.
+func (q questionTerms) overlap(ts []string) float64 {
+	if len(ts) == 0 {
+		return 0
+	}
+	n, d := 0, 0
+	for i, t := range ts {
+		if containsTerm(ts[:i], t) {
+			continue
+		}
+		d++
+		if containsTerm(q.terms, t) {
+			n++
+		}
+	}
+	return float64(n) / float64(d)
+}
+
+func containsTerm(ts []string, t string) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// timeWords are question terms that ask about a date.
+var timeWords = map[string]bool{
+	"when": true, "year": true, "years": true, "born": true, "died": true, "die": true, "date": true,
+	"earlier": true, "later": true, "older": true, "younger": true, "oldest": true, "youngest": true,
+	"first": true, "age": true, "century": true, "founded": true, "established": true, "released": true,
+	"old": true, "long": true,
+}
+
+func asksTime(terms []string) bool {
+	for _, t := range terms {
+		if timeWords[t] {
+			return true
+		}
+	}
+	return false
+}
+
+var months = []string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
+
+// holdsDate reports a year (a run of four digits from 1000 to 2099) or a
+// month's name (capitalised) in text.
+func holdsDate(text string) bool {
+	run := 0
+	for i := 0; i <= len(text); i++ {
+		if i < len(text) && text[i] >= '0' && text[i] <= '9' {
+			run++
+			continue
+		}
+		if run == 4 && (text[i-4] == '1' || (text[i-4] == '2' && text[i-3] == '0')) {
+			return true
+		}
+		run = 0
+	}
+	for _, m := range months {
+		if containsWord(text, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsWord reports whether text holds phrase with no letter or digit
+// right before or after it.
+func containsWord(text, phrase string) bool {
+	if phrase == "" {
+		return false
+	}
+	for from := 0; from < len(text); {
+		i := strings.Index(text[from:], phrase)
+		if i < 0 {
+			return false
+		}
+		i += from
+		j := i + len(phrase)
+		before, _ := utf8.DecodeLastRuneInString(text[:i])
+		after, _ := utf8.DecodeRuneInString(text[j:])
+		if (i == 0 || !isWordRune(before)) && (j == len(text) || !isWordRune(after)) {
+			return true
+		}
+		_, w := utf8.DecodeRuneInString(text[i:])
+		from = i + w
+	}
+	return false
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// bridges finds multi-hop links: a section whose title (less a trailing
+// parenthesis: "Ed Wood (film)" → "ed wood") is named in a sentence of
+// another section. bridge is the best such mention's match to the question
+// (the mean of its bm25_z and dense_z), bridged 1 when there is one; both
+// 0 otherwise.
+func bridges(secs []section, secOf []int, ss []sentence, bmZ, denseZ []float64) (bridge, bridged []float64) {
+	bridge, bridged = make([]float64, len(secs)), make([]float64, len(secs))
 	var lower []string
-	for pi, p := range ps {
-		if p.title == "" {
+	for si, sc := range secs {
+		if sc.title == "" || len([]rune(titleKey(sc.title))) < 3 {
 			continue
 		}
-		key := titleKey(p.title)
-		if len([]rune(key)) < 3 {
-			continue
-		}
+		key := titleKey(sc.title)
 		if lower == nil {
 			lower = make([]string, len(ss))
 			for i, x := range ss {
@@ -188,13 +569,13 @@ func bridges(ps []passage, ss []sentence, bmZ, denseZ []float64) (bridge, bridge
 			}
 		}
 		best := math.Inf(-1)
-		for i, x := range ss {
-			if x.passage != pi && strings.Contains(lower[i], key) {
+		for i := range ss {
+			if secOf[i] != si && strings.Contains(lower[i], key) {
 				best = max(best, (bmZ[i]+denseZ[i])/2)
 			}
 		}
 		if !math.IsInf(best, -1) {
-			bridge[pi], bridged[pi] = best, 1
+			bridge[si], bridged[si] = best, 1
 		}
 	}
 	return bridge, bridged

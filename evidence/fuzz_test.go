@@ -22,9 +22,23 @@ func FuzzSelect(f *testing.F) {
 		f.Add(s, "Title\nA second passage. With two sentences.", uint16(40))
 	}
 	c := counter(f)
+	floors := []string{"0", "0.1", "0.5"}
 	f.Fuzz(func(t *testing.T, a, b string, budget uint16) {
-		s := newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",neighbors="+itoa(int(budget)%2))
-		q := query(t, "who was born in London?", a, b)
+		for _, s := range []ctxsel.TextSelector{
+			newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",neighbors="+itoa(int(budget)%2)),
+			// the second hop (which may join the third passage, named by
+			// the first) and a floor
+			hopSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",floor="+floors[int(budget)%3]),
+		} {
+			fuzzOne(t, c, s, a, b, budget)
+		}
+	})
+}
+
+func fuzzOne(t *testing.T, c interface{ Count(string) int }, s ctxsel.TextSelector, a, b string, budget uint16) {
+	t.Helper()
+	{
+		q := query(t, "who was born in London?", a, b, "London\nLondon is a city. Ada was born there.")
 		sel, err := s.SelectTexts(context.Background(), q)
 		if err != nil {
 			if !errors.Is(err, ctxsel.ErrInvalidInput) {
@@ -36,7 +50,7 @@ func FuzzSelect(f *testing.F) {
 			return
 		}
 		if !utf8.ValidString(a) || !utf8.ValidString(b) {
-			t.Fatal("invalid UTF-8 accepted")
+			t.Fatal("invalid UTF-8 accepted") // both are candidates of both selectors
 		}
 		total := 0
 		for i, ev := range sel.Evidence {
@@ -49,7 +63,7 @@ func FuzzSelect(f *testing.F) {
 		if total != sel.Tokens || total > 1+int(budget)%2000 {
 			t.Fatalf("sent %d tokens (reported %d) for a budget of %d", total, sel.Tokens, 1+int(budget)%2000)
 		}
-	})
+	}
 }
 
 func itoa(n int) string {

@@ -10,41 +10,46 @@ import (
 	"sync"
 )
 
-// FeatureNames are the model's inputs for one sentence, in order:
-//
-//	bm25_z            its BM25 over the candidate sentences, standardised over them
-//	bm25_rel          its BM25 divided by the best sentence's (0 when none matches)
-//	dense_z           its cosine similarity to the question, standardised
-//	dense             its cosine similarity to the question
-//	passage_z         its passage's score, standardised over the candidate passages
-//	passage_gap       its passage's score less the best, in standard deviations of the whole curve
-//	passage_rank      log(1 + its passage's rank in the curve)
-//	first             1 for the first sentence after the header
-//	position          log(1 + its index among the passage's sentences)
-//	length            log(its tokens)
-//	header_bm25_z     BM25 of its passage's header over the candidates' headers, standardised (0 without)
-//	neighbour_bm25_z  the larger bm25_z of the sentences before and after it in its passage
-//	bridge            the best match to the question (mean of bm25_z and dense_z) of a sentence
-//	                  of another candidate passage that names its passage's header (a multi-hop link)
-//	bridged           1 when such a sentence exists
-var FeatureNames = []string{
-	"bm25_z", "bm25_rel", "dense_z", "dense", "passage_z", "passage_gap", "passage_rank",
-	"first", "position", "length", "header_bm25_z", "neighbour_bm25_z", "bridge", "bridged",
-}
+// ModelVersion is the model file format this package writes. Version 1
+// files (a logistic model over the first 14 features, no hop, no floor)
+// are still read.
+const ModelVersion = 2
 
-// ModelVersion is the model file format this package reads and writes.
-const ModelVersion = 1
+// The learners a model file may hold.
+const (
+	LearnerLogistic = "logistic"
+	LearnerTrees    = "trees"
+)
 
-// Model is a logistic regression of "this sentence is gold evidence" on
-// FeatureNames, standardised (x − Mean)/Scale, with the packing settings
+// Bounds a model file must respect (ParseModel reads untrusted files).
+const (
+	maxTrees     = 5000
+	maxTreeDepth = 6
+	// MaxHop bounds the passages the second hop may add.
+	MaxHop     = 20
+	maxAnchors = 20
+)
+
+// Model scores a sentence: p(it is gold evidence) from its features, by a
+// logistic regression or by boosted trees, with the packing settings
 // chosen on validation data beside it.
 type Model struct {
-	Version  int       `json:"version"`
-	Features []string  `json:"features"`
-	Mean     []float64 `json:"mean"`
-	Scale    []float64 `json:"scale"`
-	Weights  []float64 `json:"weights"`
-	Bias     float64   `json:"bias"`
+	Version int `json:"version"`
+	// Learner is LearnerLogistic or LearnerTrees (version 1: logistic).
+	Learner string `json:"learner,omitempty"`
+	// Features are the names (from FeatureNames) the learner reads, in
+	// its order.
+	Features []string `json:"features"`
+
+	// The logistic learner: (x − Mean)/Scale, weighted, plus Bias.
+	Mean    []float64 `json:"mean,omitempty"`
+	Scale   []float64 `json:"scale,omitempty"`
+	Weights []float64 `json:"weights,omitempty"`
+	Bias    float64   `json:"bias,omitempty"`
+
+	// Forest is the trees learner.
+	Forest *Forest `json:"forest,omitempty"`
+
 	// Passages is the default number of candidate passages (the best of
 	// the curve); CostExponent β prices a sentence by p / tokens^β when
 	// packing (0: by p alone; 1: by p per token); Neighbors 1 sends a
@@ -52,17 +57,97 @@ type Model struct {
 	Passages     int     `json:"passages"`
 	CostExponent float64 `json:"cost_exponent"`
 	Neighbors    int     `json:"neighbors"`
+	// Hop is how many passages of the query outside the candidates the
+	// second hop may add (0: no second hop): passages whose title one of
+	// the Anchors best first-pass sentences names. Then every sentence is
+	// scored again.
+	Hop     int `json:"hop,omitempty"`
+	Anchors int `json:"anchors,omitempty"`
+	// Floor is the least probability a sentence needs to be sent (0:
+	// none).
+	Floor float64 `json:"floor,omitempty"`
 	// Provenance says how the model was made (data, splits, command).
 	Provenance map[string]string `json:"provenance,omitempty"`
 }
 
-// Prob is the model's probability that a sentence with features x is gold.
+// Forest is a sum of regression trees on the log-odds scale: p =
+// σ(Base + Σ leaf of each tree). Each tree is complete, of depth Depth,
+// in heap order: internal node i (i < 2^Depth − 1) tests feature
+// Feature[i] (an index into Model.Features; −1: no test, go left) as
+// x ≤ Threshold[i] → child 2i+1, else 2i+2; leaf j holds Leaf[j].
+type Forest struct {
+	Depth int     `json:"depth"`
+	Base  float64 `json:"base"`
+	Trees []Tree  `json:"trees"`
+}
+
+// Tree is one tree of a Forest.
+type Tree struct {
+	Feature   []int     `json:"f"`
+	Threshold []float64 `json:"t"`
+	Leaf      []float64 `json:"v"`
+}
+
+// Prob is the model's probability that a sentence with features x (all of
+// FeatureNames, in order) is gold; NaN for a model that fails Validate.
 func (m *Model) Prob(x []float64) float64 {
+	if err := m.Validate(); err != nil || len(x) != len(FeatureNames) {
+		return math.NaN()
+	}
+	return m.prob(x, m.columns())
+}
+
+// columns maps the model's features to their index in FeatureNames (of a
+// valid model).
+func (m *Model) columns() []int {
+	cols := make([]int, len(m.Features))
+	for i, name := range m.Features {
+		cols[i] = slices.Index(FeatureNames, name)
+	}
+	return cols
+}
+
+func (m *Model) prob(x []float64, cols []int) float64 {
+	if m.Forest != nil {
+		return sigmoid(m.Forest.logit(x, cols))
+	}
 	z := m.Bias
-	for i, v := range x {
-		z += m.Weights[i] * (v - m.Mean[i]) / m.Scale[i]
+	for i, c := range cols {
+		z += m.Weights[i] * (x[c] - m.Mean[i]) / m.Scale[i]
 	}
 	return sigmoid(z)
+}
+
+func (f *Forest) logit(x []float64, cols []int) float64 {
+	z := f.Base
+	internal := 1<<f.Depth - 1
+	for ti := range f.Trees {
+		t := &f.Trees[ti]
+		i := 0
+		for i < internal {
+			if fi := t.Feature[i]; fi >= 0 && x[cols[fi]] > t.Threshold[i] {
+				i = 2*i + 2
+			} else {
+				i = 2*i + 1
+			}
+		}
+		z += t.Leaf[i-internal]
+	}
+	return z
+}
+
+// Truncated returns a copy of a trees model keeping its first n trees
+// (boosting adds trees in order, so a prefix is the model fitted with
+// fewer rounds); a logistic model is returned as it is.
+func (m *Model) Truncated(n int) *Model {
+	if m.Forest == nil || n >= len(m.Forest.Trees) {
+		return m
+	}
+	c := *m
+	f := *m.Forest
+	f.Trees = f.Trees[:n]
+	c.Forest = &f
+	return &c
 }
 
 // Validate reports a model this package cannot use.
@@ -70,31 +155,108 @@ func (m *Model) Validate() error {
 	if m == nil {
 		return errors.New("evidence model: nil")
 	}
-	if m.Version != ModelVersion {
-		return fmt.Errorf("evidence model: version %d, want %d", m.Version, ModelVersion)
+	switch m.Version {
+	case 1:
+		if m.Learner != "" && m.Learner != LearnerLogistic {
+			return fmt.Errorf("evidence model: version 1 holds a logistic model, not %q", m.Learner)
+		}
+		if m.Hop != 0 || m.Floor != 0 || m.Forest != nil {
+			return errors.New("evidence model: version 1 has no hop, floor or trees")
+		}
+	case ModelVersion:
+	default:
+		return fmt.Errorf("evidence model: version %d, want 1 or %d", m.Version, ModelVersion)
 	}
-	if !slices.Equal(m.Features, FeatureNames) {
-		return fmt.Errorf("evidence model: features %v, want %v", m.Features, FeatureNames)
+	if len(m.Features) == 0 || len(m.Features) > len(FeatureNames) {
+		return fmt.Errorf("evidence model: %d features, want 1…%d", len(m.Features), len(FeatureNames))
 	}
-	n := len(FeatureNames)
-	if len(m.Mean) != n || len(m.Scale) != n || len(m.Weights) != n {
-		return fmt.Errorf("evidence model: want %d means, scales and weights, got %d, %d, %d", n, len(m.Mean), len(m.Scale), len(m.Weights))
-	}
-	for i := range n {
-		if !finite(m.Mean[i]) || !finite(m.Weights[i]) || !finite(m.Scale[i]) || m.Scale[i] <= 0 {
-			return fmt.Errorf("evidence model: feature %s: mean %v, scale %v, weight %v", FeatureNames[i], m.Mean[i], m.Scale[i], m.Weights[i])
+	for i, name := range m.Features {
+		if !slices.Contains(FeatureNames, name) {
+			return fmt.Errorf("evidence model: unknown feature %q", name)
+		}
+		if slices.Contains(m.Features[:i], name) {
+			return fmt.Errorf("evidence model: feature %q twice", name)
 		}
 	}
-	if !finite(m.Bias) || !finite(m.CostExponent) || m.CostExponent < 0 || m.CostExponent > 2 {
-		return fmt.Errorf("evidence model: bias %v, cost exponent %v (want 0…2)", m.Bias, m.CostExponent)
+	n := len(m.Features)
+	learner := m.Learner
+	if learner == "" {
+		learner = LearnerLogistic
+	}
+	switch learner {
+	case LearnerLogistic:
+		if m.Forest != nil {
+			return errors.New("evidence model: a logistic model with trees")
+		}
+		if len(m.Mean) != n || len(m.Scale) != n || len(m.Weights) != n {
+			return fmt.Errorf("evidence model: want %d means, scales and weights, got %d, %d, %d", n, len(m.Mean), len(m.Scale), len(m.Weights))
+		}
+		for i := range n {
+			if !finite(m.Mean[i]) || !finite(m.Weights[i]) || !finite(m.Scale[i]) || m.Scale[i] <= 0 {
+				return fmt.Errorf("evidence model: feature %s: mean %v, scale %v, weight %v", m.Features[i], m.Mean[i], m.Scale[i], m.Weights[i])
+			}
+		}
+		if !finite(m.Bias) {
+			return fmt.Errorf("evidence model: bias %v", m.Bias)
+		}
+	case LearnerTrees:
+		if m.Forest == nil {
+			return errors.New("evidence model: a trees model without a forest")
+		}
+		if len(m.Mean) != 0 || len(m.Scale) != 0 || len(m.Weights) != 0 || m.Bias != 0 {
+			return errors.New("evidence model: a trees model with logistic weights")
+		}
+		if err := m.Forest.validate(n); err != nil {
+			return fmt.Errorf("evidence model: %w", err)
+		}
+	default:
+		return fmt.Errorf("evidence model: learner %q, want %s or %s", m.Learner, LearnerLogistic, LearnerTrees)
+	}
+	if !finite(m.CostExponent) || m.CostExponent < 0 || m.CostExponent > 2 {
+		return fmt.Errorf("evidence model: cost exponent %v (want 0…2)", m.CostExponent)
 	}
 	if m.Passages < 1 || m.Passages > maxPassages || m.Neighbors < 0 || m.Neighbors > 1 {
 		return fmt.Errorf("evidence model: passages %d (want 1…%d), neighbors %d (want 0 or 1)", m.Passages, maxPassages, m.Neighbors)
 	}
+	if m.Hop < 0 || m.Hop > MaxHop || (m.Hop > 0 && (m.Anchors < 1 || m.Anchors > maxAnchors)) || m.Anchors < 0 || m.Anchors > maxAnchors {
+		return fmt.Errorf("evidence model: hop %d (want 0…%d) with anchors %d (want 1…%d)", m.Hop, MaxHop, m.Anchors, maxAnchors)
+	}
+	if !finite(m.Floor) || m.Floor < 0 || m.Floor >= 1 {
+		return fmt.Errorf("evidence model: floor %v (want 0 ≤ floor < 1)", m.Floor)
+	}
 	return nil
 }
 
-// ParseModel reads a model file (JSON) and validates it.
+func (f *Forest) validate(features int) error {
+	if f.Depth < 1 || f.Depth > maxTreeDepth {
+		return fmt.Errorf("tree depth %d, want 1…%d", f.Depth, maxTreeDepth)
+	}
+	if len(f.Trees) == 0 || len(f.Trees) > maxTrees {
+		return fmt.Errorf("%d trees, want 1…%d", len(f.Trees), maxTrees)
+	}
+	if !finite(f.Base) {
+		return fmt.Errorf("base %v", f.Base)
+	}
+	internal := 1<<f.Depth - 1
+	for ti, t := range f.Trees {
+		if len(t.Feature) != internal || len(t.Threshold) != internal || len(t.Leaf) != internal+1 {
+			return fmt.Errorf("tree %d: want %d tests, %d thresholds and %d leaves, got %d, %d, %d", ti, internal, internal, internal+1, len(t.Feature), len(t.Threshold), len(t.Leaf))
+		}
+		for i, fi := range t.Feature {
+			if fi < -1 || fi >= features || !finite(t.Threshold[i]) {
+				return fmt.Errorf("tree %d node %d: feature %d (want −1…%d), threshold %v", ti, i, fi, features-1, t.Threshold[i])
+			}
+		}
+		for _, v := range t.Leaf {
+			if !finite(v) || math.Abs(v) > 100 {
+				return fmt.Errorf("tree %d: leaf %v", ti, v)
+			}
+		}
+	}
+	return nil
+}
+
+// ParseModel reads a model file (JSON, version 1 or 2) and validates it.
 func ParseModel(b []byte) (*Model, error) {
 	var m Model
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -106,8 +268,39 @@ func ParseModel(b []byte) (*Model, error) {
 	return &m, nil
 }
 
-// Marshal writes the model as indented JSON.
-func (m *Model) Marshal() ([]byte, error) { return json.MarshalIndent(m, "", "  ") }
+// Marshal writes the model as JSON: indented, each tree on one line.
+func (m *Model) Marshal() ([]byte, error) {
+	if m.Forest == nil {
+		return json.MarshalIndent(m, "", "  ")
+	}
+	c := *m
+	c.Forest = nil
+	head, err := json.MarshalIndent(&c, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	var b []byte
+	b = append(b, head[:len(head)-2]...) // drop "\n}"
+	b = fmt.Appendf(b, ",\n  \"forest\": {\n    \"depth\": %d,\n    \"base\": %s,\n    \"trees\": [", m.Forest.Depth, jsonFloat(m.Forest.Base))
+	for i, t := range m.Forest.Trees {
+		line, err := json.Marshal(t)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n      "...)
+		b = append(b, line...)
+	}
+	b = append(b, "\n    ]\n  }\n}"...)
+	return b, nil
+}
+
+func jsonFloat(v float64) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
 
 //go:embed model.json
 var defaultModelJSON []byte
@@ -124,179 +317,12 @@ func DefaultModel() *Model {
 	return m
 }
 
-// FitOptions configure Fit.
-type FitOptions struct {
-	// L2 is the ridge penalty on the standardised weights (default 1).
-	L2 float64
-	// Iterations bounds Newton's method (default 50).
-	Iterations int
-}
-
-// Fit fits the logistic regression on rows xs (FeatureNames order) with
-// labels ys and row weights ws (nil: all 1), by Newton's method on the
-// standardised features with an L2 penalty. The packing settings of the
-// result are DefaultModel's; set them after.
-func Fit(xs [][]float64, ys []bool, ws []float64, opt FitOptions) (*Model, error) {
-	n, d := len(xs), len(FeatureNames)
-	if n == 0 || len(ys) != n || (ws != nil && len(ws) != n) {
-		return nil, fmt.Errorf("evidence fit: %d rows, %d labels, %d weights", n, len(ys), len(ws))
-	}
-	if opt.L2 <= 0 {
-		opt.L2 = 1
-	}
-	if opt.Iterations <= 0 {
-		opt.Iterations = 50
-	}
-	pos := 0
-	m := &Model{Version: ModelVersion, Features: slices.Clone(FeatureNames), Mean: make([]float64, d), Scale: make([]float64, d), Weights: make([]float64, d)}
-	wsum := 0.0
-	w := func(i int) float64 {
-		if ws == nil {
-			return 1
-		}
-		return ws[i]
-	}
-	for i, x := range xs {
-		if len(x) != d {
-			return nil, fmt.Errorf("evidence fit: row %d has %d features, want %d", i, len(x), d)
-		}
-		for j, v := range x {
-			if !finite(v) {
-				return nil, fmt.Errorf("evidence fit: row %d feature %s is %v", i, FeatureNames[j], v)
-			}
-			m.Mean[j] += w(i) * v
-		}
-		wsum += w(i)
-		if ys[i] {
-			pos++
-		}
-	}
-	if pos == 0 || pos == n || wsum <= 0 {
-		return nil, fmt.Errorf("evidence fit: %d positive of %d rows: need both labels", pos, n)
-	}
-	for j := range d {
-		m.Mean[j] /= wsum
-	}
-	for i, x := range xs {
-		for j, v := range x {
-			m.Scale[j] += w(i) * (v - m.Mean[j]) * (v - m.Mean[j])
-		}
-	}
-	for j := range d {
-		m.Scale[j] = math.Sqrt(m.Scale[j] / wsum)
-		if m.Scale[j] < 1e-9 {
-			m.Scale[j] = 1 // a constant feature: its weight stays 0 under the penalty
-		}
-	}
-	// z rows with a leading 1 for the bias
-	z := make([][]float64, n)
-	for i, x := range xs {
-		z[i] = make([]float64, d+1)
-		z[i][0] = 1
-		for j, v := range x {
-			z[i][j+1] = (v - m.Mean[j]) / m.Scale[j]
-		}
-	}
-	beta := make([]float64, d+1)
-	for range opt.Iterations {
-		g := make([]float64, d+1)
-		h := make([][]float64, d+1)
-		for j := range h {
-			h[j] = make([]float64, d+1)
-		}
-		for i, zi := range z {
-			p := sigmoid(dot(beta, zi))
-			y := 0.0
-			if ys[i] {
-				y = 1
-			}
-			wi := w(i)
-			for a := range zi {
-				g[a] += wi * (y - p) * zi[a]
-				for b := a; b < len(zi); b++ {
-					h[a][b] += wi * p * (1 - p) * zi[a] * zi[b]
-				}
-			}
-		}
-		for a := range h {
-			for b := range a {
-				h[a][b] = h[b][a]
-			}
-			if a > 0 { // no penalty on the bias
-				g[a] -= opt.L2 * beta[a]
-				h[a][a] += opt.L2
-			}
-		}
-		step, err := solve(h, g)
-		if err != nil {
-			return nil, fmt.Errorf("evidence fit: %w", err)
-		}
-		big := 0.0
-		for j := range beta {
-			beta[j] += step[j]
-			big = max(big, math.Abs(step[j]))
-		}
-		if big < 1e-8 {
-			break
-		}
-	}
-	m.Bias = beta[0]
-	copy(m.Weights, beta[1:])
-	def := DefaultModel()
-	m.Passages, m.CostExponent, m.Neighbors = def.Passages, def.CostExponent, def.Neighbors
-	return m, nil
-}
-
-// solve solves h·x = g by Gaussian elimination with partial pivoting.
-func solve(h [][]float64, g []float64) ([]float64, error) {
-	n := len(g)
-	a := make([][]float64, n)
-	for i := range a {
-		a[i] = append(slices.Clone(h[i]), g[i])
-	}
-	for c := range n {
-		p := c
-		for r := c + 1; r < n; r++ {
-			if math.Abs(a[r][c]) > math.Abs(a[p][c]) {
-				p = r
-			}
-		}
-		if math.Abs(a[p][c]) < 1e-12 {
-			return nil, errors.New("singular Hessian")
-		}
-		a[c], a[p] = a[p], a[c]
-		for r := c + 1; r < n; r++ {
-			f := a[r][c] / a[c][c]
-			for k := c; k <= n; k++ {
-				a[r][k] -= f * a[c][k]
-			}
-		}
-	}
-	x := make([]float64, n)
-	for r := n - 1; r >= 0; r-- {
-		s := a[r][n]
-		for k := r + 1; k < n; k++ {
-			s -= a[r][k] * x[k]
-		}
-		x[r] = s / a[r][r]
-	}
-	return x, nil
-}
-
 func sigmoid(x float64) float64 {
 	if x >= 0 {
 		return 1 / (1 + math.Exp(-x))
 	}
 	e := math.Exp(x)
 	return e / (1 + e)
-}
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -26,6 +26,9 @@ type packing struct {
 	// fixups counts sentences given back because the exact count of the
 	// texts crossed the budget the estimates fitted in.
 	fixups int
+	// floorWaived says no sentence reached the floor, so it was packed
+	// without one.
+	floorWaived bool
 }
 
 // priority is a sentence's worth per token^beta.
@@ -36,13 +39,13 @@ func priority(p float64, cost int, beta float64) float64 {
 	return p / math.Pow(float64(max(cost, 1)), beta)
 }
 
-// pack chooses sentences greedily by priority within budget tokens: a
-// sentence costs its tokens, its passage's header the first time the
-// passage is opened, and, with neighbors, its predecessor when that is not
-// kept yet. No more than maxOpen passages are opened (0: no bound). Then it
-// builds the texts, counts them exactly, and gives back the last chosen
-// sentences until the exact total fits.
-func pack(ps []passage, ss []sentence, budget int, beta float64, neighbors, maxOpen int, counter token.Counter) *packing {
+// pack chooses sentences greedily by priority within budget tokens, among
+// those with p ≥ floor: a sentence costs its tokens, its passage's header
+// the first time the passage is opened, and, with neighbors, its
+// predecessor when that is not kept yet. No more than maxOpen passages are
+// opened (0: no bound). Then it builds the texts, counts them exactly, and
+// gives back the last chosen sentences until the exact total fits.
+func pack(ps []passage, ss []sentence, budget int, beta, floor float64, neighbors, maxOpen int, counter token.Counter) *packing {
 	pk := &packing{kept: make([]bool, len(ss)), opened: make([]bool, len(ps)), lastKept: -1, firstDropped: -1}
 	cost := func(i int) int {
 		x := ss[i]
@@ -59,7 +62,7 @@ func pack(ps []passage, ss []sentence, budget int, beta float64, neighbors, maxO
 	for {
 		best, bestPri := -1, math.Inf(-1)
 		for i := range ss {
-			if pk.kept[i] {
+			if pk.kept[i] || ss[i].p < floor {
 				continue
 			}
 			if !pk.opened[ss[i].passage] && maxOpen > 0 && open >= maxOpen {

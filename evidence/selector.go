@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -31,6 +32,14 @@ type Options struct {
 	// Neighbors, when 1, sends a kept sentence's predecessor with it
 	// (-1: the model's default, 0: never).
 	Neighbors int
+	// Hop is how many passages outside the candidates the second hop may
+	// add (0: the model's default; HopOff: no second hop). Only passages
+	// of the query join: composed after a strategy, none beyond its kept
+	// set.
+	Hop int
+	// Floor is the least probability a sentence needs to be sent (0: the
+	// model's default; FloorOff: none).
+	Floor float64
 	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
 	// in the curve) or ctxsel.DocumentOrder (input order). The query's
 	// order is used when it asks for document order.
@@ -57,16 +66,26 @@ type Options struct {
 	Sentences ctxsel.SentenceStore
 }
 
+// HopOff and FloorOff turn the second hop and the floor off (Options.Hop,
+// Options.Floor).
+const (
+	HopOff   = -1
+	FloorOff = -1
+)
+
 // Selector is the evidence TextSelector: it keeps sentences, not whole
 // passages. It is safe for concurrent use.
 type Selector struct {
 	opt     Options
 	model   *Model
+	cols    []int // the model's features' indices in FeatureNames
 	counter token.Counter
 	lexical score.Scorer
 	dense   score.Scorer
 	passes  int
 	nbrs    int
+	hop     int
+	floor   float64
 }
 
 var _ ctxsel.TextSelector = (*Selector)(nil)
@@ -87,6 +106,12 @@ func New(opt Options) (*Selector, error) {
 	}
 	if err := opt.Caps.Validate(); err != nil {
 		return nil, fmt.Errorf("evidence: %w", err)
+	}
+	if opt.Hop < HopOff || opt.Hop > MaxHop {
+		return nil, fmt.Errorf("%w: evidence: hop=%d: want 0…%d", ctxsel.ErrInvalidInput, opt.Hop, MaxHop)
+	}
+	if !finite(opt.Floor) || (opt.Floor < 0 && opt.Floor != FloorOff) || opt.Floor >= 1 {
+		return nil, fmt.Errorf("%w: evidence: floor=%v: want 0 ≤ floor < 1", ctxsel.ErrInvalidInput, opt.Floor)
 	}
 	if opt.Order != ctxsel.RankOrder && opt.Order != ctxsel.DocumentOrder {
 		return nil, fmt.Errorf("%w: evidence: order %s: want rank or document", ctxsel.ErrInvalidInput, opt.Order)
@@ -121,6 +146,22 @@ func New(opt Options) (*Selector, error) {
 	if s.nbrs < 0 {
 		s.nbrs = s.model.Neighbors
 	}
+	switch s.hop = opt.Hop; s.hop {
+	case 0:
+		s.hop = s.model.Hop
+	case HopOff:
+		s.hop = 0
+	}
+	if s.hop > 0 && s.model.Anchors < 1 {
+		return nil, fmt.Errorf("%w: evidence: hop=%d: the model has no anchors for a second hop", ctxsel.ErrInvalidInput, s.hop)
+	}
+	switch s.floor = opt.Floor; s.floor {
+	case 0:
+		s.floor = s.model.Floor
+	case FloorOff:
+		s.floor = 0
+	}
+	s.cols = s.model.columns()
 	return s, nil
 }
 
@@ -136,6 +177,18 @@ func (s *Selector) Name() string {
 	}
 	if s.opt.Neighbors >= 0 {
 		parts = append(parts, "neighbors="+strconv.Itoa(s.opt.Neighbors))
+	}
+	switch {
+	case s.opt.Hop == HopOff:
+		parts = append(parts, "hop=0")
+	case s.opt.Hop > 0:
+		parts = append(parts, "hop="+strconv.Itoa(s.opt.Hop))
+	}
+	switch {
+	case s.opt.Floor == FloorOff:
+		parts = append(parts, "floor=0")
+	case s.opt.Floor > 0:
+		parts = append(parts, "floor="+strconv.FormatFloat(s.opt.Floor, 'g', -1, 64))
 	}
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")
@@ -159,7 +212,7 @@ func (s *Selector) Params() map[string]float64 {
 		h = 0
 	}
 	return map[string]float64{"budget": float64(s.opt.Budget), "passages": float64(s.passes), "header": h,
-		"neighbors": float64(s.nbrs), "cost_exponent": s.model.CostExponent}
+		"neighbors": float64(s.nbrs), "cost_exponent": s.model.CostExponent, "hop": float64(s.hop), "floor": s.floor}
 }
 
 // SelectTexts implements ctxsel.TextSelector: the best Passages passages
@@ -170,8 +223,135 @@ func (s *Selector) SelectTexts(ctx context.Context, q ctxsel.TextQuery) (ctxsel.
 		return ctxsel.Selection{}, err
 	}
 	q.Caps = tighter(s.opt.Caps, q.Caps)
+	prep, err := s.prepare(ctx, q)
+	if err != nil {
+		return ctxsel.Selection{}, err
+	}
+	return s.selectFrom(ctx, q, prep)
+}
+
+// Prepared is a query's candidate sentences scored by a selector's model
+// (Selector.Prepare): what several selectors that differ only in how they
+// pack (budget, floor, neighbors, order, caps, the model's cost exponent)
+// may share, to measure many packings of one scoring.
+type Prepared struct {
+	key      preparedKey
+	question string
+	ps       []passage
+	ss       []sentence
+	from     string
+	set      int // first-pass candidates
+	joined   int // passages the second hop added
+}
+
+// preparedKey is what a scoring depends on: the learner (shared by copies
+// of a model that differ only in packing settings), the candidates, the
+// header and the hop.
+type preparedKey struct {
+	learner           any
+	passes, hop, anch int
+	header            bool
+}
+
+func (s *Selector) key() preparedKey {
+	var learner any = s.model.Forest
+	if s.model.Forest == nil {
+		learner = &s.model.Weights[0]
+	}
+	return preparedKey{learner: learner, passes: s.passes, hop: s.hop, anch: s.model.Anchors, header: !s.opt.NoHeader}
+}
+
+// Prepare scores the query's candidate sentences (both passes of the hop)
+// without packing them: SelectPrepared packs. It keeps the probabilities,
+// not the features.
+func (s *Selector) Prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, error) {
+	if err := s.check(ctx, q); err != nil {
+		return nil, err
+	}
+	p, err := s.prepare(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.ss {
+		p.ss[i].x = nil
+	}
+	return p, nil
+}
+
+// SelectPrepared is SelectTexts on a scoring Prepare made of the same
+// query by a selector with the same model learner, candidates, header
+// and hop (an error otherwise).
+func (s *Selector) SelectPrepared(ctx context.Context, q ctxsel.TextQuery, p *Prepared) (ctxsel.Selection, error) {
+	if err := s.check(ctx, q); err != nil {
+		return ctxsel.Selection{}, err
+	}
+	if p == nil || p.key != s.key() || p.question != q.Question {
+		return ctxsel.Selection{}, fmt.Errorf("evidence: %s: the prepared scoring is another selector's or another question's", s.Name())
+	}
+	q.Caps = tighter(s.opt.Caps, q.Caps)
+	return s.selectFrom(ctx, q, p)
+}
+
+// prepare splits the candidates, scores their sentences, and runs the
+// second hop.
+func (s *Selector) prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, error) {
 	set, from := s.candidateSet(q)
-	return s.selectFrom(ctx, q, set, s.Name(), from)
+	ps, ss, err := s.candidates(q, set, !s.opt.NoHeader)
+	if err != nil {
+		return nil, err
+	}
+	if len(ss) == 0 {
+		return nil, noTextError{len(set)}
+	}
+	known := make(map[string]float64, len(ss))
+	if err := s.features(ctx, q, ps, ss, known); err != nil {
+		return nil, fmt.Errorf("evidence: %w", err)
+	}
+	prep := &Prepared{key: s.key(), question: q.Question, ps: ps, ss: ss, from: from, set: len(set)}
+	if s.hop > 0 {
+		if err := s.secondHop(ctx, q, set, prep, known); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("evidence: %w", err)
+	}
+	return prep, nil
+}
+
+// secondHop marks the candidates the first pass's anchors name, adds up to
+// s.hop passages of the query they name, and scores every sentence again.
+func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int, prep *Prepared, known map[string]float64) error {
+	links := hopLinks(q, prep.ps, prep.ss, anchors(prep.ss, s.model.Anchors))
+	if len(links) == 0 {
+		return nil
+	}
+	inSet := make(map[int]bool, len(set))
+	for _, i := range set {
+		inSet[i] = true
+	}
+	join := joinable(links, inSet, s.hop)
+	all := slices.Clone(set)
+	for _, l := range join {
+		all = append(all, l.input)
+	}
+	ps, ss, err := s.candidates(q, all, !s.opt.NoHeader)
+	if err != nil {
+		return err
+	}
+	byInput := make(map[int]map[string]float64, len(links))
+	for _, l := range links {
+		byInput[l.input] = l.titles
+	}
+	for i := range ps {
+		ps[i].links = byInput[ps[i].input]
+		ps[i].joined = !inSet[ps[i].input]
+	}
+	if err := s.features(ctx, q, ps, ss, known); err != nil {
+		return fmt.Errorf("evidence: second hop: %w", err)
+	}
+	prep.ps, prep.ss, prep.joined = ps, ss, len(join)
+	return nil
 }
 
 // tighter combines the spec's caps with a query's: the smaller of the
@@ -222,6 +402,15 @@ func (s *Selector) check(ctx context.Context, q ctxsel.TextQuery) error {
 	return nil
 }
 
+// noTextError is the error for candidates that hold no text.
+type noTextError struct{ passages int }
+
+func (e noTextError) Error() string {
+	return fmt.Sprintf("%v: evidence: the %d candidate passages hold no text", ctxsel.ErrInvalidInput, e.passages)
+}
+
+func (e noTextError) Unwrap() error { return ctxsel.ErrInvalidInput }
+
 func checkText(id, text string) error {
 	if !utf8.ValidString(text) {
 		return fmt.Errorf("%w: evidence: passage %q is not valid UTF-8", ctxsel.ErrInvalidInput, id)
@@ -229,26 +418,22 @@ func checkText(id, text string) error {
 	return nil
 }
 
-// selectFrom prunes the candidate passages set (input indices, best first).
-func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, set []int, name, from string) (ctxsel.Selection, error) {
+// selectFrom packs a prepared scoring of q's candidates.
+func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Prepared) (ctxsel.Selection, error) {
+	if err := ctx.Err(); err != nil {
+		return ctxsel.Selection{}, fmt.Errorf("evidence: %w", err)
+	}
 	budget := s.opt.Budget
 	if q.Caps.MaxTokens > 0 && q.Caps.MaxTokens < budget {
 		budget = q.Caps.MaxTokens
 	}
-	ps, ss, err := s.candidates(q, set, !s.opt.NoHeader)
-	if err != nil {
-		return ctxsel.Selection{}, err
+	ps, ss := prep.ps, prep.ss
+	pk := pack(ps, ss, budget, s.model.CostExponent, s.floor, s.nbrs, q.Caps.MaxK, s.counter)
+	if len(pk.order) == 0 && s.floor > 0 {
+		// nothing reached the floor: the best that fits is sent all the same
+		pk = pack(ps, ss, budget, s.model.CostExponent, 0, s.nbrs, q.Caps.MaxK, s.counter)
+		pk.floorWaived = true
 	}
-	if len(ss) == 0 {
-		return ctxsel.Selection{}, fmt.Errorf("%w: evidence: the %d candidate passages hold no text", ctxsel.ErrInvalidInput, len(set))
-	}
-	if err := s.features(ctx, q, ps, ss); err != nil {
-		return ctxsel.Selection{}, fmt.Errorf("evidence: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return ctxsel.Selection{}, fmt.Errorf("evidence: %w", err)
-	}
-	pk := pack(ps, ss, budget, s.model.CostExponent, s.nbrs, q.Caps.MaxK, s.counter)
 	if len(pk.order) == 0 {
 		return ctxsel.Selection{}, tooLong(q, ps, ss, budget)
 	}
@@ -302,7 +487,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, set []int
 		sel.Evidence = append(sel.Evidence, ev)
 		sel.Tokens += ev.Tokens
 	}
-	sel.Explanation = s.explain(q, ps, ss, pk, budget, name, from, len(set), oversized)
+	sel.Explanation = s.explain(q, ps, ss, pk, budget, prep, oversized)
 	sel.Explanation.Tokens = sel.Tokens
 	return sel, nil
 }
@@ -337,7 +522,8 @@ func tooLong(q ctxsel.TextQuery, ps []passage, ss []sentence, budget int) error 
 		ctxsel.ErrInvalidInput, len(ps), budget, what)
 }
 
-func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *packing, budget int, name, from string, candidates, oversized int) ctxsel.Explanation {
+func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *packing, budget int, prep *Prepared, oversized int) ctxsel.Explanation {
+	name, from, candidates := s.Name(), prep.from, prep.set
 	candTokens := 0
 	for _, p := range ps {
 		candTokens += q.Curve.TokensOf(p.input)
@@ -356,8 +542,17 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 	default:
 		priceOf = fmt.Sprintf("score per token^%g", s.model.CostExponent)
 	}
+	if prep.joined > 0 {
+		from += fmt.Sprintf(", and %d the second hop added, named by the best first-pass sentences", prep.joined)
+	}
 	reason := fmt.Sprintf("kept %d of %d sentences from %d of %d candidate passages (%s; %d tokens): %d of %d budget tokens (headers and gap markers included); sentences chosen by %s",
-		len(pk.order), len(ss), nOpen, candidates, from, candTokens, pk.total, budget, priceOf)
+		len(pk.order), len(ss), nOpen, candidates+prep.joined, from, candTokens, pk.total, budget, priceOf)
+	switch {
+	case pk.floorWaived:
+		reason += fmt.Sprintf("; none scored p ≥ %g (the floor), so the best were sent without it", s.floor)
+	case s.floor > 0:
+		reason += fmt.Sprintf(" among those with p ≥ %g (the floor)", s.floor)
+	}
 	d := ctxsel.Decision{Kind: "evidence", Rank: len(pk.order) - 1, Value: float64(budget)}
 	last := ss[pk.lastKept]
 	d.Above = &last.p
@@ -366,6 +561,9 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 		drop := ss[pk.firstDropped]
 		d.Below = &drop.p
 		reason += fmt.Sprintf(", the best left out p=%.3f (%d tokens)", drop.p, drop.tokens-joinerTokens)
+		if drop.p < s.floor {
+			reason += " (below the floor)"
+		}
 	}
 	var guards []string
 	if oversized > 0 {
@@ -401,27 +599,24 @@ type SentenceFeatures struct {
 }
 
 // Features returns the features of the sentences of the selector's
-// candidate passages (the best Passages of the curve), passage by passage
-// in rank order, sentences in document order.
+// candidate passages (the best Passages of the curve, and with the second
+// hop the passages it added, scored again), passage by passage in rank
+// order (added passages last), sentences in document order.
 func (s *Selector) Features(ctx context.Context, q ctxsel.TextQuery) ([]SentenceFeatures, error) {
 	if err := s.check(ctx, q); err != nil {
 		return nil, err
 	}
 	q.Caps = tighter(s.opt.Caps, q.Caps)
-	set, _ := s.candidateSet(q)
-	ps, ss, err := s.candidates(q, set, !s.opt.NoHeader)
+	prep, err := s.prepare(ctx, q)
 	if err != nil {
+		if errors.As(err, new(noTextError)) {
+			return nil, nil
+		}
 		return nil, err
 	}
-	if len(ss) == 0 {
-		return nil, nil
-	}
-	if err := s.features(ctx, q, ps, ss); err != nil {
-		return nil, fmt.Errorf("evidence: %w", err)
-	}
-	out := make([]SentenceFeatures, len(ss))
-	for i, x := range ss {
-		out[i] = SentenceFeatures{Passage: ps[x.passage].input, Span: x.span, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p}
+	out := make([]SentenceFeatures, len(prep.ss))
+	for i, x := range prep.ss {
+		out[i] = SentenceFeatures{Passage: prep.ps[x.passage].input, Span: x.span, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p}
 	}
 	return out, nil
 }

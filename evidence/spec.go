@@ -21,9 +21,11 @@ const DepModel = "evidence.model"
 // params documents the spec's parameters (ctxsel.SelectorDefs lists them).
 var params = []ctxsel.ParamDoc{
 	{Name: "budget", Default: "(required)", Doc: "tokens all pruned passages may take together, headers and gap markers included"},
-	{Name: "passages", Default: "model (20)", Doc: "how many of the curve's best passages are candidates; after a strategy (topk:k=30+evidence:…) every passage it kept is"},
+	{Name: "passages", Default: "model (" + modelDefault(func(m *Model) string { return strconv.Itoa(m.Passages) }) + ")", Doc: "how many of the curve's best passages are candidates; after a strategy (topk:k=30+evidence:…) every passage it kept is"},
 	{Name: "header", Default: "1", Doc: "1 sends each kept passage's header (its title line, or the title its source gives: ask, the document's) once; 0 none"},
-	{Name: "neighbors", Default: "model (0)", Doc: "1 sends a kept sentence's predecessor with it"},
+	{Name: "neighbors", Default: "model (" + modelDefault(func(m *Model) string { return strconv.Itoa(m.Neighbors) }) + ")", Doc: "1 sends a kept sentence's predecessor with it"},
+	{Name: "hop", Default: "model (" + modelDefault(func(m *Model) string { return strconv.Itoa(m.Hop) }) + ")", Doc: "the second hop: up to N passages outside the candidates whose title the best first-pass sentences name join them, then every sentence is scored again; 0 turns it off (composed after a strategy, only the passages it kept can join)"},
+	{Name: "floor", Default: "model (" + modelDefault(func(m *Model) string { return strconv.FormatFloat(m.Floor, 'g', -1, 64) }) + ")", Doc: "the least probability a sentence needs to be sent (0: none); when none reaches it, the best are sent all the same"},
 	{Name: "order", Default: "rank", Doc: "rank (by the passage's rank) or document (input order)"},
 	{Name: "max_k", Default: "none", Doc: "cap: at most this many passages opened"},
 	{Name: "max_tokens", Default: "none", Doc: "cap: lowers the budget"},
@@ -74,8 +76,8 @@ func withDeps(opt Options, deps ctxsel.Deps) (Options, error) {
 }
 
 // ParseSpec reads evidence:budget=N[,passages=M][,header=0|1]
-// [,neighbors=0|1][,order=rank|document] into Options (the rest of base
-// kept: embedder, counter, model).
+// [,neighbors=0|1][,hop=N][,floor=P][,order=rank|document] into Options
+// (the rest of base kept: embedder, counter, model).
 func ParseSpec(spec string, base Options) (Options, error) {
 	name, ps, err := ctxsel.ParsePart(spec)
 	if err != nil {
@@ -90,6 +92,7 @@ func ParseSpec(spec string, base Options) (Options, error) {
 func parseParams(ps []ctxsel.Param, base Options) (Options, error) {
 	opt := base
 	opt.Budget, opt.Passages, opt.NoHeader, opt.Neighbors, opt.Order, opt.Caps = 0, 0, false, -1, ctxsel.RankOrder, ctxsel.Caps{}
+	opt.Hop, opt.Floor = 0, 0
 	seen := map[string]bool{}
 	for _, p := range ps {
 		k, v := strings.ToLower(p.Key), p.Value
@@ -114,9 +117,18 @@ func parseParams(ps []ctxsel.Param, base Options) (Options, error) {
 			} else {
 				opt.Caps.MaxTokens = n
 			}
+		case "floor":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !finite(f) || f < 0 || f >= 1 {
+				return Options{}, fmt.Errorf("%w: evidence: floor=%q: want a probability, 0 ≤ floor < 1", ctxsel.ErrInvalidInput, v)
+			}
+			opt.Floor = f
+			if f == 0 {
+				opt.Floor = FloorOff
+			}
 		case "min_k":
 			return Options{}, fmt.Errorf("%w: evidence: min_k: a token budget cannot promise passages (max_k and max_tokens are its caps)", ctxsel.ErrInvalidInput)
-		case "budget", "passages", "header", "neighbors":
+		case "budget", "passages", "header", "neighbors", "hop":
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return Options{}, fmt.Errorf("%w: evidence: %s=%q is not a whole number", ctxsel.ErrInvalidInput, k, v)
@@ -139,9 +151,17 @@ func parseParams(ps []ctxsel.Param, base Options) (Options, error) {
 					return Options{}, fmt.Errorf("%w: evidence: neighbors=%d: want 0 or 1", ctxsel.ErrInvalidInput, n)
 				}
 				opt.Neighbors = n
+			case "hop":
+				if n < 0 || n > MaxHop {
+					return Options{}, fmt.Errorf("%w: evidence: hop=%d: want 0…%d", ctxsel.ErrInvalidInput, n, MaxHop)
+				}
+				opt.Hop = n
+				if n == 0 {
+					opt.Hop = HopOff
+				}
 			}
 		default:
-			return Options{}, fmt.Errorf("%w: evidence: unknown parameter %q (known: budget, passages, header, neighbors, order, max_k, max_tokens)", ctxsel.ErrInvalidInput, k)
+			return Options{}, fmt.Errorf("%w: evidence: unknown parameter %q (known: budget, passages, header, neighbors, hop, floor, order, max_k, max_tokens)", ctxsel.ErrInvalidInput, k)
 		}
 	}
 	if opt.Budget < 1 {
@@ -174,4 +194,14 @@ func Parse(spec string, base Options) (ctxsel.TextSelector, error) {
 		return nil, err
 	}
 	return res.Selector, nil
+}
+
+// modelDefault describes a setting of the embedded model for the
+// parameter docs.
+func modelDefault(get func(*Model) string) string {
+	m, err := defaultModel()
+	if err != nil {
+		return "?"
+	}
+	return get(m)
 }

@@ -9,17 +9,23 @@ import (
 	"github.com/ctxsel/ctxsel/score"
 )
 
-// sentenceSimilarity is each sentence's cosine similarity to the question.
+// sentenceSimilarity is the cosine similarity to the question of the
+// sentences texts[i] for i in todo (texts are every sentence of ps, in
+// order).
 // With a sentence store (Options.Sentences; ask supplies the index's), the
 // vectors it stored are used for every passage it holds them for — by the
 // selector's embedding model and for exactly the sentences Split gives
 // now — and only the rest (another model's, spans that differ, passages
 // from elsewhere) are embedded. A store that fails (damage) fails the
 // selection: stored vectors are never silently replaced by fresh ones.
-func (s *Selector) sentenceSimilarity(ctx context.Context, q ctxsel.TextQuery, ps []passage, texts []string) ([]float64, error) {
+func (s *Selector) sentenceSimilarity(ctx context.Context, q ctxsel.TextQuery, ps []passage, texts []string, todo []int) ([]float64, error) {
+	sub := make([]string, len(todo))
+	for j, i := range todo {
+		sub[j] = texts[i]
+	}
 	emb, ok := s.dense.(*score.Embedding)
 	if s.opt.Sentences == nil || !ok {
-		return s.dense.Score(ctx, q.Question, texts)
+		return s.dense.Score(ctx, q.Question, sub)
 	}
 	ids, ptexts := make([]string, len(ps)), make([]string, len(ps))
 	for i, p := range ps {
@@ -40,5 +46,9 @@ func (s *Selector) sentenceSimilarity(ctx context.Context, q ctxsel.TextQuery, p
 		}
 		copy(known[p.first:p.first+p.n], st.Vectors)
 	}
-	return emb.ScoreKnown(ctx, q.Question, texts, known)
+	subKnown := make([][]float32, len(todo))
+	for j, i := range todo {
+		subKnown[j] = known[i]
+	}
+	return emb.ScoreKnown(ctx, q.Question, sub, subKnown)
 }

@@ -18,6 +18,11 @@ type Units struct {
 	// Sentences are the sentences after the header (chunk.SplitSentences):
 	// in order, disjoint, none holding the header.
 	Sentences [][2]int
+	// Headings marks the sentences that open a section inside the passage
+	// (a chunk of several documents or sections): a line of its own after
+	// a blank line that reads as a title, or a Markdown heading, with more
+	// text after it. nil when there is none.
+	Headings []bool
 }
 
 // maxHeaderWords is the longest first line read as a title.
@@ -35,7 +40,35 @@ func Split(text string) Units {
 		}
 	}
 	u.Sentences = sents
+	for j, sp := range sents {
+		if j < len(sents)-1 && isHeading(text, sp) {
+			if u.Headings == nil {
+				u.Headings = make([]bool, len(sents))
+			}
+			u.Headings[j] = true
+		}
+	}
 	return u
+}
+
+// isHeading reports whether the sentence sp of text is a section heading:
+// the whole of its line, a Markdown heading, or a title (titleLike) after
+// a blank line.
+func isHeading(text string, sp [2]int) bool {
+	before, after := text[:sp[0]], text[sp[1]:]
+	lineStart := strings.LastIndexByte(before, '\n') + 1
+	if strings.TrimSpace(before[lineStart:]) != "" || lineStart == 0 {
+		return false // not at a line's start, or the passage's own first line
+	}
+	if nl := strings.IndexByte(after, '\n'); strings.TrimSpace(after[:max(nl, 0)]) != "" || nl < 0 {
+		return false // not a whole line, or nothing after it
+	}
+	line := text[sp[0]:sp[1]]
+	if strings.HasPrefix(line, "#") {
+		return true
+	}
+	prev := strings.TrimRightFunc(before[:lineStart-1], func(r rune) bool { return r == ' ' || r == '\t' || r == '\r' })
+	return strings.HasSuffix(prev, "\n") && titleLike(line)
 }
 
 // headerLine returns the span of the text's first line when it is a header:
@@ -53,18 +86,21 @@ func headerLine(text string) *[2]int {
 		return nil
 	}
 	line := text[start:end]
-	h := &[2]int{start, end}
-	if strings.HasPrefix(line, "#") {
-		return h
+	if strings.HasPrefix(line, "#") || titleLike(line) {
+		return &[2]int{start, end}
 	}
+	return nil
+}
+
+// titleLike reports a line that reads as a title: at most maxHeaderWords
+// words, not starting in lower case, not ending in sentence punctuation
+// or a comma (closing quotes aside).
+func titleLike(line string) bool {
 	// A sentence's end may hide behind closing quotes ("… “Humbug.”"), and
 	// a chunk cut mid-sentence starts in lower case: neither is a title.
 	last, _ := utf8.DecodeLastRuneInString(strings.TrimRight(line, "\"'”’»)]"))
 	first, _ := utf8.DecodeRuneInString(line)
-	if strings.ContainsRune(".!?,;:。！？", last) || unicode.IsLower(first) || len(strings.Fields(line)) > maxHeaderWords {
-		return nil
-	}
-	return h
+	return !strings.ContainsRune(".!?,;:。！？", last) && !unicode.IsLower(first) && len(strings.Fields(line)) <= maxHeaderWords
 }
 
 // headerText is a header the caller gives for a passage (an index's

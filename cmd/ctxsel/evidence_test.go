@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel/evidence"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -177,5 +178,57 @@ func TestAskFitsTheReadersWindow(t *testing.T) {
 	code, _, errs = runCLI(t, "", "ask", "--index", idx, "--reader", oa.OpenAISpec("small"), "--strategy", "topk:k=20", "--prompt=false", "Who is Gordon's clerk?")
 	if code == 0 || !strings.Contains(errs, "the server says the model takes 2048") || !strings.Contains(errs, "#window=N") || !strings.Contains(errs, "32000 tokens") {
 		t.Fatalf("context length exceeded: exit %d: %s", code, errs)
+	}
+}
+
+// train evidence fits on train questions, chooses on validation ones, and
+// writes a version 2 model that eval reads with --evidence-model.
+func TestTrainEvidence(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(envEmbedCache, filepath.Join(dir, "cache"))
+	model, report := filepath.Join(dir, "m.json"), filepath.Join(dir, "r.json")
+	data := "../../../shared/data/hotpotqa_sf_dev53.jsonl"
+	code, out, errs := runCLI(t, "", "train", "evidence", "--data", data, "--limit", "24", "--pool", "40", "--scorer", "bm25",
+		"--learner", "logistic,trees", "--trees", "6", "--tree-counts", "3,6", "--hops", "0,2", "--cost-exponents", "1",
+		"--floors", "0,0.01", "--budgets", "150", "--out", model, "--report", report)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "gain@150") || !strings.Contains(out, "chose ") || !strings.Contains(errs, "validated") {
+		t.Fatalf("output: %s\n%s", out, errs)
+	}
+	b, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := evidence.ParseModel(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Version != evidence.ModelVersion || m.Provenance["split"] == "" || !strings.Contains(m.Provenance["command"], "train evidence") {
+		t.Fatalf("model %+v", m)
+	}
+	var rep struct {
+		Settings []struct {
+			Learner string          `json:"learner"`
+			Gain    map[int]float64 `json:"gain"`
+		} `json:"settings"`
+	}
+	rb, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(rb, &rep); err != nil || len(rep.Settings) < 4 {
+		t.Fatalf("report: %v, %d settings", err, len(rep.Settings))
+	}
+	code, _, errs = runCLI(t, "", "eval", "--data", data, "--limit", "6", "--pool", "40", "--scorer", "bm25", "--baselines", "none",
+		"--strategies", "evidence:budget=150,evidence:budget=150,hop=0", "--evidence-model", model)
+	if code != 0 {
+		t.Fatalf("eval with the trained model: exit %d: %s", code, errs)
+	}
+	for _, bad := range [][]string{{"--data", data}, {"--data", data, "--out", model, "--learner", "forest"}, {"--data", data, "--out", model, "--tree-counts", "900"}} {
+		if code, _, errs := runCLI(t, "", append([]string{"train", "evidence"}, bad...)...); code == 0 {
+			t.Errorf("%v accepted: %s", bad, errs)
+		}
 	}
 }

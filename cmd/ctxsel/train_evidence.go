@@ -2,52 +2,65 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
-	"time"
 
-	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/dataset"
-	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/evidence"
+	"github.com/ctxsel/ctxsel/evidence/evidencetrain"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/token"
 )
 
 // cmdTrainEvidence fits the evidence selector's sentence model: `ctxsel
-// train evidence`.
+// train evidence`. The work is package evidencetrain's; this parses flags.
 func cmdTrainEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train evidence", `Usage: ctxsel train evidence --data FILE[,FILE] --out MODEL.json [flags]
 
-Fits the sentence model of the evidence selector (package evidence): a
-logistic regression of "this sentence is gold evidence" on its BM25 and
-dense similarity to the question, its passage's score and rank, its
-position and length, its neighbours' and its header's match. Each --data file
-needs gold_spans and is split by question id (eval.SplitOf, --split-seed;
-60 % train, 20 % validation, 20 % test): the model is fitted on the train
-questions of every file (each question weighing the same) and the packing
-settings (--passages, --cost-exponents, --neighbors) are chosen by the
+Fits the sentence model of the evidence selector (package evidence; the
+work is package evidencetrain's): "this sentence is gold evidence" from its
+features (evidence.FeatureNames), by logistic regression or boosted trees.
+Each --data file needs gold_spans and is split by question id
+(dataset.SplitOf, --split-seed; 60 % train, 20 % validation, 20 % test). The
+models are fitted on the train questions of every file (each question
+weighing the same): on the first pass's candidate sentences and, for the
+second hop (--hops), on the second pass's, its anchors from two-fold
+first-pass models. Every setting (learner, --tree-counts, --hops,
+--cost-exponents, --neighbors, then --floors for the best) is chosen by the
 evidence-recall gain over the whole-passage top-k/budget envelope, averaged
-over --budgets and over the validation questions of all files (each file's
-gain weighted by its questions). Test questions are never read.
+over --budgets and the validation questions of all files. A floor is
+admitted only if validation recall stays within --floor-tolerance at every
+budget. Settings within --tie-tolerance of the best mean gain tie, and the
+cheapest of them (fewest passages, then the smaller hop) is chosen. Test questions are never read.
 `, stderr)
 	data := fs.String("data", "", "labelled JSONL files with gold_spans, comma-separated")
 	out := fs.String("out", "", "write the model (JSON) here")
+	report := fs.String("report", "", "write every validated setting (JSON) here")
 	pool := fs.Int("pool", 1000, "pad each question to this many passages")
 	poolSeed := fs.Uint64("pool-seed", 1, "pooling seed")
 	splitSeed := fs.Uint64("split-seed", 1, "seed of the train/validation/test split by question id")
 	scorerName := fs.String("scorer", defaultScorer, "passage scorer: "+strings.Join(scorerNames(), ", "))
-	passagesList := fs.String("passages", "10,20,30", "candidate passage counts to try (a model is fitted for each)")
+	learners := fs.String("learner", "logistic,trees", "learners to fit and compare: logistic, trees")
+	trees := fs.Int("trees", 400, "boosting rounds of the trees learner")
+	treeCounts := fs.String("tree-counts", "50,100,200,400", "rounds tried on validation (prefixes of one fit)")
+	depth := fs.Int("depth", 3, "depth of every tree")
+	rate := fs.Float64("rate", 0.1, "learning rate of the trees")
+	features := fs.String("features", "all", "features the learners read: all, v1 (the first 14), or names, comma-separated")
+	passagesList := fs.String("passages", "20", "candidate passage counts to try (models fitted for each)")
+	hops := fs.String("hops", "0,5", "second-hop sizes to try (0: none)")
+	anchors := fs.Int("anchors", 3, "first-pass sentences the second hop reads for titles")
 	betas := fs.String("cost-exponents", "0,0.5,1", "token prices to try: a sentence's priority is p / tokens^β")
-	neighborsList := fs.String("neighbors", "0,1", "neighbor settings to try")
-	budgets := fs.String("budgets", "300,500,1000", "token budgets the validation gain is averaged over")
-	l2 := fs.Float64("l2", 1, "ridge penalty on the standardised weights")
+	neighborsList := fs.String("neighbors", "0", "neighbor settings to try")
+	floors := fs.String("floors", "0,0.001,0.002,0.005,0.01,0.02", "probability floors tried on the best setting")
+	floorTol := fs.Float64("floor-tolerance", 0.01, "a floor must keep validation recall within this at every budget")
+	tieTol := fs.Float64("tie-tolerance", 0.005, "settings within this mean validation gain of the best tie; the cheapest is chosen")
+	budgets := fs.String("budgets", "300,500,1000,1500", "token budgets the validation gain is averaged over")
+	l2 := fs.Float64("l2", 1, "ridge penalty of the logistic learner (standardised weights) and of the trees' leaves")
+	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
+	limit := fs.Int("limit", 0, "use only the first N questions of each file (0 = all)")
 	encoding := fs.String("encoding", token.Default, "token encoding: "+strings.Join(token.Encodings, ", "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -69,25 +82,52 @@ gain weighted by its questions). Test questions are never read.
 		}
 		return v, nil
 	}
-	passes, err := ints("passages", *passagesList)
-	if err != nil {
-		return err
-	}
-	nbrs, err := ints("neighbors", *neighborsList)
-	if err != nil {
-		return err
-	}
-	buds, err := ints("budgets", *budgets)
-	if err != nil {
-		return err
-	}
-	var bs []float64
-	for _, x := range splitList(*betas) {
-		v, err := strconv.ParseFloat(x, 64)
-		if err != nil || v < 0 || v > 2 {
-			return usageError{fmt.Errorf("train evidence: --cost-exponents: bad value %q (want 0…2)", x)}
+	floats := func(name, s string, hi float64) ([]float64, error) {
+		var v []float64
+		for _, x := range splitList(s) {
+			f, err := strconv.ParseFloat(x, 64)
+			if err != nil || f < 0 || f > hi {
+				return nil, usageError{fmt.Errorf("train evidence: --%s: bad value %q (want 0…%g)", name, x, hi)}
+			}
+			v = append(v, f)
 		}
-		bs = append(bs, v)
+		if len(v) == 0 {
+			return nil, usageError{fmt.Errorf("train evidence: --%s is empty", name)}
+		}
+		return v, nil
+	}
+	opt := evidencetrain.Options{Data: splitList(*data), Pool: *pool, PoolSeed: *poolSeed, SplitSeed: *splitSeed, Anchors: *anchors,
+		FloorTolerance: *floorTol, TieTolerance: *tieTol, Workers: *workers, Limit: *limit, Log: stderr, Learners: splitList(*learners),
+		Logistic: evidencetrain.LogisticOptions{L2: *l2}, Trees: evidencetrain.TreeOptions{Trees: *trees, Depth: *depth, Rate: *rate, L2: *l2},
+		Command: "ctxsel train evidence " + strings.Join(args, " ")}
+	var err error
+	if opt.TreeCounts, err = ints("tree-counts", *treeCounts); err != nil {
+		return err
+	}
+	if opt.Passages, err = ints("passages", *passagesList); err != nil {
+		return err
+	}
+	if opt.Hops, err = ints("hops", *hops); err != nil {
+		return err
+	}
+	if opt.Neighbors, err = ints("neighbors", *neighborsList); err != nil {
+		return err
+	}
+	if opt.Budgets, err = ints("budgets", *budgets); err != nil {
+		return err
+	}
+	if opt.CostExponents, err = floats("cost-exponents", *betas, 2); err != nil {
+		return err
+	}
+	if opt.Floors, err = floats("floors", *floors, 0.999); err != nil {
+		return err
+	}
+	switch *features {
+	case "all":
+	case "v1":
+		opt.Features = evidence.V1Features
+	default:
+		opt.Features = splitList(*features)
 	}
 	counter, err := token.New(*encoding)
 	if err != nil {
@@ -95,240 +135,37 @@ gain weighted by its questions). Test questions are never read.
 	}
 	scorers := newScorerSet()
 	defer scorers.Close()
-	scorer, err := scorers.get(*scorerName)
+	if opt.Scorer, err = scorers.get(*scorerName); err != nil {
+		return err
+	}
+	e, err := scorers.embedderOf(defaultDense)
+	if err != nil {
+		return fmt.Errorf("train evidence: %w", err)
+	}
+	opt.Base = evidence.Options{Embedder: e, Counter: counter, Neighbors: -1}
+	res, err := evidencetrain.Train(ctx, opt)
 	if err != nil {
 		return err
 	}
-	base, err := evidenceBase(scorers, counter)
-	if err != nil {
+	if err := evidencetrain.WriteTable(stdout, res, opt.Budgets); err != nil {
 		return err
 	}
-	start := time.Now()
-	type set struct {
-		name       string
-		train, val []dataset.Record
-		curves     []eval.QuestionCurve
-	}
-	var sets []set
-	for _, path := range splitList(*data) {
-		recs, err := dataset.LoadFile(path)
-		if err != nil {
-			return err
-		}
-		pooled, err := dataset.Pool(recs, *pool, *poolSeed)
-		if err != nil {
-			return err
-		}
-		s := set{name: filepath.Base(path), train: dataset.FilterSplit(pooled, dataset.SplitTrain, *splitSeed), val: dataset.FilterSplit(pooled, dataset.SplitValidation, *splitSeed)}
-		var keep []dataset.Record
-		for _, r := range s.train {
-			if r.HasSpans() {
-				keep = append(keep, r)
-			}
-		}
-		s.train = keep
-		if len(s.train) == 0 || len(s.val) == 0 {
-			return fmt.Errorf("train evidence: %s: %d train and %d validation questions with gold_spans", path, len(s.train), len(s.val))
-		}
-		fmt.Fprintf(stderr, "%s: %d train, %d validation questions (pool %d)\n", s.name, len(s.train), len(s.val), *pool)
-		if s.curves, _, err = eval.Curves(ctx, s.train, scorer, counter, 0); err != nil {
-			return err
-		}
-		sets = append(sets, s)
-	}
-
-	// one model per candidate count, fitted on the train questions
-	models := map[int]*evidence.Model{}
-	for _, m := range passes {
-		var xs [][]float64
-		var ys []bool
-		var qRows []int // rows per question
-		pos := 0
-		for _, s := range sets {
-			opt := base
-			opt.Budget, opt.Passages = 1, m
-			sel, err := evidence.New(opt)
-			if err != nil {
-				return err
-			}
-			for qi, r := range s.train {
-				q, err := textQuery(r, s.curves[qi])
-				if err != nil {
-					return err
-				}
-				fs, err := sel.Features(ctx, q)
-				if err != nil {
-					return fmt.Errorf("train evidence: %s %s: %w", s.name, r.ID, err)
-				}
-				for _, f := range fs {
-					xs = append(xs, f.Features)
-					gold := goldSentence(r.Passages[f.Passage].GoldSpans, f.Span)
-					ys = append(ys, gold)
-					if gold {
-						pos++
-					}
-				}
-				qRows = append(qRows, len(fs))
-			}
-		}
-		// every question weighs the same, whatever its sentences; the
-		// weights sum to the rows, so the ridge penalty means the same
-		// whatever the data's size
-		var ws []float64
-		for _, n := range qRows {
-			for range n {
-				ws = append(ws, float64(len(xs))/float64(len(qRows)*n))
-			}
-		}
-		model, err := evidence.Fit(xs, ys, ws, evidence.FitOptions{L2: *l2})
-		if err != nil {
-			return fmt.Errorf("train evidence: passages=%d: %w", m, err)
-		}
-		model.Passages = m
-		models[m] = model
-		fmt.Fprintf(stderr, "passages=%d: fitted on %d sentences (%d gold) in %s\n", m, len(xs), pos, time.Since(start).Round(time.Second))
-	}
-
-	// choose the packing settings on the validation questions
-	type setting struct {
-		m     int
-		beta  float64
-		nbr   int
-		gains map[string]float64 // per file and budget
-		mean  float64
-	}
-	var grid []*setting
-	var sels []ctxsel.TextSelector
-	var owner []*setting
-	var budgetOf []int
-	for _, m := range passes {
-		for _, b := range bs {
-			for _, n := range nbrs {
-				st := &setting{m: m, beta: b, nbr: n, gains: map[string]float64{}}
-				grid = append(grid, st)
-				model := *models[m]
-				model.CostExponent, model.Neighbors = b, n
-				for _, bud := range buds {
-					opt := base
-					opt.Budget, opt.Model, opt.Neighbors = bud, &model, -1
-					s, err := evidence.New(opt)
-					if err != nil {
-						return err
-					}
-					sels = append(sels, namedSelector{s, fmt.Sprintf("m=%d,beta=%g,nbr=%d,budget=%d", m, b, n, bud)})
-					owner = append(owner, st)
-					budgetOf = append(budgetOf, bud)
-				}
-			}
-		}
-	}
-	nVal := 0
-	for _, s := range sets {
-		nVal += len(s.val)
-	}
-	for _, s := range sets {
-		rep, err := eval.Run(ctx, s.val, scorer, eval.Options{Counter: counter, TextSelectors: sels, Bootstrap: -1})
-		if err != nil {
-			return fmt.Errorf("train evidence: validate on %s: %w", s.name, err)
-		}
-		for i, r := range rep.Results {
-			if r.EvidenceResult == nil {
-				return fmt.Errorf("train evidence: %s has no gold_spans on its validation questions", s.name)
-			}
-			owner[i].gains[fmt.Sprintf("%s@%d", s.name, budgetOf[i])] = r.EvidenceGain
-			// every validation question weighs the same
-			owner[i].mean += r.EvidenceGain * float64(len(s.val)) / float64(nVal*len(buds))
-		}
-		fmt.Fprintf(stderr, "validated on %s (%s)\n", s.name, time.Since(start).Round(time.Second))
-	}
-	sort.SliceStable(grid, func(a, b int) bool { return grid[a].mean > grid[b].mean })
-	best := grid[0]
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	var cols []string
-	for _, s := range sets {
-		for _, b := range buds {
-			cols = append(cols, fmt.Sprintf("%s@%d", s.name, b))
-		}
-	}
-	fmt.Fprintf(tw, "passages\tβ\tneighbors\t%s\tmean gain\t\n", strings.Join(cols, "\t"))
-	for _, st := range grid {
-		fmt.Fprintf(tw, "%d\t%g\t%d\t", st.m, st.beta, st.nbr)
-		for _, c := range cols {
-			fmt.Fprintf(tw, "%+.3f\t", st.gains[c])
-		}
-		fmt.Fprintf(tw, "%+.3f\t\n", st.mean)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "gain = evidence recall − whole passages' top-k/budget envelope at the same mean tokens, on the validation questions.")
-	model := *models[best.m]
-	model.CostExponent, model.Neighbors = best.beta, best.nbr
-	model.Provenance = map[string]string{
-		"data":    *data,
-		"split":   fmt.Sprintf("eval.SplitOf seed %d: fitted on train, settings chosen on validation; test never read", *splitSeed),
-		"scorer":  scorer.Name(),
-		"pool":    fmt.Sprintf("%d passages, seed %d", *pool, *poolSeed),
-		"chosen":  fmt.Sprintf("passages=%d cost_exponent=%g neighbors=%d: mean validation gain %+.4f over budgets %s", best.m, best.beta, best.nbr, best.mean, *budgets),
-		"command": "ctxsel train evidence " + strings.Join(args, " "),
-	}
-	b, err := model.Marshal()
+	b, err := res.Model.Marshal()
 	if err != nil {
 		return err
 	}
 	if err := atomicfile.Write(*out, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "chose passages=%d, cost exponent %g, neighbors=%d (mean validation gain %+.3f); wrote %s\n", best.m, best.beta, best.nbr, best.mean, *out)
+	if *report != "" {
+		if err := atomicfile.Write(*report, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", " ")
+			return enc.Encode(res)
+		}); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", *out, len(b)+1)
 	return nil
 }
-
-// goldSentence labels a candidate sentence: it holds at least SpanCoverage
-// of a gold span's bytes, or at least half its own bytes are gold (a gold
-// sentence our splitter cut in two).
-func goldSentence(gold [][2]int, s [2]int) bool {
-	for _, g := range gold {
-		lo, hi := max(g[0], s[0]), min(g[1], s[1])
-		if hi <= lo {
-			continue
-		}
-		in := float64(hi - lo)
-		if in >= eval.SpanCoverage*float64(g[1]-g[0]) || in >= 0.5*float64(s[1]-s[0]) {
-			return true
-		}
-	}
-	return false
-}
-
-// textQuery rebuilds the query a selector sees for a scored record.
-func textQuery(r dataset.Record, q eval.QuestionCurve) (ctxsel.TextQuery, error) {
-	cands := make([]ctxsel.Candidate, len(r.Passages))
-	texts := make([]string, len(r.Passages))
-	for i, p := range r.Passages {
-		cands[i] = ctxsel.Candidate{ID: p.ID, Score: q.Scores[i], Tokens: q.Tokens[i]}
-		texts[i] = p.Text
-	}
-	c, err := ctxsel.NewCurve(cands)
-	if err != nil {
-		return ctxsel.TextQuery{}, err
-	}
-	return ctxsel.TextQuery{Question: r.Question, Curve: c, Texts: texts}, nil
-}
-
-// evidenceBase is the options every evidence selector of a run shares: the
-// use-lite embedder of the scorer set (one cache) and the token counter.
-func evidenceBase(scorers *scorerSet, counter token.Counter) (evidence.Options, error) {
-	e, err := scorers.embedderOf(defaultDense)
-	if err != nil {
-		return evidence.Options{}, fmt.Errorf("evidence: %w", err)
-	}
-	return evidence.Options{Embedder: e, Counter: counter, Neighbors: -1}, nil
-}
-
-// namedSelector renames a selector's report row.
-type namedSelector struct {
-	ctxsel.TextSelector
-	name string
-}
-
-func (n namedSelector) Name() string { return n.name }

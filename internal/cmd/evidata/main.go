@@ -6,9 +6,12 @@
 // input always gives the same bytes).
 //
 //	go run ./internal/cmd/evidata hotpotqa --in hotpot.json --out data/evidence/x.jsonl.gz [--exclude FILE] [--limit N]
+//	go run ./internal/cmd/evidata 2wiki    --in dev.json    --out data/evidence/w.jsonl.gz [--id-field _1]
+//	go run ./internal/cmd/evidata musique  --in musique.json --out data/evidence/m.jsonl.gz
 //	go run ./internal/cmd/evidata squad    --in dev.json    --out data/evidence/y.jsonl.gz [--per-paragraph 2] [--limit N]
 //	go run ./internal/cmd/evidata merge OUT.jsonl.gz IN.jsonl.gz...
 //	go run ./internal/cmd/evidata regroup --tokens 600 --in X.jsonl.gz --out Y.jsonl.gz
+//	go run ./internal/cmd/evidata report [--strategies A,B] REPORT.json...
 //
 // regroup emulates an index's long chunks: each question's passages, in a
 // seeded shuffled order, are joined ("\n\n") into chunks of at most --tokens
@@ -23,6 +26,11 @@
 // (HotpotQA's sentences carry their own leading spaces); a supporting fact
 // is the sentence's span, trimmed of white space. Facts naming a sentence
 // the context lacks (a known glitch of the data) are dropped and counted.
+//
+// 2wiki reads 2WikiMultihopQA, HotpotQA's format whose sentences carry no
+// leading space (joined by one). musique reads MuSiQue's answerable format
+// and derives sentence labels per hop (see convertMuSiQue). Any of them may
+// come as a JSON array, JSON lines or pandas' column layout (jsonRows).
 //
 // squad reads SQuAD v1.1 / v2.0 JSON. Each question's passages are all the
 // paragraphs of its article; its gold passage is the paragraph it was asked
@@ -64,7 +72,7 @@ func main() {
 
 func run(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: evidata hotpotqa|squad --in FILE --out FILE.jsonl.gz [flags]")
+		return errors.New("usage: evidata hotpotqa|2wiki|musique|squad --in FILE --out FILE.jsonl.gz [flags], evidata merge OUT IN..., evidata regroup --in X --out Y")
 	}
 	kind := args[0]
 	if kind == "merge" {
@@ -72,6 +80,9 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if kind == "regroup" {
 		return regroup(args[1:], stdout)
+	}
+	if kind == "report" {
+		return report(args[1:], stdout)
 	}
 	fs := flag.NewFlagSet("evidata "+kind, flag.ContinueOnError)
 	in := fs.String("in", "", "raw source file")
@@ -81,6 +92,7 @@ func run(args []string, stdout io.Writer) error {
 	perParagraph := fs.Int("per-paragraph", 2, "squad: questions kept per paragraph")
 	source := fs.String("source", "", "provenance written into each record's meta (repo · path · commit)")
 	idPrefix := fs.String("id-prefix", "", "hotpotqa: for records without an id, this prefix and a hash of the question")
+	idField := fs.String("id-field", "", "read each record's id from this field (a copy that renamed _id)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -90,6 +102,9 @@ func run(args []string, stdout io.Writer) error {
 	raw, err := os.ReadFile(*in)
 	if err != nil {
 		return err
+	}
+	if raw, err = jsonRows(raw, *idField); err != nil {
+		return fmt.Errorf("%s: %w", *in, err)
 	}
 	skip := map[string]bool{}
 	for _, path := range strings.Split(*exclude, ",") {
@@ -108,12 +123,14 @@ func run(args []string, stdout io.Writer) error {
 	var recs []dataset.Record
 	var notes []string
 	switch kind {
-	case "hotpotqa":
-		recs, notes, err = convertHotpot(raw, skip, *source, *idPrefix)
+	case "hotpotqa", "2wiki":
+		recs, notes, err = convertHotpot(raw, skip, *source, *idPrefix, kind)
+	case "musique":
+		recs, notes, err = convertMuSiQue(raw, skip, *source)
 	case "squad":
 		recs, notes, err = convertSQuAD(raw, skip, *perParagraph, *source)
 	default:
-		return fmt.Errorf("unknown source kind %q (want hotpotqa or squad)", kind)
+		return fmt.Errorf("unknown source kind %q (want hotpotqa, 2wiki, musique or squad)", kind)
 	}
 	if err != nil {
 		return err
@@ -256,24 +273,20 @@ type paragraph struct {
 	sents []string
 }
 
-func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([]dataset.Record, []string, error) {
+// convertHotpot converts HotpotQA's distractor format; kind "2wiki" is
+// 2WikiMultihopQA's copy of that format, whose sentences carry no leading
+// space: a passage's sentences are then joined by one space.
+func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix, kind string) ([]dataset.Record, []string, error) {
 	var hs []hotRecord
 	if err := json.Unmarshal(raw, &hs); err != nil {
-		// one record a line
-		hs = nil
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		for {
-			var h hotRecord
-			if err := dec.Decode(&h); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				return nil, nil, fmt.Errorf("hotpotqa: %w", err)
-			}
-			hs = append(hs, h)
-		}
+		return nil, nil, fmt.Errorf("%s: %w", kind, err)
+	}
+	task := "hotpotqa"
+	if kind == "2wiki" {
+		task = "2wikimultihopqa"
 	}
 	var out []dataset.Record
-	dropped, skipped, noGold, incomplete := 0, 0, 0, 0
+	dropped, skipped, noGold, incomplete, noContext := 0, 0, 0, 0, 0
 	for i, h := range hs {
 		if h.ID == "" {
 			h.ID = h.AltID
@@ -289,6 +302,10 @@ func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([
 			skipped++
 			continue
 		}
+		if len(h.Context) == 0 {
+			noContext++
+			continue
+		}
 		paras, err := hotContext(h.Context)
 		if err != nil {
 			return nil, nil, fmt.Errorf("hotpotqa %s: context: %w", h.ID, err)
@@ -297,7 +314,7 @@ func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([
 		if err != nil {
 			return nil, nil, fmt.Errorf("hotpotqa %s: supporting_facts: %w", h.ID, err)
 		}
-		rec := dataset.Record{ID: h.ID, Question: strings.TrimSpace(h.Question), Answers: []string{h.Answer}, Task: "hotpotqa"}
+		rec := dataset.Record{ID: h.ID, Question: strings.TrimSpace(h.Question), Answers: []string{h.Answer}, Task: task}
 		meta := map[string]string{"type": h.Type, "level": h.Level}
 		if source != "" {
 			meta["source"] = source
@@ -309,7 +326,10 @@ func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([
 			b.WriteString(p.title)
 			b.WriteByte('\n')
 			var starts []int
-			for _, s := range p.sents {
+			for si, s := range p.sents {
+				if kind == "2wiki" && si > 0 && !startsWithSpace(s) {
+					b.WriteByte(' ')
+				}
 				starts = append(starts, b.Len())
 				b.WriteString(s)
 			}
@@ -345,8 +365,8 @@ func convertHotpot(raw []byte, skip map[string]bool, source, idPrefix string) ([
 		}
 		out = append(out, rec)
 	}
-	notes := []string{fmt.Sprintf("%d records read, %d excluded (--exclude), %d without any usable fact and %d whose context lacks a supporting paragraph left out, %d facts naming a missing sentence dropped",
-		len(hs), skipped, noGold, incomplete, dropped)}
+	notes := []string{fmt.Sprintf("%d records read, %d excluded (--exclude), %d without a context, %d without any usable fact and %d whose context lacks a supporting paragraph left out, %d facts naming a missing sentence dropped",
+		len(hs), skipped, noContext, noGold, incomplete, dropped)}
 	return out, notes, nil
 }
 
