@@ -112,9 +112,7 @@ func (wk *worker) dense(W *packed, x []float32, ldx, m int, c []float32, ldc int
 		quantRows(wk.g.impl, x, ldx, m, q.k, q.kp, nonneg, wk.u8, wk.sa)
 		wk.g.gemm8(m, wk.u8, q.kp, wk.sa, q, c, ldc, relu, nonneg)
 	case BF16:
-		b := W.bf
-		bf16Rows(wk.g.impl, x, ldx, m, b.k, b.kp, wk.ab)
-		wk.g.gemmBF(m, wk.ab, b.kp, b, c, ldc, relu)
+		wk.g.gemmBFRows(m, x, ldx, W.bf, c, ldc, relu, wk.ab)
 	default:
 		wk.g.gemm(m, W.n, W.k, x, ldx, W.data, c, ldc, relu)
 	}
@@ -188,8 +186,8 @@ func (wk *worker) run() {
 			continue
 		}
 		inv := 1 / float32(sq.n)
-		colMean(wk.f[sq.row0*ffnDim:], sq.n, ffnDim, inv, mf[i*ffnDim:(i+1)*ffnDim])
-		colMean(wk.h[sq.row0*hidden:], sq.n, hidden, inv, mh[i*hidden:(i+1)*hidden])
+		g.impl.colMean(wk.f[sq.row0*ffnDim:], sq.n, ffnDim, inv, mf[i*ffnDim:(i+1)*ffnDim])
+		g.impl.colMean(wk.h[sq.row0*hidden:], sq.n, hidden, inv, mh[i*hidden:(i+1)*hidden])
 	}
 	proj := wk.vec[:ns*hidden]
 	fillRows(proj, ns, l1.ff2B)
@@ -247,17 +245,18 @@ func (wk *worker) encode() {
 	h := wk.h[:n*hidden]
 	fillRows(h, n, l0.denseB)
 	wk.dense(l0.dense, x0, embedDim, n, h, hidden, false, false)
-	layerNorm(x0, wk.y, n, embedDim, l0.ln1s, l0.ln1b, w.lnEps)
+	ops := wk.g.impl
+	ops.layerNorm(x0, wk.y, n, embedDim, l0.ln1s, l0.ln1b, w.lnEps)
 	wk.attention(l0, n)
-	addRows(h, n, l0.outB)
+	ops.addRows(h, n, l0.outB)
 	wk.dense(l0.out, wk.att, embedDim, n, h, hidden, false, false)
 	wk.feedForward(l0, n, true)
 
 	// Layer_1: width 512 throughout.
 	l1 := &w.layers[1]
-	layerNorm(h, wk.y, n, hidden, l1.ln1s, l1.ln1b, w.lnEps)
+	ops.layerNorm(h, wk.y, n, hidden, l1.ln1s, l1.ln1b, w.lnEps)
 	wk.attention(l1, n)
-	addRows(h, n, l1.outB)
+	ops.addRows(h, n, l1.outB)
 	wk.dense(l1.out, wk.att, hidden, n, h, hidden, false, false)
 	wk.feedForward(l1, n, false)
 }
@@ -265,12 +264,13 @@ func (wk *worker) encode() {
 // feedForward computes f = relu(LN(h)·W1 + b1) and, when project is set,
 // h += f·W2 + b2.
 func (wk *worker) feedForward(l *layerWeights, n int, project bool) {
-	layerNorm(wk.h, wk.y, n, hidden, l.ln2s, l.ln2b, wk.w.lnEps)
+	ops := wk.g.impl
+	ops.layerNorm(wk.h, wk.y, n, hidden, l.ln2s, l.ln2b, wk.w.lnEps)
 	f := wk.f[:n*ffnDim]
 	fillRows(f, n, l.ff1B)
 	wk.dense(l.ff1, wk.y, hidden, n, f, ffnDim, true, false)
 	if project {
-		addRows(wk.h[:n*hidden], n, l.ff2B)
+		ops.addRows(wk.h[:n*hidden], n, l.ff2B)
 		wk.dense(l.ff2, f, ffnDim, n, wk.h, hidden, false, true)
 	}
 }
@@ -342,7 +342,9 @@ func (wk *worker) attendSeq(l *layerWeights, qkv, att []float32, n int) {
 }
 
 // layerNorm writes scale·(x-mean)/sqrt(var+eps)+bias for n rows of width d
-// (both x and y have row stride d), in the graph's operation order.
+// (both x and y have row stride d), in the graph's operation order. The
+// float32 conversions keep every product rounded on its own (Go may
+// otherwise fuse x*y+z): the vectorised version computes the same bits.
 func layerNorm(x, y []float32, n, d int, scale, bias []float32, eps float32) {
 	inv := 1 / float32(d)
 	for t := 0; t < n; t++ {
@@ -356,23 +358,27 @@ func layerNorm(x, y []float32, n, d int, scale, bias []float32, eps float32) {
 			b := xr[i+1] - mean
 			c := xr[i+2] - mean
 			e := xr[i+3] - mean
-			v0 += a * a
-			v1 += b * b
-			v2 += c * c
-			v3 += e * e
+			v0 += float32(a * a)
+			v1 += float32(b * b)
+			v2 += float32(c * c)
+			v3 += float32(e * e)
 		}
 		for ; i < len(xr); i++ {
 			a := xr[i] - mean
-			v0 += a * a
+			v0 += float32(a * a)
 		}
-		variance := ((v0 + v1) + (v2 + v3)) * inv
-		r := float32(1 / math.Sqrt(float64(variance+eps)))
+		r := lnScale(((v0+v1)+(v2+v3))*inv, eps)
 		sc := scale[:d]
 		bs := bias[:d]
 		for i, v := range xr {
-			yr[i] = sc[i]*r*(v-mean) + bs[i]
+			yr[i] = float32(float32(sc[i]*r)*(v-mean)) + bs[i]
 		}
 	}
+}
+
+// lnScale is layerNorm's 1/sqrt(variance+eps).
+func lnScale(variance, eps float32) float32 {
+	return float32(1 / math.Sqrt(float64(variance+eps)))
 }
 
 func sum32(x []float32) float32 {

@@ -19,6 +19,7 @@ const (
 	nr      = 32  // panel width: columns per packed panel
 	kcBlock = 256 // rows of a panel processed per kernel call
 	maxMR   = 8   // largest micro-kernel height
+	amxRows = 32  // rows of an AMX block (two tiles of 16)
 )
 
 // kernelFunc computes C[0:mr][0:nr] += A[0:mr][0:kc] · B[0:kc][0:nr] where B
@@ -43,9 +44,18 @@ type gemmImpl struct {
 	maxAbs func(x []float32) float32
 	quant8 func(x []float32, inv float32, off int32, dst []uint8)
 	toBF16 func(x []float32, dst []uint16)
+	// bf16Swap as bf16SwapGo, for the float32 kernel standing in for bf16
+	bf16Swap func(x []float32, dst []float32)
+
+	// Row operations of the forward pass, bit for bit as the Go functions
+	// of the same names.
+	layerNorm func(x, y []float32, n, d int, scale, bias []float32, eps float32)
+	colMean   func(x []float32, n, d int, inv float32, dst []float32)
+	addRows   func(c []float32, n int, row []float32)
 }
 
-var goImpl = &gemmImpl{name: "go", mr: 4, kern: kernelGo, softmax: softmax, maxAbs: maxAbsGo, quant8: quant8Go, toBF16: toBF16Go}
+var goImpl = &gemmImpl{name: "go", mr: 4, kern: kernelGo, softmax: softmax, maxAbs: maxAbsGo, quant8: quant8Go, toBF16: toBF16Go, bf16Swap: bf16SwapGo,
+	layerNorm: layerNorm, colMean: colMean, addRows: addRows}
 
 // defaultImpl is the fastest kernel this CPU supports (see gemm_amd64.go).
 var defaultImpl = goImpl
@@ -107,6 +117,10 @@ type gemmScratch struct {
 	af  []float32
 	acc []int32
 	tf  []float32
+	// AMX: a block's int32 sums (32×32), and a padded copy of the last
+	// block's rows where the caller's end early
+	amxTmp [amxRows * nr]int32
+	amxA   []uint8
 }
 
 // gemm computes C[m×n] += A[m×k]·B, B being k×n in panels (b[j*k*nr:] is

@@ -123,11 +123,11 @@ func (m *Model) ModelID() string {
 // Precision is the arithmetic of the model's dense layers.
 func (m *Model) Precision() Precision { return m.opts.Precision }
 
-// Kernel names the compute kernels in use, e.g. "avx512+vnni".
+// Kernel names the compute kernels in use, e.g. "avx512+vnni" or "avx512+amx".
 func (m *Model) Kernel() string {
 	switch {
 	case m.opts.Precision == Int8 && m.impl.int8 != nil:
-		return m.impl.name + "+" + m.impl.int8.name
+		return m.impl.name + "+" + m.impl.int8.active().name
 	case m.opts.Precision == BF16 && m.impl.bf16 != nil:
 		return m.impl.name + "+" + m.impl.bf16.name
 	case m.opts.Precision != FP32:
