@@ -18,7 +18,7 @@ import (
 // In amx_amd64.s.
 //
 //go:noescape
-func amxGemm8(kb int, u *uint8, lda int, mb int, rows int, b *int8, np int, c *float32, ldc int, sa *float32, scale *float32, corr *int32, relu bool, tmp *int32, cfg *byte)
+func amxGemm8(kb int, u *uint8, lda int, mb int, rows int, b *int8, np int, c *float32, ldc int, sa *float32, scale *float32, corr *int32, relu bool, tmp *int32, cfg *byte, start int, bias *float32)
 
 // amxConfig is the tile configuration amxGemm8 loads (LDTILECFG's 64-byte
 // format, palette 1): tiles 0–7 of 16 rows × 64 bytes.
@@ -45,10 +45,13 @@ var amxUsable = sync.OnceValue(func() bool {
 var amxKernel = &int8Kernel{name: "amx", mr: vnniKernel.mr, kern: vnniKernel.kern, whole: amxWhole, fallback: vnniKernel, usable: amxUsable}
 
 // amxWhole computes gemm8's product with amxGemm8; false when it cannot.
-func amxWhole(g *gemmScratch, m int, u []uint8, lda int, sa []float32, q *q8Matrix, corr []int32, c []float32, ldc int, relu bool) bool {
+func amxWhole(g *gemmScratch, m int, u []uint8, lda int, sa []float32, q *q8Matrix, corr []int32, c []float32, ldc int, start cStart, bias []float32, relu bool) bool {
 	kp, n := q.kp, q.n
 	if kp%64 != 0 || !amxUsable() {
 		return false
+	}
+	if start != cAcc {
+		_ = bias[n-1]
 	}
 	kb, np := kp/64, n/nr
 	// Bounds checks: the assembly trusts these extents.
@@ -62,7 +65,7 @@ func amxWhole(g *gemmScratch, m int, u []uint8, lda int, sa []float32, q *q8Matr
 		// run from a padded copy.
 		full := m / amxRows * amxRows
 		if full > 0 {
-			amxGemm8(kb, &u[0], lda, full/amxRows, full, &q.data[0], np, &c[0], ldc, &sa[0], &q.scale[0], &corr[0], relu, &g.amxTmp[0], &amxConfig[0])
+			amxGemm8(kb, &u[0], lda, full/amxRows, full, &q.data[0], np, &c[0], ldc, &sa[0], &q.scale[0], &corr[0], relu, &g.amxTmp[0], &amxConfig[0], int(start), biasPtr(bias, start))
 		}
 		if cap(g.amxA) < amxRows*kp {
 			g.amxA = make([]uint8, amxRows*ffnDim)
@@ -71,9 +74,16 @@ func amxWhole(g *gemmScratch, m int, u []uint8, lda int, sa []float32, q *q8Matr
 		for i := full; i < m; i++ {
 			copy(a[(i-full)*kp:(i-full+1)*kp], u[i*lda:i*lda+kp])
 		}
-		amxGemm8(kb, &a[0], kp, 1, m-full, &q.data[0], np, &c[full*ldc], ldc, &sa[full], &q.scale[0], &corr[0], relu, &g.amxTmp[0], &amxConfig[0])
+		amxGemm8(kb, &a[0], kp, 1, m-full, &q.data[0], np, &c[full*ldc], ldc, &sa[full], &q.scale[0], &corr[0], relu, &g.amxTmp[0], &amxConfig[0], int(start), biasPtr(bias, start))
 		return true
 	}
-	amxGemm8(kb, &a[0], lda, mb, m, &q.data[0], np, &c[0], ldc, &sa[0], &q.scale[0], &corr[0], relu, &g.amxTmp[0], &amxConfig[0])
+	amxGemm8(kb, &a[0], lda, mb, m, &q.data[0], np, &c[0], ldc, &sa[0], &q.scale[0], &corr[0], relu, &g.amxTmp[0], &amxConfig[0], int(start), biasPtr(bias, start))
 	return true
+}
+
+func biasPtr(bias []float32, start cStart) *float32 {
+	if start == cAcc {
+		return nil
+	}
+	return &bias[0]
 }

@@ -17,17 +17,19 @@
 // pointers, R10 panel k pointer, R11 = 128, CX k steps left, BX the int32
 // scratch, R12 panels left, R13 C row, AX scratch and tilestored stride.
 
-// func amxGemm8(kb int, u *uint8, lda int, mb int, rows int, b *int8, np int, c *float32, ldc int, sa *float32, scale *float32, corr *int32, relu bool, tmp *int32, cfg *byte)
+// func amxGemm8(kb int, u *uint8, lda int, mb int, rows int, b *int8, np int, c *float32, ldc int, sa *float32, scale *float32, corr *int32, relu bool, tmp *int32, cfg *byte, start int, bias *float32)
 //
 // For each of np panels of 32 columns (kb·2048 bytes each) and each of mb
 // blocks of 32 rows of u (stride lda bytes; rows past rows are computed
 // but not stored): the exact int32 sums over kb·64 bytes of k, then
-// c += float32(float32(float32(acc-corr)*scale)*sa), ReLU when set —
-// kern8VNNI's epilogue, instruction for instruction.
+// c = c0 + float32(float32(float32(acc-corr)*scale)*sa), ReLU when set —
+// kern8VNNI's epilogue, instruction for instruction — where c0 is, as
+// start says, C (0), the bias row (1: C is only written) or C + bias (2).
 //
-// Frame: 0 C's first row at this panel's columns, 8 scale, 16 corr (this
-// panel's), 24 blocks left, 32 rows left, 40 sa of the next block's row.
-TEXT ·amxGemm8(SB), NOSPLIT, $48-120
+// Frame: 0 C's first row at this panel's columns, 8 scale, 16 corr, 48
+// bias (this panel's), 24 blocks left, 32 rows left, 40 sa of the next
+// block's row.
+TEXT ·amxGemm8(SB), NOSPLIT, $56-136
 	MOVQ cfg+112(FP), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
 	MOVQ b+40(FP), DI
@@ -39,6 +41,8 @@ TEXT ·amxGemm8(SB), NOSPLIT, $48-120
 	MOVQ AX, 8(SP)
 	MOVQ corr+88(FP), AX
 	MOVQ AX, 16(SP)
+	MOVQ bias+128(FP), AX
+	MOVQ AX, 48(SP)
 	VPXORD Z31, Z31, Z31
 
 panel:
@@ -48,6 +52,14 @@ panel:
 	MOVQ 16(SP), AX
 	VMOVDQU32 (AX), Z16
 	VMOVDQU32 64(AX), Z17
+	MOVQ start+120(FP), AX
+	TESTQ AX, AX
+	JZ nobias
+	MOVQ 48(SP), AX
+	VMOVUPS (AX), Z21
+	VMOVUPS 64(AX), Z22
+
+nobias:
 	MOVQ mb+24(FP), AX
 	MOVQ AX, 24(SP)
 	MOVQ rows+32(FP), AX
@@ -104,6 +116,7 @@ kloop:
 	SHLQ $2, R10
 	MOVQ BX, R11
 	MOVBLZX relu+96(FP), AX
+	MOVQ start+120(FP), BX
 
 erow:
 	VMOVDQU32 (R11), Z0
@@ -117,8 +130,27 @@ erow:
 	VBROADCASTSS (R9), Z20
 	VMULPS Z20, Z0, Z0
 	VMULPS Z20, Z1, Z1
+	CMPQ BX, $1
+	JEQ ebias
+	JGT eaddbias
 	VADDPS (R13), Z0, Z0
 	VADDPS 64(R13), Z1, Z1
+	JMP erelu
+
+ebias:
+	VADDPS Z21, Z0, Z0
+	VADDPS Z22, Z1, Z1
+	JMP erelu
+
+eaddbias:
+	VMOVUPS (R13), Z2
+	VMOVUPS 64(R13), Z3
+	VADDPS Z21, Z2, Z2
+	VADDPS Z22, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+erelu:
 	TESTL AX, AX
 	JZ estore
 	VMAXPS Z31, Z0, Z0
@@ -148,6 +180,7 @@ estore:
 	ADDQ $128, 0(SP)
 	ADDQ $128, 8(SP)
 	ADDQ $128, 16(SP)
+	ADDQ $128, 48(SP)
 	DECQ R12
 	JNZ panel
 

@@ -10,7 +10,7 @@ import "golang.org/x/sys/cpu"
 // at 0 when relu is set.
 
 //go:noescape
-func kernAVX512(kc int, a *float32, lda int, b *float32, c *float32, ldc int, relu bool)
+func kernAVX512(kc int, a *float32, lda int, b *float32, c *float32, ldc int, relu bool, cin *float32)
 
 //go:noescape
 func kernAVX2(kc int, a *float32, lda int, b *float32, c *float32, ldc int, relu bool)
@@ -170,7 +170,13 @@ var avx512Impl = &gemmImpl{name: "avx512", mr: 8, maxAbs: maxAbs512, quant8: qua
 		_ = a[7*lda+kc-1]
 		_ = b[kc*nr-1]
 		_ = c[7*ldc+nr-1]
-		kernAVX512(kc, &a[0], lda, &b[0], &c[0], ldc, relu)
+		kernAVX512(kc, &a[0], lda, &b[0], &c[0], ldc, relu, nil)
+	}, kernInit: func(kc int, a []float32, lda int, b []float32, c []float32, ldc int, cin []float32, relu bool) {
+		_ = a[7*lda+kc-1]
+		_ = b[kc*nr-1]
+		_ = c[7*ldc+nr-1]
+		_ = cin[nr-1]
+		kernAVX512(kc, &a[0], lda, &b[0], &c[0], ldc, relu, &cin[0])
 	}, softmax: func(x []float32) {
 		if len(x)%16 != 0 || len(x) == 0 {
 			panic("uselite: softmax row length")

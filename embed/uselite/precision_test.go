@@ -160,6 +160,28 @@ func TestReducedGemm(t *testing.T) {
 						if !slices.Equal(c, want) {
 							t.Errorf("int8 %s room=%d: differs from the reference", name, room)
 						}
+						// C starting from a bias row, and from C plus it
+						bias := make([]float32, n)
+						for j := range bias {
+							bias[j] = float32(j%5) - 1.5
+						}
+						c = make([]float32, m*n)
+						for i := range c {
+							c[i] = float32(math.NaN()) // never read
+						}
+						g.gemm8From(m, u, q.kp, sa, q, c, n, cBias, bias, relu, nonneg)
+						c1 := make([]float32, m*n)
+						startRows(goImpl, c1, n, m, n, cBias, bias)
+						if want := int8Reference(u, sa, q, c1, m, relu, nonneg); !slices.Equal(c, want) {
+							t.Errorf("int8 %s room=%d: from bias differs from the reference", name, room)
+						}
+						c = slices.Clone(c0)
+						g.gemm8From(m, u, q.kp, sa, q, c, n, cAddBias, bias, relu, nonneg)
+						c1 = slices.Clone(c0)
+						startRows(goImpl, c1, n, m, n, cAddBias, bias)
+						if want := int8Reference(u, sa, q, c1, m, relu, nonneg); !slices.Equal(c, want) {
+							t.Errorf("int8 %s room=%d: from C plus bias differs from the reference", name, room)
+						}
 					}
 					// bf16
 					a := make([]uint16, m*b.kp)
@@ -172,7 +194,7 @@ func TestReducedGemm(t *testing.T) {
 					}
 					// from float32 rows, as the forward pass calls it
 					c = slices.Clone(c0)
-					g.gemmBFRows(m, in, k, b, c, n, relu, make([]uint16, m*b.kp))
+					g.gemmBFRows(m, in, k, b, c, n, cAcc, nil, relu, make([]uint16, m*b.kp))
 					if !slices.Equal(c, want) {
 						t.Errorf("bf16 rows %s: differs from the reference", name)
 					}
@@ -235,7 +257,7 @@ func bf16Reference(a []uint16, b *bfMatrix, c0 []float32, m int, relu bool) []fl
 func TestRowPreparation(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, impl := range gemmImpls() {
-		for _, n := range []int{1, 15, 16, 17, 256, 1536, 1541} {
+		for _, n := range []int{1, 15, 16, 17, 48, 80, 256, 1536, 1541} {
 			x := make([]float32, n)
 			for i := range x {
 				x[i] = float32(rng.NormFloat64() * 3)
@@ -406,6 +428,48 @@ func TestRowOps(t *testing.T) {
 			addRows(wa, n, bias)
 			if !slices.Equal(ga, wa) {
 				t.Errorf("%s n=%d d=%d: addRows differs", impl.name, n, d)
+			}
+		}
+	}
+}
+
+// TestGemmInit checks that a product starting from a row (gemmInit) equals
+// filling C with it and accumulating, on every kernel, across row tails and
+// k slices.
+func TestGemmInit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, impl := range gemmImpls() {
+		for _, sh := range [][3]int{{1, 32, 5}, {8, 64, 64}, {13, 96, 300}, {20, 32, 513}} {
+			m, n, k := sh[0], sh[1], sh[2]
+			p := newPacked(k, n)
+			row := make([]float32, n)
+			for i := 0; i < k; i++ {
+				for j := range row {
+					row[j] = float32(rng.NormFloat64())
+				}
+				p.setRow(i, row)
+			}
+			a := make([]float32, m*k)
+			for i := range a {
+				a[i] = float32(rng.NormFloat64())
+			}
+			init := make([]float32, n)
+			for i := range init {
+				init[i] = float32(rng.NormFloat64())
+			}
+			for _, relu := range []bool{false, true} {
+				g := &gemmScratch{impl: impl}
+				got := make([]float32, m*n)
+				for i := range got {
+					got[i] = float32(math.NaN())
+				}
+				g.gemmInit(m, n, k, a, k, p.data, got, n, init, relu)
+				want := make([]float32, m*n)
+				fillRows(want, m, init)
+				g.gemm(m, n, k, a, k, p.data, want, n, relu)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s %v relu=%v: gemmInit differs from fill and gemm", impl.name, sh, relu)
+				}
 			}
 		}
 	}
