@@ -330,22 +330,7 @@ func (wk *worker) attendSeq(l *layerWeights, qkv, att []float32, n int) {
 
 		// Keys, transposed into np/nr panels of hd rows × nr tokens.
 		kt := wk.kt[:hd*np]
-		for p := 0; p < np; p += nr {
-			panel := kt[p*hd : (p+nr)*hd]
-			for j := 0; j < nr; j++ {
-				t := p + j
-				if t >= n {
-					for k := 0; k < hd; k++ {
-						panel[k*nr+j] = 0
-					}
-					continue
-				}
-				src := qkv[t*3*d+k0 : t*3*d+k0+hd]
-				for k, v := range src {
-					panel[k*nr+j] = v
-				}
-			}
-		}
+		g.impl.packKeys(qkv[k0:], 3*d, n, hd, kt)
 		g.gemmInit(n, np, hd, qkv[q0:], 3*d, kt, s, np, zeroRow, false)
 		for i := 0; i < n; i++ {
 			row := s[i*np : (i+1)*np]
@@ -364,6 +349,27 @@ func (wk *worker) attendSeq(l *layerWeights, qkv, att []float32, n int) {
 			}
 		}
 		g.gemmInit(n, hd, n, s, np, vp, att[q0:], d, zeroRow, false)
+	}
+}
+
+// packKeys transposes the keys of n tokens (src row t at src[t·ld:], hd
+// values) into len(kt)/(hd·nr) panels of hd rows × nr tokens, zero past n.
+func packKeys(src []float32, ld, n, hd int, kt []float32) {
+	np := len(kt) / hd
+	for p := 0; p < np; p += nr {
+		panel := kt[p*hd : (p+nr)*hd]
+		for j := 0; j < nr; j++ {
+			t := p + j
+			if t >= n {
+				for k := 0; k < hd; k++ {
+					panel[k*nr+j] = 0
+				}
+				continue
+			}
+			for k, v := range src[t*ld : t*ld+hd] {
+				panel[k*nr+j] = v
+			}
+		}
 	}
 }
 

@@ -55,10 +55,11 @@ type gemmImpl struct {
 	layerNorm func(x, y []float32, n, d int, scale, bias []float32, eps float32)
 	colMean   func(x []float32, n, d int, inv float32, dst []float32)
 	addRows   func(c []float32, n int, row []float32)
+	packKeys  func(src []float32, ld, n, hd int, kt []float32)
 }
 
 var goImpl = &gemmImpl{name: "go", mr: 4, kern: kernelGo, softmax: softmax, maxAbs: maxAbsGo, quant8: quant8Go, toBF16: toBF16Go, bf16Swap: bf16SwapGo,
-	layerNorm: layerNorm, colMean: colMean, addRows: addRows}
+	layerNorm: layerNorm, colMean: colMean, addRows: addRows, packKeys: packKeys}
 
 // defaultImpl is the fastest kernel this CPU supports (see gemm_amd64.go).
 var defaultImpl = goImpl

@@ -63,6 +63,21 @@ func colSumAVX512(x *float32, n, d, ldx int, inv float32, dst *float32)
 //go:noescape
 func addRowsAVX512(c *float32, n, ldc int, row *float32, d int)
 
+//go:noescape
+func packKeysAVX512(src *float32, ld, n, hd, np int, dst *float32)
+
+func packKeys512(src []float32, ld, n, hd int, kt []float32) {
+	np := len(kt) / hd
+	if n == 0 || np%nr != 0 || ld >= 1<<27 {
+		packKeys(src, ld, n, hd, kt)
+		return
+	}
+	// the gathers read src[t·ld+k] for t < n, k < hd only
+	_ = src[(n-1)*ld+hd-1]
+	_ = kt[np*hd-1]
+	packKeysAVX512(&src[0], ld, n, hd, np, &kt[0])
+}
+
 // layerNorm512 is layerNorm with the statistics of four rows at a time
 // (rowSums4, rowSqDev4) and the normalisation in 16-float vectors.
 func layerNorm512(x, y []float32, n, d int, scale, bias []float32, eps float32) {
@@ -165,7 +180,7 @@ func bf16Swap512(x []float32, dst []float32) {
 }
 
 var avx512Impl = &gemmImpl{name: "avx512", mr: 8, maxAbs: maxAbs512, quant8: quant8512, toBF16: toBF16512, bf16Swap: bf16Swap512,
-	layerNorm: layerNorm512, colMean: colMean512, addRows: addRows512, kern: func(kc int, a []float32, lda int, b []float32, c []float32, ldc int, relu bool) {
+	layerNorm: layerNorm512, colMean: colMean512, addRows: addRows512, packKeys: packKeys512, kern: func(kc int, a []float32, lda int, b []float32, c []float32, ldc int, relu bool) {
 		// Bounds checks: the assembly trusts these extents.
 		_ = a[7*lda+kc-1]
 		_ = b[kc*nr-1]
@@ -185,7 +200,7 @@ var avx512Impl = &gemmImpl{name: "avx512", mr: 8, maxAbs: maxAbs512, quant8: qua
 	}}
 
 var avx2Impl = &gemmImpl{name: "avx2", mr: 3, maxAbs: maxAbsGo, quant8: quant8Go, toBF16: toBF16Go, bf16Swap: bf16SwapGo,
-	layerNorm: layerNorm, colMean: colMean, addRows: addRows, kern: func(kc int, a []float32, lda int, b []float32, c []float32, ldc int, relu bool) {
+	layerNorm: layerNorm, colMean: colMean, addRows: addRows, packKeys: packKeys, kern: func(kc int, a []float32, lda int, b []float32, c []float32, ldc int, relu bool) {
 		_ = a[2*lda+kc-1]
 		_ = b[kc*nr-1]
 		_ = c[2*ldc+nr-1]

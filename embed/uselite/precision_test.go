@@ -474,3 +474,27 @@ func TestGemmInit(t *testing.T) {
 		}
 	}
 }
+
+// TestPackKeys checks each kernel set's key transposition against the Go
+// loop, for sequences shorter than, equal to and past a panel.
+func TestPackKeys(t *testing.T) {
+	for _, impl := range gemmImpls() {
+		for _, sh := range [][3]int{{1, 64, 192}, {17, 64, 768}, {32, 128, 1536}, {100, 64, 768}, {128, 128, 1536}} {
+			n, hd, ld := sh[0], sh[1], sh[2]
+			np := (n + nr - 1) / nr * nr
+			src := make([]float32, (n-1)*ld+hd)
+			for i := range src {
+				src[i] = float32(i)
+			}
+			got, want := make([]float32, np*hd), make([]float32, np*hd)
+			for i := range got {
+				got[i], want[i] = -1, -1
+			}
+			impl.packKeys(src, ld, n, hd, got)
+			packKeys(src, ld, n, hd, want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s n=%d hd=%d: packKeys differs", impl.name, n, hd)
+			}
+		}
+	}
+}

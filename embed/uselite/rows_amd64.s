@@ -254,3 +254,81 @@ addcol:
 	JNZ addrow
 	VZEROUPPER
 	RET
+
+// func packKeysAVX512(src *float32, ld, n, hd, np int, dst *float32)
+// attendSeq's key panels: for each of np/32 panels of 32 tokens, hd rows
+// of the panel's 32 tokens' values of one dimension, dst[p·hd·32+k·32+j] =
+// src[(32p+j)·ld+k], zero for tokens at or past n; sixteen tokens per
+// gather.
+TEXT ·packKeysAVX512(SB), NOSPLIT, $0-48
+	MOVQ src+0(FP), SI
+	MOVQ ld+8(FP), DX
+	MOVQ n+16(FP), R8
+	MOVQ hd+24(FP), R9
+	MOVQ np+32(FP), R10
+	SHRQ $4, R10 // halves of panels left
+	MOVQ dst+40(FP), DI
+	// Z1: token offsets 0, ld, ..., 15·ld (elements)
+	MOVL DX, AX
+	VPBROADCASTD AX, Z2
+	MOVL $0, AX
+	VPBROADCASTD AX, Z1
+	MOVQ $0x0706050403020100, AX
+	VMOVQ AX, X3
+	MOVQ $0x0f0e0d0c0b0a0908, AX
+	VPINSRQ $1, AX, X3, X3
+	VPMOVZXBD X3, Z3
+	VPMULLD Z2, Z3, Z1
+	MOVQ DX, R11
+	SHLQ $6, R11 // 16 tokens of ld floats, in bytes
+	XORQ R12, R12 // half index (0: tokens 0–15 of the panel, 1: 16–31)
+
+khalf:
+	// mask of the valid tokens among these 16: min(max(n,0),16) low bits
+	MOVQ R8, CX
+	CMPQ CX, $16
+	JLE kmask
+	MOVQ $16, CX
+
+kmask:
+	XORQ AX, AX
+	TESTQ CX, CX
+	JLE kmaskset
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+
+kmaskset:
+	MOVQ SI, BX // this half's first token, dimension 0
+	MOVQ DI, R13
+	MOVQ R9, CX
+
+kdim:
+	VPXORD Z0, Z0, Z0
+	KMOVW AX, K1
+	VGATHERDPS (BX)(Z1*4), K1, Z0
+	VMOVUPS Z0, (R13)
+	ADDQ $4, BX
+	ADDQ $128, R13
+	DECQ CX
+	JNZ kdim
+
+	SUBQ $16, R8
+	ADDQ R11, SI
+	XORQ $1, R12
+	JNZ knexthalf
+	// a panel is done: the next one starts hd rows of 32 further on
+	MOVQ R9, AX
+	SHLQ $7, AX
+	ADDQ AX, DI
+	SUBQ $64, DI
+	JMP knext
+
+knexthalf:
+	ADDQ $64, DI
+
+knext:
+	DECQ R10
+	JNZ khalf
+	VZEROUPPER
+	RET
