@@ -77,7 +77,13 @@ func amxWhole(g *gemmScratch, m int, u []uint8, lda int, sa []float32, q *q8Matr
 		amxGemm8(kb, &a[0], kp, 1, m-full, &q.data[0], np, &c[full*ldc], ldc, &sa[full], &q.scale[0], &corr[0], relu, &g.amxTmp[0], &amxConfig[0], int(start), biasPtr(bias, start))
 		return true
 	}
-	amxGemm8(kb, &a[0], lda, mb, m, &q.data[0], np, &c[0], ldc, &sa[0], &q.scale[0], &corr[0], relu, &g.amxTmp[0], &amxConfig[0], int(start), biasPtr(bias, start))
+	// One block of rows at a time across all panels: its rows stay in L1
+	// while the panels stream (measured 10–20 % faster than panel-outer on
+	// the model's shapes with cold caches, BenchmarkGemm8).
+	for i := 0; i < mb; i++ {
+		r := min(amxRows, m-i*amxRows)
+		amxGemm8(kb, &a[i*amxRows*lda], lda, 1, r, &q.data[0], np, &c[i*amxRows*ldc], ldc, &sa[i*amxRows], &q.scale[0], &corr[0], relu, &g.amxTmp[0], &amxConfig[0], int(start), biasPtr(bias, start))
+	}
 	return true
 }
 
