@@ -132,6 +132,9 @@ func TestReducedGemm(t *testing.T) {
 		b := bf16Columns(p)
 		b.emu = b.emulation()
 		for _, impl := range gemmImpls() {
+			if impl.int8 != nil && sh == [3]int{1, 32, 4} {
+				t.Logf("%s: int8 kernel %s", impl.name, impl.int8.active().name) // which one ran
+			}
 			for _, relu := range []bool{false, true} {
 				for _, nonneg := range []bool{false, true} {
 					in := x
