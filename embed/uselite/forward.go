@@ -38,6 +38,9 @@ type worker struct {
 	// pending group
 	ids  []int32 // concatenated token ids
 	seqs []seqRef
+	// sequences encoded and pooled (their means in mf, mh), waiting for
+	// the per-sequence layers
+	pooled []seqRef
 
 	x0  []float32 // rows × embedDim: Layer_0 input
 	h   []float32 // rows × hidden: residual stream
@@ -49,9 +52,9 @@ type worker struct {
 	kt  []float32 // one head's keys, transposed and packed
 	vp  []float32 // one head's values, packed
 
-	mf  []float32 // groupSeqs × ffnDim: per-sequence mean activations
-	mh  []float32 // groupSeqs × hidden: per-sequence pooled output
-	vec []float32 // groupSeqs × Dim: per-sequence vectors
+	mf  []float32 // groupSeqs × ffnDim: pooled sequences' mean activations
+	mh  []float32 // groupSeqs × hidden: their mean residual stream
+	vec []float32 // groupSeqs × Dim: their vectors
 
 	// a dense layer's input in reduced precision (rows × up to ffnDim)
 	u8 []uint8   // int8: quantized rows
@@ -69,23 +72,24 @@ const maskedScore = -1e30
 func newWorker(w *weights, impl *gemmImpl, prec Precision) *worker {
 	w.prepare(prec, impl)
 	wk := &worker{
-		w:    w,
-		prec: prec,
-		g:    gemmScratch{impl: impl},
-		ids:  make([]int32, 0, groupRows),
-		seqs: make([]seqRef, 0, groupSeqs),
-		x0:   make([]float32, groupRows*embedDim),
-		h:    make([]float32, groupRows*hidden),
-		y:    make([]float32, groupRows*hidden),
-		qkv:  make([]float32, groupRows*3*hidden),
-		att:  make([]float32, groupRows*hidden),
-		f:    make([]float32, groupRows*ffnDim),
-		s:    make([]float32, MaxTokens*paddedTokens),
-		kt:   make([]float32, hidden*paddedTokens),
-		vp:   make([]float32, MaxTokens*hidden),
-		mf:   make([]float32, groupSeqs*ffnDim),
-		mh:   make([]float32, groupSeqs*hidden),
-		vec:  make([]float32, groupSeqs*Dim),
+		w:      w,
+		prec:   prec,
+		g:      gemmScratch{impl: impl},
+		ids:    make([]int32, 0, groupRows),
+		seqs:   make([]seqRef, 0, groupSeqs),
+		pooled: make([]seqRef, 0, groupSeqs),
+		x0:     make([]float32, groupRows*embedDim),
+		h:      make([]float32, groupRows*hidden),
+		y:      make([]float32, groupRows*hidden),
+		qkv:    make([]float32, groupRows*3*hidden),
+		att:    make([]float32, groupRows*hidden),
+		f:      make([]float32, groupRows*ffnDim),
+		s:      make([]float32, MaxTokens*paddedTokens),
+		kt:     make([]float32, hidden*paddedTokens),
+		vp:     make([]float32, MaxTokens*hidden),
+		mf:     make([]float32, groupSeqs*ffnDim),
+		mh:     make([]float32, groupSeqs*hidden),
+		vec:    make([]float32, groupSeqs*Dim),
 	}
 	switch prec {
 	case Int8:
@@ -98,25 +102,30 @@ func newWorker(w *weights, impl *gemmImpl, prec Precision) *worker {
 	return wk
 }
 
-// dense computes c[m×W.n] (row stride ldc) += x·W, then ReLU when relu is
-// set, in wk's precision; x has m rows of W.k values (stride ldx), and
-// nonneg says they are never negative (a ReLU's output).
-func (wk *worker) dense(W *packed, x []float32, ldx, m int, c []float32, ldc int, relu, nonneg bool) {
+// dense computes c[m×W.n] (row stride ldc) = c0 + x·W, c0 as start says
+// (bias: one row of W.n values), then ReLU when relu is set, in wk's
+// precision; x has m rows of W.k values (stride ldx), and nonneg says they
+// are never negative (a ReLU's output).
+func (wk *worker) dense(W *packed, x []float32, ldx, m int, c []float32, ldc int, start cStart, bias []float32, relu, nonneg bool) {
 	prec := wk.prec
 	if prec == Int8 && W.int8AsBF16 {
 		prec = BF16
 	}
+	g := &wk.g
 	switch prec {
 	case Int8:
 		q := W.q8
-		quantRows(wk.g.impl, x, ldx, m, q.k, q.kp, nonneg, wk.u8, wk.sa)
-		wk.g.gemm8(m, wk.u8, q.kp, wk.sa, q, c, ldc, relu, nonneg)
+		quantRows(g.impl, x, ldx, m, q.k, q.kp, nonneg, wk.u8, wk.sa)
+		g.gemm8From(m, wk.u8, q.kp, wk.sa, q, c, ldc, start, bias, relu, nonneg)
 	case BF16:
-		b := W.bf
-		bf16Rows(wk.g.impl, x, ldx, m, b.k, b.kp, wk.ab)
-		wk.g.gemmBF(m, wk.ab, b.kp, b, c, ldc, relu)
+		g.gemmBFRows(m, x, ldx, W.bf, c, ldc, start, bias, relu, wk.ab)
 	default:
-		wk.g.gemm(m, W.n, W.k, x, ldx, W.data, c, ldc, relu)
+		if start == cBias {
+			g.gemmInit(m, W.n, W.k, x, ldx, W.data, c, ldc, bias, relu)
+			return
+		}
+		startRows(g.impl, c, ldc, m, W.n, start, bias)
+		g.gemm(m, W.n, W.k, x, ldx, W.data, c, ldc, relu)
 	}
 }
 
@@ -127,34 +136,17 @@ func (wk *worker) add(ids []int32, dst []float32, kind seqKind) {
 		panic("uselite: sequence longer than MaxTokens")
 	}
 	if len(wk.ids)+len(ids) > groupRows || len(wk.seqs) == groupSeqs {
-		wk.flush()
+		wk.runGroup()
 	}
 	wk.seqs = append(wk.seqs, seqRef{row0: len(wk.ids), n: len(ids), dst: dst, kind: kind})
 	wk.ids = append(wk.ids, ids...)
 }
 
-// flush runs the pending group and delivers its vectors.
+// flush runs the pending group and the pooled sequences, and delivers
+// their vectors.
 func (wk *worker) flush() {
-	if len(wk.seqs) == 0 {
-		return
-	}
-	wk.run()
-	for i, sq := range wk.seqs {
-		v := wk.vec[i*Dim : (i+1)*Dim]
-		switch sq.kind {
-		case seqWhole:
-			copy(sq.dst, v)
-		case seqWindow, seqLastWindow:
-			for j, x := range v {
-				sq.dst[j] += x
-			}
-			if sq.kind == seqLastWindow {
-				normalize(sq.dst, sq.dst)
-			}
-		}
-	}
-	wk.ids = wk.ids[:0]
-	wk.seqs = wk.seqs[:0]
+	wk.runGroup()
+	wk.finish()
 }
 
 // forward embeds one sequence of at most MaxTokens ids into out (len Dim,
@@ -165,36 +157,62 @@ func (wk *worker) forward(ids []int32, out []float32) {
 	wk.flush()
 }
 
-// run computes the unit vector of every pending sequence into wk.vec. An
-// empty sequence yields the model's "no tokens" vector,
-// normalize(tanh(bias)), which is what the graph computes for an empty row.
-func (wk *worker) run() {
-	w := wk.w
-	g := &wk.g
-	ns := len(wk.seqs)
+// runGroup encodes the pending group and pools each of its sequences
+// (mean over its tokens) for finish, which runs first if the pooled
+// sequences would not fit.
+func (wk *worker) runGroup() {
+	if len(wk.seqs) == 0 {
+		return
+	}
+	if len(wk.pooled)+len(wk.seqs) > groupSeqs {
+		wk.finish()
+	}
 	if len(wk.ids) > 0 {
 		wk.encode()
 	}
 	// Mean over each sequence's tokens. Layer_1's last projection is
 	// linear, so mean_t(f_t·W + b) = mean_t(f_t)·W + b: it runs once per
 	// sequence on the mean activation instead of once per token.
+	ops := wk.g.impl
+	for _, sq := range wk.seqs {
+		i := len(wk.pooled)
+		mf := wk.mf[i*ffnDim : (i+1)*ffnDim]
+		mh := wk.mh[i*hidden : (i+1)*hidden]
+		if sq.n == 0 {
+			clear(mf)
+			clear(mh)
+		} else {
+			inv := 1 / float32(sq.n)
+			ops.colMean(wk.f[sq.row0*ffnDim:], sq.n, ffnDim, inv, mf)
+			ops.colMean(wk.h[sq.row0*hidden:], sq.n, hidden, inv, mh)
+		}
+		wk.pooled = append(wk.pooled, sq)
+	}
+	wk.ids = wk.ids[:0]
+	wk.seqs = wk.seqs[:0]
+}
+
+// finish runs the per-sequence layers (Layer_1's last projection on the
+// mean, the output layer) on every pooled sequence at once, so their
+// weights are streamed once per up to groupSeqs sequences rather than once
+// per group, and delivers the vectors in the order the sequences were
+// added. An empty sequence yields the model's "no tokens" vector,
+// normalize(tanh(bias)), which is what the graph computes for an empty
+// row.
+func (wk *worker) finish() {
+	ns := len(wk.pooled)
+	if ns == 0 {
+		return
+	}
+	w := wk.w
+	g := &wk.g
 	l1 := &w.layers[1]
 	mf := wk.mf[:ns*ffnDim]
 	mh := wk.mh[:ns*hidden]
-	for i, sq := range wk.seqs {
-		if sq.n == 0 {
-			clear(mf[i*ffnDim : (i+1)*ffnDim])
-			clear(mh[i*hidden : (i+1)*hidden])
-			continue
-		}
-		inv := 1 / float32(sq.n)
-		colMean(wk.f[sq.row0*ffnDim:], sq.n, ffnDim, inv, mf[i*ffnDim:(i+1)*ffnDim])
-		colMean(wk.h[sq.row0*hidden:], sq.n, hidden, inv, mh[i*hidden:(i+1)*hidden])
-	}
 	proj := wk.vec[:ns*hidden]
 	fillRows(proj, ns, l1.ff2B)
 	g.gemm(ns, hidden, ffnDim, mf, ffnDim, l1.ff2.data, proj, hidden, false)
-	for i, sq := range wk.seqs {
+	for i, sq := range wk.pooled {
 		if sq.n == 0 {
 			continue
 		}
@@ -219,6 +237,21 @@ func (wk *worker) run() {
 			zr[j] *= r
 		}
 	}
+	for i, sq := range wk.pooled {
+		v := wk.vec[i*Dim : (i+1)*Dim]
+		switch sq.kind {
+		case seqWhole:
+			copy(sq.dst, v)
+		case seqWindow, seqLastWindow:
+			for j, x := range v {
+				sq.dst[j] += x
+			}
+			if sq.kind == seqLastWindow {
+				normalize(sq.dst, sq.dst)
+			}
+		}
+	}
+	wk.pooled = wk.pooled[:0]
 }
 
 // encode runs both transformer layers over all pending rows; afterwards
@@ -245,33 +278,29 @@ func (wk *worker) encode() {
 	// Layer_0: attention at width 256, residual projected 256 → 512.
 	l0 := &w.layers[0]
 	h := wk.h[:n*hidden]
-	fillRows(h, n, l0.denseB)
-	wk.dense(l0.dense, x0, embedDim, n, h, hidden, false, false)
-	layerNorm(x0, wk.y, n, embedDim, l0.ln1s, l0.ln1b, w.lnEps)
+	wk.dense(l0.dense, x0, embedDim, n, h, hidden, cBias, l0.denseB, false, false)
+	ops := wk.g.impl
+	ops.layerNorm(x0, wk.y, n, embedDim, l0.ln1s, l0.ln1b, w.lnEps)
 	wk.attention(l0, n)
-	addRows(h, n, l0.outB)
-	wk.dense(l0.out, wk.att, embedDim, n, h, hidden, false, false)
+	wk.dense(l0.out, wk.att, embedDim, n, h, hidden, cAddBias, l0.outB, false, false)
 	wk.feedForward(l0, n, true)
 
 	// Layer_1: width 512 throughout.
 	l1 := &w.layers[1]
-	layerNorm(h, wk.y, n, hidden, l1.ln1s, l1.ln1b, w.lnEps)
+	ops.layerNorm(h, wk.y, n, hidden, l1.ln1s, l1.ln1b, w.lnEps)
 	wk.attention(l1, n)
-	addRows(h, n, l1.outB)
-	wk.dense(l1.out, wk.att, hidden, n, h, hidden, false, false)
+	wk.dense(l1.out, wk.att, hidden, n, h, hidden, cAddBias, l1.outB, false, false)
 	wk.feedForward(l1, n, false)
 }
 
 // feedForward computes f = relu(LN(h)·W1 + b1) and, when project is set,
-// h += f·W2 + b2.
+// h += f·W2 + b2 (as (h + b2) + f·W2).
 func (wk *worker) feedForward(l *layerWeights, n int, project bool) {
-	layerNorm(wk.h, wk.y, n, hidden, l.ln2s, l.ln2b, wk.w.lnEps)
+	wk.g.impl.layerNorm(wk.h, wk.y, n, hidden, l.ln2s, l.ln2b, wk.w.lnEps)
 	f := wk.f[:n*ffnDim]
-	fillRows(f, n, l.ff1B)
-	wk.dense(l.ff1, wk.y, hidden, n, f, ffnDim, true, false)
+	wk.dense(l.ff1, wk.y, hidden, n, f, ffnDim, cBias, l.ff1B, true, false)
 	if project {
-		addRows(wk.h[:n*hidden], n, l.ff2B)
-		wk.dense(l.ff2, f, ffnDim, n, wk.h, hidden, false, true)
+		wk.dense(l.ff2, f, ffnDim, n, wk.h[:n*hidden], hidden, cAddBias, l.ff2B, false, true)
 	}
 }
 
@@ -281,9 +310,7 @@ func (wk *worker) feedForward(l *layerWeights, n int, project bool) {
 func (wk *worker) attention(l *layerWeights, rows int) {
 	d := l.dIn
 	qkv := wk.qkv[:rows*3*d]
-	fillRows(qkv, rows, l.qkvB)
-	wk.dense(l.qkv, wk.y, d, rows, qkv, 3*d, false, false) // queries come pre-scaled
-	clear(wk.att[:rows*d])
+	wk.dense(l.qkv, wk.y, d, rows, qkv, 3*d, cBias, l.qkvB, false, false) // queries come pre-scaled
 	for _, sq := range wk.seqs {
 		if sq.n > 0 {
 			wk.attendSeq(l, qkv[sq.row0*3*d:], wk.att[sq.row0*d:], sq.n)
@@ -303,24 +330,8 @@ func (wk *worker) attendSeq(l *layerWeights, qkv, att []float32, n int) {
 
 		// Keys, transposed into np/nr panels of hd rows × nr tokens.
 		kt := wk.kt[:hd*np]
-		for p := 0; p < np; p += nr {
-			panel := kt[p*hd : (p+nr)*hd]
-			for j := 0; j < nr; j++ {
-				t := p + j
-				if t >= n {
-					for k := 0; k < hd; k++ {
-						panel[k*nr+j] = 0
-					}
-					continue
-				}
-				src := qkv[t*3*d+k0 : t*3*d+k0+hd]
-				for k, v := range src {
-					panel[k*nr+j] = v
-				}
-			}
-		}
-		clear(s)
-		g.gemm(n, np, hd, qkv[q0:], 3*d, kt, s, np, false)
+		g.impl.packKeys(qkv[k0:], 3*d, n, hd, kt)
+		g.gemmInit(n, np, hd, qkv[q0:], 3*d, kt, s, np, zeroRow, false)
 		for i := 0; i < n; i++ {
 			row := s[i*np : (i+1)*np]
 			for j := n; j < np; j++ { // padding keys get no weight
@@ -337,12 +348,35 @@ func (wk *worker) attendSeq(l *layerWeights, qkv, att []float32, n int) {
 				copy(panel[t*nr:(t+1)*nr], qkv[t*3*d+v0+c:])
 			}
 		}
-		g.gemm(n, hd, n, s, np, vp, att[q0:], d, false)
+		g.gemmInit(n, hd, n, s, np, vp, att[q0:], d, zeroRow, false)
+	}
+}
+
+// packKeys transposes the keys of n tokens (src row t at src[t·ld:], hd
+// values) into len(kt)/(hd·nr) panels of hd rows × nr tokens, zero past n.
+func packKeys(src []float32, ld, n, hd int, kt []float32) {
+	np := len(kt) / hd
+	for p := 0; p < np; p += nr {
+		panel := kt[p*hd : (p+nr)*hd]
+		for j := 0; j < nr; j++ {
+			t := p + j
+			if t >= n {
+				for k := 0; k < hd; k++ {
+					panel[k*nr+j] = 0
+				}
+				continue
+			}
+			for k, v := range src[t*ld : t*ld+hd] {
+				panel[k*nr+j] = v
+			}
+		}
 	}
 }
 
 // layerNorm writes scale·(x-mean)/sqrt(var+eps)+bias for n rows of width d
-// (both x and y have row stride d), in the graph's operation order.
+// (both x and y have row stride d), in the graph's operation order. The
+// float32 conversions keep every product rounded on its own (Go may
+// otherwise fuse x*y+z): the vectorised version computes the same bits.
 func layerNorm(x, y []float32, n, d int, scale, bias []float32, eps float32) {
 	inv := 1 / float32(d)
 	for t := 0; t < n; t++ {
@@ -356,23 +390,27 @@ func layerNorm(x, y []float32, n, d int, scale, bias []float32, eps float32) {
 			b := xr[i+1] - mean
 			c := xr[i+2] - mean
 			e := xr[i+3] - mean
-			v0 += a * a
-			v1 += b * b
-			v2 += c * c
-			v3 += e * e
+			v0 += float32(a * a)
+			v1 += float32(b * b)
+			v2 += float32(c * c)
+			v3 += float32(e * e)
 		}
 		for ; i < len(xr); i++ {
 			a := xr[i] - mean
-			v0 += a * a
+			v0 += float32(a * a)
 		}
-		variance := ((v0 + v1) + (v2 + v3)) * inv
-		r := float32(1 / math.Sqrt(float64(variance+eps)))
+		r := lnScale(((v0+v1)+(v2+v3))*inv, eps)
 		sc := scale[:d]
 		bs := bias[:d]
 		for i, v := range xr {
-			yr[i] = sc[i]*r*(v-mean) + bs[i]
+			yr[i] = float32(float32(sc[i]*r)*(v-mean)) + bs[i]
 		}
 	}
+}
+
+// lnScale is layerNorm's 1/sqrt(variance+eps).
+func lnScale(variance, eps float32) float32 {
+	return float32(1 / math.Sqrt(float64(variance+eps)))
 }
 
 func sum32(x []float32) float32 {
@@ -474,8 +512,9 @@ func expf(x float32) float32 {
 	return p * math.Float32frombits(uint32(ki+127)<<23)
 }
 
-// discard drops the pending group.
+// discard drops the pending group and the pooled sequences.
 func (wk *worker) discard() {
 	wk.ids = wk.ids[:0]
 	wk.seqs = wk.seqs[:0]
+	wk.pooled = wk.pooled[:0]
 }

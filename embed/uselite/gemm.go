@@ -19,6 +19,7 @@ const (
 	nr      = 32  // panel width: columns per packed panel
 	kcBlock = 256 // rows of a panel processed per kernel call
 	maxMR   = 8   // largest micro-kernel height
+	amxRows = 32  // rows of an AMX block (two tiles of 16)
 )
 
 // kernelFunc computes C[0:mr][0:nr] += A[0:mr][0:kc] · B[0:kc][0:nr] where B
@@ -30,6 +31,9 @@ type gemmImpl struct {
 	name string
 	mr   int
 	kern kernelFunc
+	// kernInit, where set, is kern with C's rows starting from the nr
+	// floats of cin (C only written); elsewhere gemmInit fills C first.
+	kernInit func(kc int, a []float32, lda int, b []float32, c []float32, ldc int, cin []float32, relu bool)
 	// softmax normalises a row in place; len(x) is a multiple of nr and
 	// padding lanes hold maskedScore.
 	softmax func(x []float32)
@@ -43,9 +47,19 @@ type gemmImpl struct {
 	maxAbs func(x []float32) float32
 	quant8 func(x []float32, inv float32, off int32, dst []uint8)
 	toBF16 func(x []float32, dst []uint16)
+	// bf16Swap as bf16SwapGo, for the float32 kernel standing in for bf16
+	bf16Swap func(x []float32, dst []float32)
+
+	// Row operations of the forward pass, bit for bit as the Go functions
+	// of the same names.
+	layerNorm func(x, y []float32, n, d int, scale, bias []float32, eps float32)
+	colMean   func(x []float32, n, d int, inv float32, dst []float32)
+	addRows   func(c []float32, n int, row []float32)
+	packKeys  func(src []float32, ld, n, hd int, kt []float32)
 }
 
-var goImpl = &gemmImpl{name: "go", mr: 4, kern: kernelGo, softmax: softmax, maxAbs: maxAbsGo, quant8: quant8Go, toBF16: toBF16Go}
+var goImpl = &gemmImpl{name: "go", mr: 4, kern: kernelGo, softmax: softmax, maxAbs: maxAbsGo, quant8: quant8Go, toBF16: toBF16Go, bf16Swap: bf16SwapGo,
+	layerNorm: layerNorm, colMean: colMean, addRows: addRows, packKeys: packKeys}
 
 // defaultImpl is the fastest kernel this CPU supports (see gemm_amd64.go).
 var defaultImpl = goImpl
@@ -107,11 +121,66 @@ type gemmScratch struct {
 	af  []float32
 	acc []int32
 	tf  []float32
+	// AMX: a block's int32 sums (32×32), and a padded copy of the last
+	// block's rows where the caller's end early
+	amxTmp [amxRows * nr]int32
+	amxA   []uint8
 }
 
 // gemm computes C[m×n] += A[m×k]·B, B being k×n in panels (b[j*k*nr:] is
 // panel j) and n a multiple of nr, then applies ReLU to C if relu is set.
 func (g *gemmScratch) gemm(m, n, k int, a []float32, lda int, b []float32, c []float32, ldc int, relu bool) {
+	g.product(m, n, k, a, lda, b, c, ldc, nil, relu)
+}
+
+// gemmInit computes C[m×n] = init + A[m×k]·B (then ReLU), init being one
+// row of n values for every row of C (zeroRow for zeros): the chains of
+// filling C's rows with init and calling gemm, without reading C.
+func (g *gemmScratch) gemmInit(m, n, k int, a []float32, lda int, b []float32, c []float32, ldc int, init []float32, relu bool) {
+	if g.impl.kernInit == nil || k == 0 {
+		for i := 0; i < m; i++ {
+			copy(c[i*ldc:i*ldc+n], init[:n])
+		}
+		g.product(m, n, k, a, lda, b, c, ldc, nil, relu)
+		return
+	}
+	g.product(m, n, k, a, lda, b, c, ldc, init[:n], relu)
+}
+
+// cStart says where a product's output rows start from.
+type cStart uint8
+
+const (
+	cAcc     cStart = iota // C's contents: C += A·B
+	cBias                  // a bias row: C = bias + A·B, C only written
+	cAddBias               // C's contents plus a bias row: C = (C + bias) + A·B
+)
+
+// startRows sets C's m rows (n used, stride ldc) to where a product
+// starts from, for the kernels that read C: the bias row, or C plus it.
+func startRows(impl *gemmImpl, c []float32, ldc, m, n int, start cStart, bias []float32) {
+	switch start {
+	case cBias:
+		for i := 0; i < m; i++ {
+			copy(c[i*ldc:i*ldc+n], bias[:n])
+		}
+	case cAddBias:
+		if ldc == n {
+			impl.addRows(c[:m*n], m, bias[:n])
+			return
+		}
+		for i := 0; i < m; i++ {
+			impl.addRows(c[i*ldc:i*ldc+n], 1, bias[:n])
+		}
+	}
+}
+
+// zeroRow is gemmInit's init for C = A·B.
+var zeroRow = make([]float32, 3*hidden)
+
+// product is gemm, C's rows starting from init in its first k slice when
+// init is not nil.
+func (g *gemmScratch) product(m, n, k int, a []float32, lda int, b []float32, c []float32, ldc int, init []float32, relu bool) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -132,29 +201,38 @@ func (g *gemmScratch) gemm(m, n, k int, a []float32, lda int, b []float32, c []f
 	if k <= n {
 		for j0 := 0; j0 < n; j0 += nr {
 			for k0 := 0; k0 < k; k0 += kcBlock {
-				g.block(m, k, k0, j0, a, lda, b, c, ldc, relu)
+				g.block(m, k, k0, j0, a, lda, b, c, ldc, init, relu)
 			}
 		}
 	} else {
 		for k0 := 0; k0 < k; k0 += kcBlock {
 			for j0 := 0; j0 < n; j0 += nr {
-				g.block(m, k, k0, j0, a, lda, b, c, ldc, relu)
+				g.block(m, k, k0, j0, a, lda, b, c, ldc, init, relu)
 			}
 		}
 	}
 }
 
 // block runs the micro-kernel down all m rows for the k slice starting at
-// k0 and the panel starting at column j0. Whatever the loop order, each
+// k0 and the panel starting at column j0 (C starting from init's columns
+// in the first slice, when init is not nil). Whatever the loop order, each
 // element of C sees its k slices in increasing order.
-func (g *gemmScratch) block(m, k, k0, j0 int, a []float32, lda int, b []float32, c []float32, ldc int, relu bool) {
+func (g *gemmScratch) block(m, k, k0, j0 int, a []float32, lda int, b []float32, c []float32, ldc int, init []float32, relu bool) {
 	mr, kern := g.impl.mr, g.impl.kern
+	var cin []float32
+	if init != nil && k0 == 0 {
+		cin = init[j0 : j0+nr]
+	}
 	full := m / mr * mr
 	kc := min(kcBlock, k-k0)
 	r := relu && k0+kc == k
 	bk := b[(j0/nr)*k*nr+k0*nr : (j0/nr)*k*nr+(k0+kc)*nr]
 	for i := 0; i < full; i += mr {
-		kern(kc, a[i*lda+k0:], lda, bk, c[i*ldc+j0:], ldc, r)
+		if cin != nil {
+			g.impl.kernInit(kc, a[i*lda+k0:], lda, bk, c[i*ldc+j0:], ldc, cin, r)
+		} else {
+			kern(kc, a[i*lda+k0:], lda, bk, c[i*ldc+j0:], ldc, r)
+		}
 	}
 	if full < m {
 		rows := m - full
@@ -163,7 +241,11 @@ func (g *gemmScratch) block(m, k, k0, j0 int, a []float32, lda int, b []float32,
 		clear(tc[rows*nr:])
 		for i := 0; i < rows; i++ {
 			copy(ta[i*kc:(i+1)*kc], a[(full+i)*lda+k0:])
-			copy(tc[i*nr:(i+1)*nr], c[(full+i)*ldc+j0:])
+			if cin != nil {
+				copy(tc[i*nr:(i+1)*nr], cin)
+			} else {
+				copy(tc[i*nr:(i+1)*nr], c[(full+i)*ldc+j0:])
+			}
 		}
 		kern(kc, ta, kc, bk, tc, nr, r)
 		for i := 0; i < rows; i++ {

@@ -7,10 +7,12 @@
 //   DX  lda in bytes       DI          B (kc rows of 32 floats)
 //   R10, R12, R13 C row pointers (rows 0, 3, 6), R11 ldc in bytes
 
-// func kernAVX512(kc int, a *float32, lda int, b *float32, c *float32, ldc int, relu bool)
+// func kernAVX512(kc int, a *float32, lda int, b *float32, c *float32, ldc int, relu bool, cin *float32)
 // 8 rows × 32 columns: 16 ZMM accumulators (Z0..Z15, row r in Z2r, Z2r+1),
-// B row in Z16, Z17, broadcast A values in Z18..Z25.
-TEXT ·kernAVX512(SB), NOSPLIT, $0-49
+// B row in Z16, Z17, broadcast A values in Z18..Z25. The accumulators
+// start from C, or, when cin is not nil, from the 32 floats at cin in
+// every row (C is then only written).
+TEXT ·kernAVX512(SB), NOSPLIT, $0-64
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), DX
@@ -28,6 +30,28 @@ TEXT ·kernAVX512(SB), NOSPLIT, $0-49
 	LEAQ (R12)(R11*2), R13
 	ADDQ R11, R13
 
+	MOVQ cin+56(FP), AX
+	TESTQ AX, AX
+	JZ avx512loadc
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z1, Z15
+	JMP avx512start
+
+avx512loadc:
 	VMOVUPS (R10), Z0
 	VMOVUPS 64(R10), Z1
 	VMOVUPS (R10)(R11*1), Z2
@@ -44,6 +68,8 @@ TEXT ·kernAVX512(SB), NOSPLIT, $0-49
 	VMOVUPS 64(R13), Z13
 	VMOVUPS (R13)(R11*1), Z14
 	VMOVUPS 64(R13)(R11*1), Z15
+
+avx512start:
 	TESTQ CX, CX
 	JZ avx512relu
 

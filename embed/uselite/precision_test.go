@@ -88,7 +88,7 @@ func TestPrecisionKernelsAgree(t *testing.T) {
 				want, wantImpl = got, impl.name
 				continue
 			}
-			sameFP32 := strings.TrimSuffix(impl.name, "-emu") == wantImpl
+			sameFP32 := strings.TrimSuffix(strings.TrimSuffix(impl.name, "-emu"), "-vnni") == wantImpl
 			for i := range texts {
 				if sameFP32 && !slices.Equal(got[i], want[i]) {
 					t.Errorf("%s: %s and %s differ on text %d", p, impl.name, wantImpl, i)
@@ -105,7 +105,8 @@ func TestPrecisionKernelsAgree(t *testing.T) {
 // against a float64 computation of the same definition, on awkward shapes.
 func TestReducedGemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 9))
-	for _, sh := range [][3]int{{1, 32, 4}, {3, 64, 12}, {9, 32, 300}, {17, 96, 516}, {85, 64, 1536}} {
+	for _, sh := range [][3]int{{1, 32, 4}, {3, 64, 12}, {9, 32, 300}, {17, 96, 516}, {85, 64, 1536},
+		{1, 32, 256}, {16, 32, 64}, {32, 64, 512}, {33, 96, 256}, {70, 64, 512}, {5, 32, 7}} {
 		m, n, k := sh[0], sh[1], sh[2]
 		p := newPacked(k, n)
 		row := make([]float32, n)
@@ -131,6 +132,9 @@ func TestReducedGemm(t *testing.T) {
 		b := bf16Columns(p)
 		b.emu = b.emulation()
 		for _, impl := range gemmImpls() {
+			if impl.int8 != nil && sh == [3]int{1, 32, 4} {
+				t.Logf("%s: int8 kernel %s", impl.name, impl.int8.active().name) // which one ran
+			}
 			for _, relu := range []bool{false, true} {
 				for _, nonneg := range []bool{false, true} {
 					in := x
@@ -143,23 +147,59 @@ func TestReducedGemm(t *testing.T) {
 					for i := range c0 {
 						c0[i] = float32(i%7) - 3
 					}
-					// int8
-					u := make([]uint8, m*q.kp)
-					sa := make([]float32, m)
-					quantRows(impl, in, k, m, k, q.kp, nonneg, u, sa)
-					c := slices.Clone(c0)
-					g.gemm8(m, u, q.kp, sa, q, c, n, relu, nonneg)
-					want := int8Reference(u, sa, q, c0, m, relu, nonneg)
-					if !slices.Equal(c, want) {
-						t.Errorf("int8 %s: differs from the reference", name)
+					// int8: rows exactly m, and rows with room after them
+					// holding junk (a block kernel may read past row m
+					// but never use it)
+					for _, room := range []int{0, 40} {
+						u := make([]uint8, (m+room)*q.kp)
+						for i := range u {
+							u[i] = uint8(i*7 + 3)
+						}
+						sa := make([]float32, m)
+						quantRows(impl, in, k, m, k, q.kp, nonneg, u, sa)
+						c := slices.Clone(c0)
+						g.gemm8(m, u, q.kp, sa, q, c, n, relu, nonneg)
+						want := int8Reference(u, sa, q, c0, m, relu, nonneg)
+						if !slices.Equal(c, want) {
+							t.Errorf("int8 %s room=%d: differs from the reference", name, room)
+						}
+						// C starting from a bias row, and from C plus it
+						bias := make([]float32, n)
+						for j := range bias {
+							bias[j] = float32(j%5) - 1.5
+						}
+						c = make([]float32, m*n)
+						for i := range c {
+							c[i] = float32(math.NaN()) // never read
+						}
+						g.gemm8From(m, u, q.kp, sa, q, c, n, cBias, bias, relu, nonneg)
+						c1 := make([]float32, m*n)
+						startRows(goImpl, c1, n, m, n, cBias, bias)
+						if want := int8Reference(u, sa, q, c1, m, relu, nonneg); !slices.Equal(c, want) {
+							t.Errorf("int8 %s room=%d: from bias differs from the reference", name, room)
+						}
+						c = slices.Clone(c0)
+						g.gemm8From(m, u, q.kp, sa, q, c, n, cAddBias, bias, relu, nonneg)
+						c1 = slices.Clone(c0)
+						startRows(goImpl, c1, n, m, n, cAddBias, bias)
+						if want := int8Reference(u, sa, q, c1, m, relu, nonneg); !slices.Equal(c, want) {
+							t.Errorf("int8 %s room=%d: from C plus bias differs from the reference", name, room)
+						}
 					}
 					// bf16
 					a := make([]uint16, m*b.kp)
 					bf16Rows(impl, in, k, m, k, b.kp, a)
-					c = slices.Clone(c0)
+					c := slices.Clone(c0)
 					g.gemmBF(m, a, b.kp, b, c, n, relu)
-					if want := bf16Reference(a, b, c0, m, relu); !slices.Equal(c, want) {
+					want := bf16Reference(a, b, c0, m, relu)
+					if !slices.Equal(c, want) {
 						t.Errorf("bf16 %s: differs from the reference", name)
+					}
+					// from float32 rows, as the forward pass calls it
+					c = slices.Clone(c0)
+					g.gemmBFRows(m, in, k, b, c, n, cAcc, nil, relu, make([]uint16, m*b.kp))
+					if !slices.Equal(c, want) {
+						t.Errorf("bf16 rows %s: differs from the reference", name)
 					}
 				}
 			}
@@ -220,7 +260,7 @@ func bf16Reference(a []uint16, b *bfMatrix, c0 []float32, m int, relu bool) []fl
 func TestRowPreparation(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, impl := range gemmImpls() {
-		for _, n := range []int{1, 15, 16, 17, 256, 1536, 1541} {
+		for _, n := range []int{1, 15, 16, 17, 48, 80, 256, 1536, 1541} {
 			x := make([]float32, n)
 			for i := range x {
 				x[i] = float32(rng.NormFloat64() * 3)
@@ -243,6 +283,16 @@ func TestRowPreparation(t *testing.T) {
 			toBF16Go(x, wb)
 			if !slices.Equal(gb, wb) {
 				t.Errorf("%s n=%d: toBF16 differs", impl.name, n)
+			}
+			if even := n &^ 1; even > 0 {
+				gs, ws := make([]float32, even), make([]float32, even)
+				impl.bf16Swap(x[:even], gs)
+				for j := 0; j < even; j++ {
+					ws[j^1] = fromBF16(wb[j])
+				}
+				if !slices.Equal(gs, ws) {
+					t.Errorf("%s n=%d: bf16Swap differs", impl.name, even)
+				}
 			}
 		}
 	}
@@ -345,6 +395,109 @@ func TestInt8WeightsFile(t *testing.T) {
 	for _, bad := range []string{"", "USELI8\x00\x02", int8Weights[:len(int8Weights)-1], int8Weights + "x"} {
 		if _, _, err := int8Forms(w, bad); err == nil {
 			t.Errorf("int8Forms accepted %d bytes", len(bad))
+		}
+	}
+}
+
+// TestRowOps checks each kernel set's row operations (layer norm, column
+// mean, bias rows) bit for bit against the Go functions of the same names.
+func TestRowOps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, impl := range gemmImpls() {
+		for _, sh := range [][2]int{{1, 256}, {3, 512}, {4, 512}, {7, 1536}, {13, 256}, {5, 20}, {2, 128}} {
+			n, d := sh[0], sh[1]
+			x := make([]float32, n*d)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64()*2 + 0.3)
+			}
+			scale, bias := make([]float32, d), make([]float32, d)
+			for i := range scale {
+				scale[i], bias[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+			}
+			got, want := make([]float32, n*d), make([]float32, n*d)
+			impl.layerNorm(x, got, n, d, scale, bias, 1e-6)
+			layerNorm(x, want, n, d, scale, bias, 1e-6)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s n=%d d=%d: layerNorm differs", impl.name, n, d)
+			}
+			gm, wm := make([]float32, d), make([]float32, d)
+			impl.colMean(x, n, d, 1/float32(n), gm)
+			colMean(x, n, d, 1/float32(n), wm)
+			if !slices.Equal(gm, wm) {
+				t.Errorf("%s n=%d d=%d: colMean differs", impl.name, n, d)
+			}
+			ga, wa := slices.Clone(x), slices.Clone(x)
+			impl.addRows(ga, n, bias)
+			addRows(wa, n, bias)
+			if !slices.Equal(ga, wa) {
+				t.Errorf("%s n=%d d=%d: addRows differs", impl.name, n, d)
+			}
+		}
+	}
+}
+
+// TestGemmInit checks that a product starting from a row (gemmInit) equals
+// filling C with it and accumulating, on every kernel, across row tails and
+// k slices.
+func TestGemmInit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, impl := range gemmImpls() {
+		for _, sh := range [][3]int{{1, 32, 5}, {8, 64, 64}, {13, 96, 300}, {20, 32, 513}} {
+			m, n, k := sh[0], sh[1], sh[2]
+			p := newPacked(k, n)
+			row := make([]float32, n)
+			for i := 0; i < k; i++ {
+				for j := range row {
+					row[j] = float32(rng.NormFloat64())
+				}
+				p.setRow(i, row)
+			}
+			a := make([]float32, m*k)
+			for i := range a {
+				a[i] = float32(rng.NormFloat64())
+			}
+			init := make([]float32, n)
+			for i := range init {
+				init[i] = float32(rng.NormFloat64())
+			}
+			for _, relu := range []bool{false, true} {
+				g := &gemmScratch{impl: impl}
+				got := make([]float32, m*n)
+				for i := range got {
+					got[i] = float32(math.NaN())
+				}
+				g.gemmInit(m, n, k, a, k, p.data, got, n, init, relu)
+				want := make([]float32, m*n)
+				fillRows(want, m, init)
+				g.gemm(m, n, k, a, k, p.data, want, n, relu)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s %v relu=%v: gemmInit differs from fill and gemm", impl.name, sh, relu)
+				}
+			}
+		}
+	}
+}
+
+// TestPackKeys checks each kernel set's key transposition against the Go
+// loop, for sequences shorter than, equal to and past a panel.
+func TestPackKeys(t *testing.T) {
+	for _, impl := range gemmImpls() {
+		for _, sh := range [][3]int{{1, 64, 192}, {17, 64, 768}, {32, 128, 1536}, {100, 64, 768}, {128, 128, 1536}} {
+			n, hd, ld := sh[0], sh[1], sh[2]
+			np := (n + nr - 1) / nr * nr
+			src := make([]float32, (n-1)*ld+hd)
+			for i := range src {
+				src[i] = float32(i)
+			}
+			got, want := make([]float32, np*hd), make([]float32, np*hd)
+			for i := range got {
+				got[i], want[i] = -1, -1
+			}
+			impl.packKeys(src, ld, n, hd, got)
+			packKeys(src, ld, n, hd, want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s n=%d hd=%d: packKeys differs", impl.name, n, hd)
+			}
 		}
 	}
 }

@@ -275,6 +275,12 @@ var zeroCorr = make([]int32, ffnDim)
 // gemm8 computes C[m×n] += dequant(U·Q) (then ReLU) for quantized rows u
 // (stride lda ≥ q.kp) with scales sa.
 func (g *gemmScratch) gemm8(m int, u []uint8, lda int, sa []float32, q *q8Matrix, c []float32, ldc int, relu, nonneg bool) {
+	g.gemm8From(m, u, lda, sa, q, c, ldc, cAcc, nil, relu, nonneg)
+}
+
+// gemm8From is gemm8 with C's rows starting as start says (bias: one row
+// of n values).
+func (g *gemmScratch) gemm8From(m int, u []uint8, lda int, sa []float32, q *q8Matrix, c []float32, ldc int, start cStart, bias []float32, relu, nonneg bool) {
 	if m == 0 {
 		return
 	}
@@ -286,7 +292,12 @@ func (g *gemmScratch) gemm8(m int, u []uint8, lda int, sa []float32, q *q8Matrix
 	if nonneg {
 		corr = zeroCorr[:n]
 	}
-	if k8 := g.impl.int8; k8 != nil {
+	k8 := g.impl.int8
+	if k8 != nil && k8.whole != nil && k8.whole(g, m, u, lda, sa, q, corr, c, ldc, start, bias, relu) {
+		return
+	}
+	startRows(g.impl, c, ldc, m, n, start, bias)
+	if k8 != nil {
 		g.gemm8Native(k8, m, u, lda, sa, q, corr, c, ldc, relu)
 		return
 	}
@@ -346,7 +357,7 @@ func (g *gemmScratch) gemm8Emulated(m int, u []uint8, lda int, sa []float32, q *
 		clear(acc)
 		for k0 := 0; k0 < kp; k0 += kcBlock {
 			clear(tf)
-			g.block(m, kp, k0, 0, af, kp, bp, tf, nr, false)
+			g.block(m, kp, k0, 0, af, kp, bp, tf, nr, nil, false)
 			for i, v := range tf {
 				acc[i] += int32(v)
 			}
@@ -367,11 +378,54 @@ func bf16Rows(impl *gemmImpl, x []float32, ldx, m, k, kp int, dst []uint16) {
 	}
 }
 
+// bf16SwapGo writes x rounded to bfloat16 and widened back to float32,
+// each pair (2i, 2i+1) swapped, for the float32 kernel to run vdpbf16ps's
+// chain against bfMatrix.emu (len(x) even).
+func bf16SwapGo(x []float32, dst []float32) {
+	dst = dst[:len(x)]
+	for j := 0; j+1 < len(x); j += 2 {
+		dst[j] = fromBF16(toBF16(x[j+1]))
+		dst[j+1] = fromBF16(toBF16(x[j]))
+	}
+}
+
 func toBF16Go(x []float32, dst []uint16) {
 	dst = dst[:len(x)]
 	for i, v := range x {
 		dst[i] = toBF16(v)
 	}
+}
+
+// gemmBFRows computes C[m×n] = C0 + bf16(X)·B (then ReLU), C0 as start
+// says, for m float32
+// rows x (stride ldx, b.k used): natively through ab (m × b.kp), or on the
+// float32 kernel from rounded, pair-swapped float32 rows.
+func (g *gemmScratch) gemmBFRows(m int, x []float32, ldx int, b *bfMatrix, c []float32, ldc int, start cStart, bias []float32, relu bool, ab []uint16) {
+	if g.impl.bf16 != nil {
+		startRows(g.impl, c, ldc, m, b.n, start, bias)
+		bf16Rows(g.impl, x, ldx, m, b.k, b.kp, ab)
+		g.gemmBF(m, ab, b.kp, b, c, ldc, relu)
+		return
+	}
+	k, kp := b.k, b.kp
+	if cap(g.af) < m*kp {
+		g.af = make([]float32, m*kp)
+	}
+	af := g.af[:m*kp]
+	for i := 0; i < m; i++ {
+		row, d := x[i*ldx:i*ldx+k], af[i*kp:(i+1)*kp]
+		even := k &^ 1
+		g.impl.bf16Swap(row[:even], d[:even])
+		if k != kp { // odd k: the last value pairs with a zero
+			d[k-1], d[k] = 0, fromBF16(toBF16(row[k-1]))
+		}
+	}
+	if start == cBias {
+		g.gemmInit(m, b.n, kp, af, kp, b.emu.data, c, ldc, bias, relu)
+		return
+	}
+	startRows(g.impl, c, ldc, m, b.n, start, bias)
+	g.gemm(m, b.n, kp, af, kp, b.emu.data, c, ldc, relu)
 }
 
 // gemmBF computes C[m×n] += A·B (then ReLU) for bfloat16 rows a (stride lda
@@ -435,6 +489,22 @@ type int8Kernel struct {
 	name string
 	mr   int
 	kern func(kg int, u []uint8, lda int, b []int8, c []float32, ldc int, sa, scale []float32, corr []int32, relu bool)
+	// whole, when set, computes gemm8's whole product (corr already
+	// chosen) and reports true, or false for a product it cannot take,
+	// which kern then computes.
+	whole func(g *gemmScratch, m int, u []uint8, lda int, sa []float32, q *q8Matrix, corr []int32, c []float32, ldc int, start cStart, bias []float32, relu bool) bool
+	// usable, when set, reports whether whole can run at all (asking the
+	// OS the first time); fallback is what runs when it cannot.
+	usable   func() bool
+	fallback *int8Kernel
+}
+
+// active is the kernel that runs: k, or its fallback where k cannot.
+func (k *int8Kernel) active() *int8Kernel {
+	if k.usable != nil && !k.usable() {
+		return k.fallback
+	}
+	return k
 }
 
 // bf16Kernel computes C[0:mr][0:nr] += A·B over kp pairs of bfloat16 (A

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -123,11 +124,11 @@ func (m *Model) ModelID() string {
 // Precision is the arithmetic of the model's dense layers.
 func (m *Model) Precision() Precision { return m.opts.Precision }
 
-// Kernel names the compute kernels in use, e.g. "avx512+vnni".
+// Kernel names the compute kernels in use, e.g. "avx512+vnni" or "avx512+amx".
 func (m *Model) Kernel() string {
 	switch {
 	case m.opts.Precision == Int8 && m.impl.int8 != nil:
-		return m.impl.name + "+" + m.impl.int8.name
+		return m.impl.name + "+" + m.impl.int8.active().name
 	case m.opts.Precision == BF16 && m.impl.bf16 != nil:
 		return m.impl.name + "+" + m.impl.bf16.name
 	case m.opts.Precision != FP32:
@@ -174,6 +175,13 @@ func (m *Model) EmbedBatch(ctx context.Context, texts []string) ([][]float32, er
 		}
 		return out, nil
 	}
+	// Longest texts first (by bytes, a proxy for tokens), so the last text
+	// a worker takes is a short one and the workers finish together.
+	order := make([]int, len(texts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(texts[b]) - len(texts[a]) })
 	var (
 		next    atomic.Int64
 		wg      sync.WaitGroup
@@ -184,7 +192,7 @@ func (m *Model) EmbedBatch(ctx context.Context, texts []string) ([][]float32, er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := m.run(ctx, texts, out, &next); err != nil {
+			if err := m.run(ctx, texts, out, &claim{next: &next, order: order}); err != nil {
 				errOnce.Do(func() { firstEr = err })
 			}
 		}()
@@ -196,10 +204,16 @@ func (m *Model) EmbedBatch(ctx context.Context, texts []string) ([][]float32, er
 	return out, nil
 }
 
-// run embeds texts[i] into out[i]: every i in order when next is nil,
-// otherwise the indices it claims from next. Sequences are queued on the
+// claim hands out the texts of one EmbedBatch to its workers in order.
+type claim struct {
+	next  *atomic.Int64
+	order []int
+}
+
+// run embeds texts[i] into out[i]: every i in order when cl is nil,
+// otherwise the indices it claims from cl. Sequences are queued on the
 // worker, which runs them in groups.
-func (m *Model) run(ctx context.Context, texts []string, out [][]float32, next *atomic.Int64) (err error) {
+func (m *Model) run(ctx context.Context, texts []string, out [][]float32, cl *claim) (err error) {
 	wk := m.getWorker()
 	defer func() {
 		if r := recover(); r != nil { // a bug, not bad input: report it, keep the process
@@ -209,8 +223,12 @@ func (m *Model) run(ctx context.Context, texts []string, out [][]float32, next *
 		m.putWorker(wk)
 	}()
 	for i := 0; ; i++ {
-		if next != nil {
-			i = int(next.Add(1) - 1)
+		if cl != nil {
+			k := int(cl.next.Add(1) - 1)
+			if k >= len(cl.order) {
+				break
+			}
+			i = cl.order[k]
 		}
 		if i >= len(texts) {
 			break

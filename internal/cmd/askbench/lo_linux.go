@@ -1,0 +1,34 @@
+package main
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// loopbackUp brings the loopback interface up, as `ip link set lo up`
+// does: a fresh network namespace (unshare -rn) starts with it down. A
+// no-op where it is up.
+func loopbackUp() error {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	var ifr struct {
+		name  [syscall.IFNAMSIZ]byte
+		flags uint16
+		_     [22]byte
+	}
+	copy(ifr.name[:], "lo")
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCGIFFLAGS, uintptr(unsafe.Pointer(&ifr))); e != 0 {
+		return e
+	}
+	if ifr.flags&syscall.IFF_UP != 0 {
+		return nil
+	}
+	ifr.flags |= syscall.IFF_UP | syscall.IFF_RUNNING
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&ifr))); e != 0 {
+		return e
+	}
+	return nil
+}
