@@ -168,17 +168,26 @@ func (s *Server) appendAsk(b []byte, resp AskResponse) ([]byte, error) {
 	b = appendUsage(b, resp.Usage)
 	b = append(b, ',')
 	b = wire.AppendSelected(b, res, s.cfg.MaxCurvePoints)
-	b = append(b, `,"passages":[`...)
-	order := make([]int, len(resp.Passages))
+	b = append(b, `,"passages":`...)
+	b = appendPassages(b, resp.Passages, chosen)
+	return append(b, "}\n"...), nil
+}
+
+// appendPassages appends passages as a JSON array, best first (ties in
+// their order), each with its rank and, when chosen is not nil, whether
+// it was selected: /v1/ask's and the search tool's passages.
+func appendPassages(b []byte, ps []Passage, chosen map[string]bool) []byte {
+	order := make([]int, len(ps))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, c int) int { return cmp.Compare(resp.Passages[c].Score, resp.Passages[a].Score) })
+	slices.SortStableFunc(order, func(a, c int) int { return cmp.Compare(ps[c].Score, ps[a].Score) })
+	b = append(b, '[')
 	for rank, i := range order {
 		if rank > 0 {
 			b = append(b, ',')
 		}
-		p := resp.Passages[i]
+		p := ps[i]
 		b = append(b, `{"id":`...)
 		b = wire.AppendString(b, p.ID)
 		b = append(b, `,"rank":`...)
@@ -187,11 +196,13 @@ func (s *Server) appendAsk(b []byte, resp AskResponse) ([]byte, error) {
 		b = wire.AppendFloat(b, p.Score)
 		b = append(b, `,"tokens":`...)
 		b = wire.AppendInt(b, p.Tokens)
-		b = append(b, `,"selected":`...)
-		b = strconv.AppendBool(b, chosen[p.ID])
+		if chosen != nil {
+			b = append(b, `,"selected":`...)
+			b = strconv.AppendBool(b, chosen[p.ID])
+		}
 		b = append(b, `,"text":`...)
 		b = wire.AppendString(b, p.Text)
 		b = append(b, '}')
 	}
-	return append(b, "]}\n"...), nil
+	return append(b, ']')
 }
