@@ -182,12 +182,8 @@ func appendPassages(b []byte, ps []Passage, chosen map[string]bool) []byte {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, c int) int { return cmp.Compare(ps[c].Score, ps[a].Score) })
-	b = append(b, '[')
-	for rank, i := range order {
-		if rank > 0 {
-			b = append(b, ',')
-		}
-		p := ps[i]
+	return wire.AppendArray(b, len(order), func(b []byte, rank int) []byte {
+		p := ps[order[rank]]
 		b = append(b, `{"id":`...)
 		b = wire.AppendString(b, p.ID)
 		b = append(b, `,"rank":`...)
@@ -202,7 +198,6 @@ func appendPassages(b []byte, ps []Passage, chosen map[string]bool) []byte {
 		}
 		b = append(b, `,"text":`...)
 		b = wire.AppendString(b, p.Text)
-		b = append(b, '}')
-	}
-	return append(b, ']')
+		return append(b, '}')
+	})
 }

@@ -291,12 +291,10 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	}
 	bp := getBuf()
 	defer putBuf(bp)
-	b := append((*bp)[:0], `{"object":"list","data":[`...)
+	b := append((*bp)[:0], `{"object":"list","data":`...)
 	var raw []byte
-	for i, v := range vecs {
-		if i > 0 {
-			b = append(b, ',')
-		}
+	b = wire.AppendArray(b, len(vecs), func(b []byte, i int) []byte {
+		v := vecs[i]
 		b = append(b, `{"object":"embedding","index":`...)
 		b = wire.AppendInt(b, i)
 		b = append(b, `,"embedding":`...)
@@ -310,20 +308,13 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 			b = base64.StdEncoding.AppendEncode(b, raw)
 			b = append(b, '"')
 		} else {
-			b = append(b, '[')
-			for j, x := range v {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				// Shortest float32 form: the float64 one of a float32
-				// carries up to 17 meaningless digits.
-				b = strconv.AppendFloat(b, float64(x), 'g', -1, 32)
-			}
-			b = append(b, ']')
+			// Shortest float32 form: the float64 one of a float32 carries
+			// up to 17 meaningless digits.
+			b = wire.AppendArray(b, len(v), func(b []byte, j int) []byte { return strconv.AppendFloat(b, float64(v[j]), 'g', -1, 32) })
 		}
-		b = append(b, '}')
-	}
-	b = append(b, `],"model":`...)
+		return append(b, '}')
+	})
+	b = append(b, `,"model":`...)
 	b = wire.AppendString(b, short)
 	b = append(b, `,"usage":{"prompt_tokens":`...)
 	b = wire.AppendInt(b, tokens)

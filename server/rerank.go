@@ -415,11 +415,9 @@ func (s *Server) rerank(ctx context.Context, body, version string, b []byte) (_ 
 	b = wire.AppendString(b, RequestID(ctx))
 	b = append(b, `,"model":`...)
 	b = wire.AppendString(b, model)
-	b = append(b, `,"results":[`...)
-	for i, idx := range res.Sel.Indices {
-		if i > 0 {
-			b = append(b, ',')
-		}
+	b = append(b, `,"results":`...)
+	b = wire.AppendArray(b, len(res.Sel.Indices), func(b []byte, i int) []byte {
+		idx := res.Sel.Indices[i]
 		b = append(b, `{"index":`...)
 		b = wire.AppendInt(b, idx)
 		b = append(b, `,"relevance_score":`...)
@@ -440,9 +438,9 @@ func (s *Server) rerank(ctx context.Context, body, version string, b []byte) (_ 
 				b = append(b, '}')
 			}
 		}
-		b = append(b, '}')
-	}
-	b = append(b, `],"meta":{"api_version":{"version":`...)
+		return append(b, '}')
+	})
+	b = append(b, `,"meta":{"api_version":{"version":`...)
 	b = wire.AppendString(b, version)
 	b = append(b, `},"billed_units":{"search_units":1}},"usage":{"total_tokens":`...)
 	b = wire.AppendInt(b, res.TotalTokens)
