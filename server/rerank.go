@@ -325,23 +325,16 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/v2/") {
 		version = "2"
 	}
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeFailure(w, r, err)
-		return
-	}
-	bp := getBuf()
-	defer putBuf(bp)
-	b, scoring, err := s.rerank(r.Context(), body, version, (*bp)[:0])
-	if err != nil {
-		s.writeFailure(w, r, err)
-		return
-	}
-	*bp = b
-	// The scoring, also in the body's "ctxsel", for clients that keep only
-	// the standard fields but expose headers (Vercel's rerank()).
-	w.Header().Set("X-Ctxsel-Scoring", scoring)
-	writeJSON(w, http.StatusOK, b)
+	s.runOp(w, r, func(ctx context.Context, body string, dst []byte) ([]byte, error) {
+		b, scoring, err := s.rerank(ctx, body, version, dst)
+		if err == nil {
+			// The scoring, also in the body's "ctxsel", for clients that
+			// keep only the standard fields but expose headers (Vercel's
+			// rerank()).
+			w.Header().Set("X-Ctxsel-Scoring", scoring)
+		}
+		return b, err
+	})
 }
 
 // rerank decodes a rerank body, scores the documents, selects and appends
