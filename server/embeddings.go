@@ -169,20 +169,13 @@ func (r *embeddingsRequest) setFormat(field, f string) error {
 }
 
 func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) error {
-	p := wire.Field("input")
-	if err := d.BeginArray(p); err != nil {
-		return err
-	}
-	for first := true; ; {
-		ok, err := d.NextElem(p, &first)
-		if err != nil || !ok {
-			return err
-		}
+	return d.Array(wire.Field("input"), func(int) error {
 		ep := wire.Path{Name: "input", Idx: len(r.inputs)}
 		if len(r.inputs) == maxInputs {
 			return &wire.FieldError{Status: 413, Path: wire.Field("input"), Msg: fmt.Sprintf("more than %d inputs", maxInputs)}
 		}
 		var s string
+		var err error
 		switch d.Peek() {
 		case '"':
 			s, err = d.Text(ep, lim.Limits)
@@ -197,7 +190,8 @@ func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) e
 			return err
 		}
 		r.inputs = append(r.inputs, s)
-	}
+		return nil
+	})
 }
 
 // embedInputObject reads Jina's {"text": "..."}; an image is refused.

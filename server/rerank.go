@@ -139,21 +139,14 @@ func decodeRerank(body string, r *rerankRequest, lim limits) error {
 // rerankDocuments reads documents given as strings or as objects with a
 // "text" (Cohere v1, Jina); an object's JSON is kept to echo back.
 func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
-	p := wire.Field("documents")
-	if err := d.BeginArray(p); err != nil {
-		return err
-	}
-	for first := true; ; {
-		ok, err := d.NextElem(p, &first)
-		if err != nil || !ok {
-			return err
-		}
+	return d.Array(wire.Field("documents"), func(int) error {
 		i := len(r.docs)
 		if i == lim.MaxCandidates {
 			return &wire.FieldError{Status: 413, Path: wire.Field("documents"), Msg: fmt.Sprintf("more than %d documents", lim.MaxCandidates)}
 		}
 		ep := wire.Path{Name: "documents", Idx: i}
 		var text, raw string
+		var err error
 		d.Space()
 		switch d.Peek() {
 		case '"':
@@ -170,7 +163,8 @@ func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
 		}
 		r.docs = append(r.docs, text)
 		r.raw = append(r.raw, raw)
-	}
+		return nil
+	})
 }
 
 // documentObject reads {"text": ..., other fields} and returns the text
