@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/index/indextest"
 	"github.com/ctxsel/ctxsel/llm"
@@ -299,6 +300,33 @@ func TestAskOpensOneEmbedder(t *testing.T) {
 	for _, text := range opened[0].texts {
 		if text != q {
 			t.Errorf("ask embedded %q: want only the question, the sentences' vectors being stored", text)
+		}
+	}
+}
+
+// TestServerSourcesPreferTheIndexEmbedder: serve's evidence selector
+// scores sentences with the index's use-lite embedder (which embeds the
+// questions and stored the sentence vectors), leaving the served one
+// unopened; without an index, with the served one.
+func TestServerSourcesPreferTheIndexEmbedder(t *testing.T) {
+	idx := &countingEmbedder{id: "use-lite@test"}
+	served := embed.NewLazy("use-lite", func() (embed.Embedder, func() error, error) {
+		return &countingEmbedder{id: "use-lite@served"}, nil, nil
+	})
+	for _, tc := range []struct {
+		index embed.Embedder
+		want  string
+	}{{idx, "use-lite@test"}, {nil, "use-lite@served"}, {otherEmbedder{}, "use-lite@served"}} {
+		src := serverSources(tc.index, served, nil)
+		v, err := src.deps(ctxsel.DepEmbedder)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.(embed.Embedder).ModelID(); got != tc.want {
+			t.Errorf("index %v: sentences by %s, want %s", tc.index, got, tc.want)
+		}
+		if tc.index == idx && served.Loaded() {
+			t.Error("the served embedder was opened beside the index's")
 		}
 	}
 }
