@@ -105,6 +105,25 @@ func DepsOf(m map[string]any) Deps {
 	}
 }
 
+// ChainDeps serves each name from the first of ds that supplies it: a
+// nil Deps, a nil value or an error wrapping ErrNoDep passes the name on
+// to the next, any other error is the answer. It is nil when every one of
+// ds is.
+func ChainDeps(ds ...Deps) Deps {
+	ds = slices.DeleteFunc(slices.Clone(ds), func(d Deps) bool { return d == nil })
+	if len(ds) == 0 {
+		return nil
+	}
+	return func(name string) (any, error) {
+		for _, d := range ds {
+			if v, err := d(name); err == nil && v != nil || err != nil && !errors.Is(err, ErrNoDep) {
+				return v, err
+			}
+		}
+		return nil, fmt.Errorf("%w: %s", ErrNoDep, name)
+	}
+}
+
 // ErrNoDep is what a Deps wraps in its error for a name it does not
 // supply, so that a selector can tell an optional dependency left out
 // (OptionalDep: use its default) from one that failed to build.

@@ -454,3 +454,31 @@ func TestOptionalDep(t *testing.T) {
 		t.Fatalf("required and missing: %v", err)
 	}
 }
+
+// TestChainDeps: each name comes from the first Deps that supplies it; a
+// failure other than "not supplied" is the answer, not passed on.
+func TestChainDeps(t *testing.T) {
+	if ctxsel.ChainDeps(nil, nil) != nil {
+		t.Fatal("a chain of nothing is not nil")
+	}
+	first := ctxsel.DepsOf(map[string]any{"a": 1, "nil": nil})
+	failing := func(name string) (any, error) {
+		if name == "b" {
+			return nil, errors.New("cannot open b")
+		}
+		return nil, fmt.Errorf("%w: %s", ctxsel.ErrNoDep, name)
+	}
+	last := ctxsel.DepsOf(map[string]any{"a": 2, "b": 2, "c": 2, "nil": 2})
+	d := ctxsel.ChainDeps(nil, first, failing, last)
+	for name, want := range map[string]any{"a": 1, "c": 2, "nil": 2} {
+		if v, err := d(name); v != want || err != nil {
+			t.Errorf("%s: %v %v, want %v", name, v, err, want)
+		}
+	}
+	if _, err := d("b"); err == nil || !strings.Contains(err.Error(), "cannot open b") {
+		t.Errorf("b: %v, want the failure", err)
+	}
+	if _, err := d("none"); !errors.Is(err, ctxsel.ErrNoDep) {
+		t.Errorf("none: %v, want ErrNoDep", err)
+	}
+}

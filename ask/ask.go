@@ -383,28 +383,24 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 }
 
 // withDefaults adds to deps what Ask can supply: the sentence embedder
-// (SentenceEmbedder(e)), the token counter and the store's sentence
-// vectors.
+// (SentenceEmbedder(e)), the token counter (nil: none) and the store's
+// sentence vectors.
 func withDefaults(deps ctxsel.Deps, e embed.Embedder, counter token.Counter, store index.Store) ctxsel.Deps {
-	return func(name string) (any, error) {
-		if deps != nil {
-			v, err := deps(name)
-			if err == nil && v != nil || err != nil && !errors.Is(err, ctxsel.ErrNoDep) {
-				return v, err
-			}
-		}
+	return ctxsel.ChainDeps(deps, func(name string) (any, error) {
 		switch name {
 		case ctxsel.DepEmbedder:
 			return SentenceEmbedder(e)
 		case ctxsel.DepCounter:
-			return counter, nil
+			if counter != nil {
+				return counter, nil
+			}
 		case ctxsel.DepSentences:
 			if ss, ok := store.(ctxsel.SentenceStore); ok {
 				return ss, nil
 			}
 		}
 		return nil, fmt.Errorf("%w: %s", ctxsel.ErrNoDep, name)
-	}
+	})
 }
 
 // SentenceEmbedder is the embedder the evidence selector scores sentences

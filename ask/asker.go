@@ -42,6 +42,7 @@ type AskerOptions struct {
 
 var (
 	_ server.Asker        = (*Asker)(nil)
+	_ server.DepsSupplier = (*Asker)(nil)
 	_ server.Searcher     = (*Asker)(nil)
 	_ server.ReadyChecker = (*Asker)(nil)
 )
@@ -79,6 +80,16 @@ func (a *Asker) Ask(ctx context.Context, req server.AskRequest) (server.AskRespo
 		resp.Passages = append(resp.Passages, server.Passage{ID: p.ID, Score: p.Score, Tokens: p.Tokens, Text: p.Text})
 	}
 	return resp, nil
+}
+
+// SelectorDeps implements server.DepsSupplier: what a /v1/ask request's
+// text selector gets from the Asker where the server's own dependencies
+// (server.Options.SelectorDeps) supply nothing: the options' Deps, the
+// sentence embedder Ask would use and the sentence vectors the index
+// stored. The token counter is left to the server: the index's encoding
+// is known only by asking the store.
+func (a *Asker) SelectorDeps() ctxsel.Deps {
+	return withDefaults(a.opts.Deps, a.e, nil, a.store)
 }
 
 // Search implements server.Searcher: the index's best passages for query,

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/index/indextest"
 	"github.com/ctxsel/ctxsel/index/ingest"
+	"github.com/ctxsel/ctxsel/server"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -149,5 +153,40 @@ func TestAskDamagedSentencesFail(t *testing.T) {
 	}
 	if len(r.seen()) > 1 {
 		t.Fatalf("%d texts embedded in place of the damaged vectors", len(r.seen()))
+	}
+}
+
+// TestServedAskReadsStoredSentences: /v1/ask served by an Asker reads the
+// sentence vectors its index stored, whether the server resolves the
+// request's selector with the operator's dependencies (Options.SelectorDeps,
+// as ctxsel serve does) or has none: the index's own sentences reach the
+// selector through the Asker, and only the question is embedded.
+func TestServedAskReadsStoredSentences(t *testing.T) {
+	stored, _ := sentenceIndex(t, sentenceCorpus(t), indextest.HashEmbedder{}, "f32")
+	model := indextest.HashEmbedder{}.ModelID()
+	for _, tc := range []struct {
+		name string
+		deps func(*recorder) ctxsel.Deps // the server's
+		ask  func(*recorder) ctxsel.Deps // the Asker's
+	}{
+		{"operator's embedder", func(r *recorder) ctxsel.Deps { return ctxsel.DepsOf(map[string]any{ctxsel.DepEmbedder: r}) }, func(*recorder) ctxsel.Deps { return nil }},
+		{"Asker's embedder", func(*recorder) ctxsel.Deps { return nil }, func(r *recorder) ctxsel.Deps { return ctxsel.DepsOf(map[string]any{ctxsel.DepEmbedder: r}) }},
+	} {
+		r := &recorder{id: model}
+		a := ask.NewAsker(stored, indextest.HashEmbedder{}, nil, ask.AskerOptions{Deps: tc.ask(r)})
+		srv, err := server.New(server.DefaultConfig(), server.Options{Asker: a, SelectorDeps: tc.deps(r)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, "/v1/ask", strings.NewReader(`{"query":"`+sentenceQuestion+`","strategy":"evidence:budget=120"}`))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"evidence"`) {
+			t.Fatalf("%s: %d %s", tc.name, rec.Code, rec.Body)
+		}
+		if seen := r.seen(); len(seen) != 1 || seen[0] != sentenceQuestion {
+			t.Errorf("%s: the selector embedded %d texts (%q…), want only the question", tc.name, len(seen), seen[:min(3, len(seen))])
+		}
 	}
 }

@@ -8,57 +8,22 @@ import (
 	"text/tabwriter"
 )
 
-// WriteTable prints the report as an aligned table.
+// WriteTable prints the report as an aligned table, every column.
 func WriteTable(w io.Writer, rep *Report) error {
 	if rep.NoGoldLabels && rep.Answers != nil {
-		fmt.Fprintf(w, "scorer %s · tokens %s · %d questions without gold passages (recall not measurable) · %.0f passages and %.0f tokens per context\n",
-			rep.Scorer, rep.Encoding, rep.Questions, rep.MeanPassages, rep.MeanContextTokens)
+		fmt.Fprintln(w, summary(rep))
 		return writeAnswerTable(w, rep)
 	}
-	fmt.Fprintf(w, "scorer %s · tokens %s · %d questions (%d skipped: no gold) · %.0f passages and %.0f tokens per context · %.2f gold per question\n\n",
-		rep.Scorer, rep.Encoding, rep.Questions, rep.Skipped, rep.MeanPassages, rep.MeanContextTokens, rep.MeanGold)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	single := len(rep.Baselines) > 0
-	head := "strategy\trecall\tprecision\tall-gold\tmean k\tmean tokens\ttoken %\treduction %\ttrue-k\tdiff-k\ttop-k@tokens\tgain\tenvelope@tokens\tgain vs envelope\t"
-	if single {
-		head += "best single@tokens\tgain vs best single\t"
-	}
-	fmt.Fprintln(tw, head)
-	pruning := false
-	for _, r := range rep.Results {
-		recall := fmt.Sprintf("%.3f", r.Recall)
-		if r.Prunes {
-			pruning = true
-			recall = "n/c"
-			if rep.SpanLabels {
-				recall = fmt.Sprintf("%.3f†", r.Recall)
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.1f\t%.0f\t%.2f\t%.1f\t%.1f\t%.1f\t%.3f\t%+.3f\t%.3f\t%+.3f ± %.3f\t",
-			r.Strategy, recall, r.Precision, r.AllGold, r.MeanK, r.MeanTokens, 100*r.TokenFraction, r.ReductionPct,
-			r.MeanTrueK, r.DiffK, r.FrontierRecall, r.GainVsTopK, r.EnvelopeRecall, r.GainVsEnvelope, r.GainSE)
-		if single {
-			fmt.Fprintf(tw, "%.3f\t%+.3f ± %.3f\t", r.BestSingleRecall, r.GainVsBestSingle, r.BestSingleSE)
-		}
-		fmt.Fprintln(tw)
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("write table: %w", err)
+	fmt.Fprintf(w, "%s\n\n", summary(rep))
+	if err := writeColumns(w, recallColumns(rep), rep.Results, false); err != nil {
+		return err
 	}
 	_, err := fmt.Fprintln(w, "\ngain = recall − recall of fixed top-k interpolated at the same mean tokens (top-k@tokens).\n"+
 		"gain vs envelope = recall − the better of fixed top-k and fixed token budgets of the same scorer at the same mean tokens, ± paired bootstrap standard error.")
-	if err == nil && single {
-		names := make([]string, len(rep.Baselines))
-		for i, b := range rep.Baselines {
-			names[i] = b.Scorer
-		}
-		_, err = fmt.Fprintf(w, "gain vs best single = recall − the best top-k/budget envelope of the single scorers (%s).\n", strings.Join(names, ", "))
+	if err == nil && len(rep.Baselines) > 0 {
+		_, err = fmt.Fprintf(w, "gain vs best single = recall − the best top-k/budget envelope of the single scorers (%s).\n", baselineNames(rep))
 	}
-	if err == nil && pruning {
-		note := "n/c: a pruning selector sends parts of passages, so its passage recall (gold passages it took anything from) is not comparable with whole passages; this data has no sentence labels (gold_spans) to measure the evidence it sends."
-		if rep.SpanLabels {
-			note = "†: a pruning selector's passage recall counts gold passages it took anything from, not comparable with whole passages: compare evidence recall below."
-		}
+	if note := pruningNote(rep); err == nil && note != "" {
 		_, err = fmt.Fprintln(w, note)
 	}
 	if err != nil {
@@ -79,60 +44,18 @@ func WriteTable(w io.Writer, rep *Report) error {
 // sentence labels (evidence recall) and the answers (answer present),
 // each against whole passages' top-k/budget envelope at its own tokens.
 func writeEvidenceTable(w io.Writer, rep *Report) error {
-	var ev, an bool
-	for _, r := range rep.Results {
-		ev = ev || r.EvidenceResult != nil
-		an = an || r.PresenceResult != nil
-	}
-	if !ev && !an {
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "\nstrategy\t"
-	if ev {
-		head += "evidence recall\ttokens\tpassage envelope@tokens\tgain\t"
-	}
-	if an {
-		head += "answer present\ttokens\tpassage envelope@tokens\tgain\t"
-	}
-	fmt.Fprintln(tw, head)
-	for _, r := range rep.Results {
-		fmt.Fprintf(tw, "%s\t", r.Strategy)
-		if ev {
-			if e := r.EvidenceResult; e != nil {
-				fmt.Fprintf(tw, "%.3f\t%.0f\t%.3f\t%+.3f ± %.3f\t", e.EvidenceRecall, e.EvidenceTokens, e.EvidenceEnvelope, e.EvidenceGain, e.EvidenceGainSE)
-			} else {
-				fmt.Fprint(tw, "\t\t\t\t")
-			}
+	return writeEvidence(w, rep, false, func(ev *EvidenceResult, an *PresenceResult) error {
+		var notes []string
+		if ev != nil {
+			notes = append(notes, fmt.Sprintf("evidence recall = share of a question's gold sentences (gold_spans) with ≥ %.0f %% of their bytes in the sent text, averaged over %d questions", 100*SpanCoverage, ev.EvidenceQuestions))
 		}
-		if an {
-			if a := r.PresenceResult; a != nil {
-				fmt.Fprintf(tw, "%.3f\t%.0f\t%.3f\t%+.3f ± %.3f\t", a.AnswerPresent, a.PresenceTokens, a.AnswerEnvelope, a.AnswerGain, a.AnswerGainSE)
-			} else {
-				fmt.Fprint(tw, "\t\t\t\t")
-			}
+		if an != nil {
+			notes = append(notes, fmt.Sprintf("answer present = share of %d questions whose SQuAD-normalised gold answer is whole words of the sent text (%d yes/no questions left out)", an.PresenceQuestions, an.YesNoQuestions))
 		}
-		fmt.Fprintln(tw)
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("write table: %w", err)
-	}
-	var notes []string
-	for _, r := range rep.Results {
-		if e := r.EvidenceResult; e != nil {
-			notes = append(notes, fmt.Sprintf("evidence recall = share of a question's gold sentences (gold_spans) with ≥ %.0f %% of their bytes in the sent text, averaged over %d questions", 100*SpanCoverage, e.EvidenceQuestions))
-			break
-		}
-	}
-	for _, r := range rep.Results {
-		if a := r.PresenceResult; a != nil {
-			notes = append(notes, fmt.Sprintf("answer present = share of %d questions whose SQuAD-normalised gold answer is whole words of the sent text (%d yes/no questions left out)", a.PresenceQuestions, a.YesNoQuestions))
-			break
-		}
-	}
-	notes = append(notes, "passage envelope = the better of fixed top-k and fixed token budgets of whole passages of the same scorer at the same mean tokens; gain ± paired bootstrap standard error.")
-	_, err := fmt.Fprintln(w, strings.Join(notes, ".\n"))
-	return err
+		notes = append(notes, "passage envelope = the better of fixed top-k and fixed token budgets of whole passages of the same scorer at the same mean tokens; gain ± paired bootstrap standard error.")
+		_, err := fmt.Fprintln(w, strings.Join(notes, ".\n"))
+		return err
+	})
 }
 
 // WriteJSON writes the report, one object per strategy under "results".

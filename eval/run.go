@@ -385,9 +385,9 @@ func windowBudget(opt Options, counter token.Counter) func(dataset.Record) int {
 	}
 }
 
-// measure applies every strategy to one scored question. With a window
-// budget every selection is cut to it, and full keeps document order.
-func measure(r dataset.Record, q QuestionCurve, slots []strategySlot, budget func(dataset.Record) int) (questionStats, error) {
+// candidates are one scored question's passages as ctxsel candidates, with
+// the scorer's channels: every strategy and text selector reads these.
+func candidates(r dataset.Record, q QuestionCurve) []ctxsel.Candidate {
 	cands := make([]ctxsel.Candidate, len(r.Passages))
 	for i, p := range r.Passages {
 		cands[i] = ctxsel.Candidate{ID: p.ID, Score: q.Scores[i], Tokens: q.Tokens[i]}
@@ -398,6 +398,13 @@ func measure(r dataset.Record, q QuestionCurve, slots []strategySlot, budget fun
 			}
 		}
 	}
+	return cands
+}
+
+// measure applies every strategy to one scored question. With a window
+// budget every selection is cut to it, and full keeps document order.
+func measure(r dataset.Record, q QuestionCurve, slots []strategySlot, budget func(dataset.Record) int) (questionStats, error) {
+	cands := candidates(r, q)
 	curve, err := ctxsel.NewCurve(cands)
 	if err != nil {
 		return questionStats{}, err

@@ -45,13 +45,11 @@ func selectTexts(ctx context.Context, recs []dataset.Record, curves []QuestionCu
 }
 
 func selectTextsOne(ctx context.Context, r dataset.Record, q QuestionCurve, st *questionStats, slots []strategySlot, textSlots []int, budget func(dataset.Record) int) error {
-	cands := make([]ctxsel.Candidate, len(r.Passages))
 	texts := make([]string, len(r.Passages))
 	for i, p := range r.Passages {
-		cands[i] = ctxsel.Candidate{ID: p.ID, Score: q.Scores[i], Tokens: q.Tokens[i]}
 		texts[i] = p.Text
 	}
-	curve, err := ctxsel.NewCurve(cands)
+	curve, err := ctxsel.NewCurve(candidates(r, q))
 	if err != nil {
 		return err
 	}

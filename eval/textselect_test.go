@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/dataset"
+	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/picker"
@@ -81,5 +82,50 @@ func TestRunTextSelectors(t *testing.T) {
 	var table bytes.Buffer
 	if err := WriteTable(&table, rep); err != nil || !strings.Contains(table.String(), "invalid rate") {
 		t.Fatalf("table %v\n%s", err, table.String())
+	}
+}
+
+// channelScorer is fakeScorer with two score channels: the score and its
+// negation.
+type channelScorer struct{ fakeScorer }
+
+func (channelScorer) Channels() []string { return []string{"fake", "negated"} }
+func (c channelScorer) ScoreChannels(ctx context.Context, q string, texts []string) ([]float64, [][]float64, error) {
+	s, err := c.Score(ctx, q, texts)
+	neg := make([]float64, len(s))
+	for i, v := range s {
+		neg[i] = -v
+	}
+	return s, [][]float64{s, neg}, err
+}
+
+// TestTextSelectorsSeeChannels: a text selector reads the score channels
+// a strategy reads: a band policy that reads them selects as a text
+// selector (what band+picker runs first) what it selects as a strategy.
+func TestTextSelectorsSeeChannels(t *testing.T) {
+	m, err := ldar.NewModel(ldar.Config{Window: 4, Freqs: 2, FreqSigma: 0.1, Dim: 8, Heads: 2, Layers: 1, FFN: 8, Hidden: 8, Head: "exp", Pool: "attention", Channels: 2}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := ctxsel.DepsOf(map[string]any{ldar.DepPolicy: ldar.NewPolicy(m, nil)})
+	band, err := ctxsel.Resolver{Deps: deps}.Resolve("band")
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := ctxsel.ParseSpecList("band")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), handRecords(), channelScorer{}, Options{Strategies: specs, Deps: deps, Counter: fakeCounter{},
+		TextSelectors: []ctxsel.TextSelector{band.TextSelector()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 {
+		t.Fatalf("%d rows", len(rep.Results))
+	}
+	asStrategy, asSelector := rep.Results[0], rep.Results[1]
+	if asSelector.Recall != asStrategy.Recall || asSelector.MeanK != asStrategy.MeanK || asSelector.MeanTokens != asStrategy.MeanTokens {
+		t.Fatalf("as a text selector %+v\nas a strategy %+v", asSelector, asStrategy)
 	}
 }

@@ -25,6 +25,16 @@ type Asker interface {
 	Ask(ctx context.Context, req AskRequest) (AskResponse, error)
 }
 
+// DepsSupplier is implemented by Askers that supply dependencies of their
+// own to the text selector a /v1/ask request names (ask.Asker: its index's
+// stored sentence vectors, ctxsel.DepSentences, and its sentence
+// embedder). The server resolves /v1/ask's strategy with
+// Options.SelectorDeps first, then these, under the same rules (no LLM,
+// the embedder bounded by the server's limiter).
+type DepsSupplier interface {
+	SelectorDeps() ctxsel.Deps
+}
+
 // AskRequest is a validated /v1/ask request.
 type AskRequest struct {
 	Query string
@@ -34,7 +44,8 @@ type AskRequest struct {
 	// selector, or a composition such as "topk:k=30+picker"), or an
 	// answering route (selfroute:k=N). Its zero value (Kind 0) asks for
 	// the Asker's default, ctxsel.DefaultStrategy, which a server without
-	// Options.SelectorDeps cannot build and leaves to the Asker.
+	// Options.SelectorDeps, whose Asker is no DepsSupplier, cannot build
+	// and leaves to the Asker.
 	Strategy ctxsel.Resolved
 	Order    ctxsel.Order
 	// TopN is how many candidates to retrieve before selecting; 0 leaves
@@ -83,7 +94,7 @@ func (s *Server) askOp(ctx context.Context, body string, b []byte) ([]byte, erro
 	}
 	// /v1/ask answers as `ctxsel ask` does: DefaultStrategy when none is
 	// named, and answering routes too.
-	how, err := s.resolveRequest(&req.commonRequest, ctxsel.DefaultStrategy, 0)
+	how, err := s.resolveWith(&req.commonRequest, ctxsel.DefaultStrategy, ctxsel.Resolver{Selectors: s.selectors, Deps: s.askDeps})
 	if err != nil {
 		return nil, err
 	}
@@ -157,17 +168,22 @@ func (s *Server) appendAsk(b []byte, resp AskResponse) ([]byte, error) {
 	b = appendUsage(b, resp.Usage)
 	b = append(b, ',')
 	b = wire.AppendSelected(b, res, s.cfg.MaxCurvePoints)
-	b = append(b, `,"passages":[`...)
-	order := make([]int, len(resp.Passages))
+	b = append(b, `,"passages":`...)
+	b = appendPassages(b, resp.Passages, chosen)
+	return append(b, "}\n"...), nil
+}
+
+// appendPassages appends passages as a JSON array, best first (ties in
+// their order), each with its rank and, when chosen is not nil, whether
+// it was selected: /v1/ask's and the search tool's passages.
+func appendPassages(b []byte, ps []Passage, chosen map[string]bool) []byte {
+	order := make([]int, len(ps))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, c int) int { return cmp.Compare(resp.Passages[c].Score, resp.Passages[a].Score) })
-	for rank, i := range order {
-		if rank > 0 {
-			b = append(b, ',')
-		}
-		p := resp.Passages[i]
+	slices.SortStableFunc(order, func(a, c int) int { return cmp.Compare(ps[c].Score, ps[a].Score) })
+	return wire.AppendArray(b, len(order), func(b []byte, rank int) []byte {
+		p := ps[order[rank]]
 		b = append(b, `{"id":`...)
 		b = wire.AppendString(b, p.ID)
 		b = append(b, `,"rank":`...)
@@ -176,11 +192,12 @@ func (s *Server) appendAsk(b []byte, resp AskResponse) ([]byte, error) {
 		b = wire.AppendFloat(b, p.Score)
 		b = append(b, `,"tokens":`...)
 		b = wire.AppendInt(b, p.Tokens)
-		b = append(b, `,"selected":`...)
-		b = strconv.AppendBool(b, chosen[p.ID])
+		if chosen != nil {
+			b = append(b, `,"selected":`...)
+			b = strconv.AppendBool(b, chosen[p.ID])
+		}
 		b = append(b, `,"text":`...)
 		b = wire.AppendString(b, p.Text)
-		b = append(b, '}')
-	}
-	return append(b, "]}\n"...), nil
+		return append(b, '}')
+	})
 }

@@ -169,20 +169,13 @@ func (r *embeddingsRequest) setFormat(field, f string) error {
 }
 
 func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) error {
-	p := wire.Field("input")
-	if err := d.BeginArray(p); err != nil {
-		return err
-	}
-	for first := true; ; {
-		ok, err := d.NextElem(p, &first)
-		if err != nil || !ok {
-			return err
-		}
+	return d.Array(wire.Field("input"), func(int) error {
 		ep := wire.Path{Name: "input", Idx: len(r.inputs)}
 		if len(r.inputs) == maxInputs {
 			return &wire.FieldError{Status: 413, Path: wire.Field("input"), Msg: fmt.Sprintf("more than %d inputs", maxInputs)}
 		}
 		var s string
+		var err error
 		switch d.Peek() {
 		case '"':
 			s, err = d.Text(ep, lim.Limits)
@@ -197,7 +190,8 @@ func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) e
 			return err
 		}
 		r.inputs = append(r.inputs, s)
-	}
+		return nil
+	})
 }
 
 // embedInputObject reads Jina's {"text": "..."}; an image is refused.
@@ -291,12 +285,10 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	}
 	bp := getBuf()
 	defer putBuf(bp)
-	b := append((*bp)[:0], `{"object":"list","data":[`...)
+	b := append((*bp)[:0], `{"object":"list","data":`...)
 	var raw []byte
-	for i, v := range vecs {
-		if i > 0 {
-			b = append(b, ',')
-		}
+	b = wire.AppendArray(b, len(vecs), func(b []byte, i int) []byte {
+		v := vecs[i]
 		b = append(b, `{"object":"embedding","index":`...)
 		b = wire.AppendInt(b, i)
 		b = append(b, `,"embedding":`...)
@@ -310,20 +302,13 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 			b = base64.StdEncoding.AppendEncode(b, raw)
 			b = append(b, '"')
 		} else {
-			b = append(b, '[')
-			for j, x := range v {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				// Shortest float32 form: the float64 one of a float32
-				// carries up to 17 meaningless digits.
-				b = strconv.AppendFloat(b, float64(x), 'g', -1, 32)
-			}
-			b = append(b, ']')
+			// Shortest float32 form: the float64 one of a float32 carries
+			// up to 17 meaningless digits.
+			b = wire.AppendArray(b, len(v), func(b []byte, j int) []byte { return strconv.AppendFloat(b, float64(v[j]), 'g', -1, 32) })
 		}
-		b = append(b, '}')
-	}
-	b = append(b, `],"model":`...)
+		return append(b, '}')
+	})
+	b = append(b, `,"model":`...)
 	b = wire.AppendString(b, short)
 	b = append(b, `,"usage":{"prompt_tokens":`...)
 	b = wire.AppendInt(b, tokens)

@@ -323,24 +323,9 @@ func (s *Server) searchOp(ctx context.Context, body string, b []byte) ([]byte, e
 	if len(passages) > n {
 		passages = passages[:n]
 	}
-	b = append(b, `{"passages":[`...)
-	for i, p := range passages {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"id":`...)
-		b = wire.AppendString(b, p.ID)
-		b = append(b, `,"rank":`...)
-		b = wire.AppendInt(b, i)
-		b = append(b, `,"score":`...)
-		b = wire.AppendFloat(b, p.Score)
-		b = append(b, `,"tokens":`...)
-		b = wire.AppendInt(b, p.Tokens)
-		b = append(b, `,"text":`...)
-		b = wire.AppendString(b, p.Text)
-		b = append(b, '}')
-	}
-	return append(b, "]}\n"...), nil
+	b = append(b, `{"passages":`...)
+	b = appendPassages(b, passages, nil)
+	return append(b, "}\n"...), nil
 }
 
 // search retrieves with the Asker's Search, or else asks with the "full"

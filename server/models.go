@@ -86,14 +86,9 @@ func appendModel(b []byte, m modelEntry) []byte {
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	b := []byte(`{"object":"list","data":[`)
-	for i, m := range s.models() {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendModel(b, m)
-	}
-	writeJSON(w, http.StatusOK, append(b, "]}\n"...))
+	ms := s.models()
+	b := wire.AppendArray([]byte(`{"object":"list","data":`), len(ms), func(b []byte, i int) []byte { return appendModel(b, ms[i]) })
+	writeJSON(w, http.StatusOK, append(b, "}\n"...))
 }
 
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {

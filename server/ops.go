@@ -23,22 +23,26 @@ type op func(ctx context.Context, body string, dst []byte) ([]byte, error)
 
 // serve is op as an HTTP handler.
 func (s *Server) serve(o op) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		body, err := s.readBody(w, r)
-		if err != nil {
-			s.writeFailure(w, r, err)
-			return
-		}
-		bp := getBuf()
-		defer putBuf(bp)
-		b, err := o(r.Context(), body, (*bp)[:0])
-		if err != nil {
-			s.writeFailure(w, r, err)
-			return
-		}
-		*bp = b
-		writeJSON(w, http.StatusOK, b)
+	return func(w http.ResponseWriter, r *http.Request) { s.runOp(w, r, o) }
+}
+
+// runOp answers r with o: its response, or its error (writeFailure). An
+// op may set response headers on w before it returns.
+func (s *Server) runOp(w http.ResponseWriter, r *http.Request, o op) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
 	}
+	bp := getBuf()
+	defer putBuf(bp)
+	b, err := o(r.Context(), body, (*bp)[:0])
+	if err != nil {
+		s.writeFailure(w, r, err)
+		return
+	}
+	*bp = b
+	writeJSON(w, http.StatusOK, b)
 }
 
 // tool is op as an MCP tool taking its arguments raw: the op's decoder

@@ -139,21 +139,14 @@ func decodeRerank(body string, r *rerankRequest, lim limits) error {
 // rerankDocuments reads documents given as strings or as objects with a
 // "text" (Cohere v1, Jina); an object's JSON is kept to echo back.
 func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
-	p := wire.Field("documents")
-	if err := d.BeginArray(p); err != nil {
-		return err
-	}
-	for first := true; ; {
-		ok, err := d.NextElem(p, &first)
-		if err != nil || !ok {
-			return err
-		}
+	return d.Array(wire.Field("documents"), func(int) error {
 		i := len(r.docs)
 		if i == lim.MaxCandidates {
 			return &wire.FieldError{Status: 413, Path: wire.Field("documents"), Msg: fmt.Sprintf("more than %d documents", lim.MaxCandidates)}
 		}
 		ep := wire.Path{Name: "documents", Idx: i}
 		var text, raw string
+		var err error
 		d.Space()
 		switch d.Peek() {
 		case '"':
@@ -170,7 +163,8 @@ func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
 		}
 		r.docs = append(r.docs, text)
 		r.raw = append(r.raw, raw)
-	}
+		return nil
+	})
 }
 
 // documentObject reads {"text": ..., other fields} and returns the text
@@ -325,23 +319,16 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/v2/") {
 		version = "2"
 	}
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeFailure(w, r, err)
-		return
-	}
-	bp := getBuf()
-	defer putBuf(bp)
-	b, scoring, err := s.rerank(r.Context(), body, version, (*bp)[:0])
-	if err != nil {
-		s.writeFailure(w, r, err)
-		return
-	}
-	*bp = b
-	// The scoring, also in the body's "ctxsel", for clients that keep only
-	// the standard fields but expose headers (Vercel's rerank()).
-	w.Header().Set("X-Ctxsel-Scoring", scoring)
-	writeJSON(w, http.StatusOK, b)
+	s.runOp(w, r, func(ctx context.Context, body string, dst []byte) ([]byte, error) {
+		b, scoring, err := s.rerank(ctx, body, version, dst)
+		if err == nil {
+			// The scoring, also in the body's "ctxsel", for clients that
+			// keep only the standard fields but expose headers (Vercel's
+			// rerank()).
+			w.Header().Set("X-Ctxsel-Scoring", scoring)
+		}
+		return b, err
+	})
 }
 
 // rerank decodes a rerank body, scores the documents, selects and appends
@@ -415,11 +402,9 @@ func (s *Server) rerank(ctx context.Context, body, version string, b []byte) (_ 
 	b = wire.AppendString(b, RequestID(ctx))
 	b = append(b, `,"model":`...)
 	b = wire.AppendString(b, model)
-	b = append(b, `,"results":[`...)
-	for i, idx := range res.Sel.Indices {
-		if i > 0 {
-			b = append(b, ',')
-		}
+	b = append(b, `,"results":`...)
+	b = wire.AppendArray(b, len(res.Sel.Indices), func(b []byte, i int) []byte {
+		idx := res.Sel.Indices[i]
 		b = append(b, `{"index":`...)
 		b = wire.AppendInt(b, idx)
 		b = append(b, `,"relevance_score":`...)
@@ -440,9 +425,9 @@ func (s *Server) rerank(ctx context.Context, body, version string, b []byte) (_ 
 				b = append(b, '}')
 			}
 		}
-		b = append(b, '}')
-	}
-	b = append(b, `],"meta":{"api_version":{"version":`...)
+		return append(b, '}')
+	})
+	b = append(b, `,"meta":{"api_version":{"version":`...)
 	b = wire.AppendString(b, version)
 	b = append(b, `},"billed_units":{"search_units":1}},"usage":{"total_tokens":`...)
 	b = wire.AppendInt(b, res.TotalTokens)

@@ -15,7 +15,8 @@ import (
 // strategy with its caps, a text selector (the picker the server was
 // started with, a registered kind such as evidence, or a composition), or
 // an answering route. res is zero when the request left /v1/ask's default
-// to the Asker (a server without Options.SelectorDeps).
+// to the Asker (a server without Options.SelectorDeps, whose Asker is no
+// DepsSupplier).
 type resolved struct {
 	res   ctxsel.Resolved
 	order ctxsel.Order
@@ -66,8 +67,8 @@ func (s *Server) resolveWith(r *commonRequest, def string, rv ctxsel.Resolver) (
 	order, oerr := ctxsel.ParseOrder(r.order)
 	if err != nil && text == ctxsel.DefaultStrategy && rv.Kinds == 0 && rv.Deps == nil && len(r.params) == 0 && oerr == nil {
 		// The default is a text selector (evidence) whose dependency, a
-		// sentence embedder, this server was not given (SelectorDeps);
-		// the Asker supplies its own and resolves it.
+		// sentence embedder, neither the operator (SelectorDeps) nor the
+		// Asker (DepsSupplier) gave this server: the Asker resolves it.
 		return resolved{order: order}, nil
 	}
 	if err != nil {

@@ -85,28 +85,26 @@ func decodeReward(body string, r *rewardRequest, lim limits) error {
 // ids reads an array of ids: non-empty, valid UTF-8 strings, at most
 // max_candidates of them.
 func (d *decoder) ids(p wire.Path, lim limits) ([]string, error) {
-	if err := d.BeginArray(p); err != nil {
-		return nil, err
-	}
 	var out []string
-	for first := true; ; {
-		ok, err := d.NextElem(p, &first)
-		if err != nil || !ok {
-			return out, err
-		}
+	err := d.Array(p, func(int) error {
 		ep := wire.Path{Name: p.Name, Idx: len(out)}
 		if len(out) == lim.MaxCandidates {
-			return nil, lim.TooMany(p.String(), len(out)+1, "ids")
+			return lim.TooMany(p.String(), len(out)+1, "ids")
 		}
 		id, err := d.Text(ep, lim.Limits)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if id == "" {
-			return nil, wire.Bad(ep.String(), "empty id")
+			return wire.Bad(ep.String(), "empty id")
 		}
 		out = append(out, id)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // handleReward serves POST /v1/reward: the reward hook of an RL trainer

@@ -60,7 +60,9 @@ type Options struct {
 	// selector kinds it supplies dependencies for, with their parameters:
 	// the evidence selector ("evidence:budget=800", and the default of
 	// /v1/ask, ctxsel.DefaultStrategy) with its sentence embedder
-	// (ctxsel.DepEmbedder). Without it /v1/ask's default cannot resolve.
+	// (ctxsel.DepEmbedder). /v1/ask also takes what an Asker that is a
+	// DepsSupplier supplies; without either, /v1/ask leaves its default
+	// to the Asker and refuses other text selector kinds.
 	SelectorDeps ctxsel.Deps
 }
 
@@ -73,7 +75,9 @@ type Server struct {
 	// selectors are the text selectors requests may name: the picker, when
 	// Options.Picker set one.
 	selectors []ctxsel.TextSelector
-	deps      ctxsel.Deps
+	// deps serve the text selectors requests name (Options.SelectorDeps);
+	// askDeps those of /v1/ask, the Asker's added (DepsSupplier).
+	deps, askDeps ctxsel.Deps
 	// The token counter's vocabulary is large: it is loaded on the first
 	// candidate that needs counting, not at start.
 	counterOnce sync.Once
@@ -145,31 +149,10 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if _, err := embedModels(opts.Embedder, cfg.EmbeddingAliases); err != nil {
 		return nil, err
 	}
-	if d := opts.SelectorDeps; d != nil {
-		s.deps = func(name string) (any, error) {
-			switch name {
-			case ctxsel.DepLLM:
-				// A request never gets an LLM of its own: the picker is
-				// the configured one (Selectors), or none.
-				return nil, fmt.Errorf("%w: the LLM picker is not configured on this server", ctxsel.ErrNoDep)
-			case ctxsel.DepEmbedder:
-				// A selector's embedding calls are held to the request's
-				// deadline and share the limiter, as the server's own.
-				v, err := d(name)
-				if e, ok := v.(embed.Embedder); ok && err == nil {
-					return boundedEmbedder{inner: e, limit: limit}, nil
-				}
-				return v, err
-			case ctxsel.DepCounter:
-				// A pruned text's tokens are counted as the candidates'
-				// are, unless the operator supplies a counter.
-				if v, err := d(name); err == nil && v != nil || err != nil && !errors.Is(err, ctxsel.ErrNoDep) {
-					return v, err
-				}
-				return s.tokenCounter()
-			}
-			return d(name)
-		}
+	s.deps = s.selectorDeps(opts.SelectorDeps, limit)
+	s.askDeps = s.deps
+	if ds, ok := opts.Asker.(DepsSupplier); ok {
+		s.askDeps = s.selectorDeps(ctxsel.ChainDeps(opts.SelectorDeps, ds.SelectorDeps()), limit)
 	}
 	if opts.Picker != nil {
 		s.selectors = []ctxsel.TextSelector{opts.Picker}
@@ -282,6 +265,36 @@ func (s *Server) tokenCounter() (token.Counter, error) {
 		s.counter = c
 	})
 	return s.counter, s.counterErr
+}
+
+// selectorDeps serves the text selectors requests name from d: never an
+// LLM, the sentence embedder bounded by the server's limiter, and the
+// server's token counter where d has none. Nil for nil.
+func (s *Server) selectorDeps(d ctxsel.Deps, limit *embedLimiter) ctxsel.Deps {
+	if d == nil {
+		return nil
+	}
+	return func(name string) (any, error) {
+		switch name {
+		case ctxsel.DepLLM:
+			// A request never gets an LLM of its own: the picker is
+			// the configured one (Selectors), or none.
+			return nil, fmt.Errorf("%w: the LLM picker is not configured on this server", ctxsel.ErrNoDep)
+		case ctxsel.DepEmbedder:
+			// A selector's embedding calls are held to the request's
+			// deadline and share the limiter, as the server's own.
+			v, err := d(name)
+			if e, ok := v.(embed.Embedder); ok && err == nil {
+				return boundedEmbedder{inner: e, limit: limit}, nil
+			}
+			return v, err
+		case ctxsel.DepCounter:
+			// A pruned text's tokens are counted as the candidates'
+			// are, unless d supplies a counter.
+			return ctxsel.ChainDeps(d, func(string) (any, error) { return s.tokenCounter() })(name)
+		}
+		return d(name)
+	}
 }
 
 // embedderName names the embedder for the start line without opening a

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/ask"
+	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
@@ -93,9 +94,22 @@ Examples:
 	// The spec is resolved here so that a bad one fails before the index
 	// is opened; ask resolves it again with the index's counter, the
 	// CLI's dependencies (the picker's LLM, the evidence selector's
-	// cached use-lite embedder) beside its own.
+	// sentence embedder) beside its own. The sentence embedder is the
+	// index's when it is use-lite (index add --sentences stored vectors
+	// by it), so that one model and one embedding cache embed the
+	// question and the sentences; the check before the index opens gets a
+	// stand-in that never embeds.
 	src := &selectorSources{pickerEndpoint: *pickerLLM, openLLM: llms.get}
 	defer src.Close()
+	var indexEmb embed.Embedder
+	src.embedder = func() (embed.Embedder, error) {
+		if indexEmb == nil {
+			return embed.NewLazy(defaultDense, func() (embed.Embedder, func() error, error) {
+				return nil, nil, errors.New("used before the index was opened")
+			}), nil
+		}
+		return src.sentencesFrom(indexEmb)
+	}
 	how, err := specResolver(src, *estimate).Resolve(params.appendTo(*strategy))
 	if err != nil {
 		return err
@@ -172,6 +186,7 @@ Examples:
 		return err
 	}
 	defer closeEmb()
+	indexEmb = e
 	a, err := ask.Ask(ctx, store, e, question, opts)
 	if errors.Is(err, index.ErrMismatch) {
 		return usageError{fmt.Errorf("%w (choose the index's model with --embedder)", err)}

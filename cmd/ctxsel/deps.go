@@ -180,19 +180,27 @@ func (s *selectorSources) Close() error {
 	return errors.Join(errs...)
 }
 
+// sentencesFrom is the evidence selector's sentence embedder: the first
+// of es that is the embedded use-lite model (its weights were fitted with
+// it; nil ones skipped), which so shares its model and embedding cache,
+// else a use-lite model of the sources' own, opened on first need.
+func (s *selectorSources) sentencesFrom(es ...embed.Embedder) (embed.Embedder, error) {
+	for _, e := range es {
+		if e != nil && strings.HasPrefix(e.ModelID(), "use-lite@") {
+			return e, nil
+		}
+	}
+	return s.defaultEmbedder()
+}
+
 // serverSources are the strategy and text selector dependencies of serve
 // and mcp: the band's policy read at start (policy; nil: the embedded
-// one), and the evidence selector's sentence embedder, the served embedder
-// when it is the embedded use-lite model (its weights were fitted with
-// it), else a use-lite model opened on first need. Requests never get an
-// LLM from them.
-func serverSources(emb embed.Embedder, policy *ldar.Policy) *selectorSources {
+// one), and the evidence selector's sentence embedder, sentencesFrom the
+// index's embedder (indexEmb: the one index add --sentences stored vectors
+// by, which embeds /v1/ask's question) and the served one. Requests never
+// get an LLM from them.
+func serverSources(indexEmb, emb embed.Embedder, policy *ldar.Policy) *selectorSources {
 	src := &selectorSources{policy: policy, policyRead: true}
-	src.embedder = func() (embed.Embedder, error) {
-		if emb != nil && strings.HasPrefix(emb.ModelID(), "use-lite@") {
-			return emb, nil
-		}
-		return src.defaultEmbedder()
-	}
+	src.embedder = func() (embed.Embedder, error) { return src.sentencesFrom(indexEmb, emb) }
 	return src
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/index/indextest"
 	"github.com/ctxsel/ctxsel/llm"
@@ -244,5 +247,86 @@ func TestIndexSentences(t *testing.T) {
 	runCLI(t, "", "index", "add", "--index", plain, docs)
 	if code, _, errs := runCLI(t, "", "index", "add", "--sentences", "--index", plain, docs); code != 2 || !strings.Contains(errs, "sentence") {
 		t.Fatalf("--sentences on a plain index: exit %d: %s", code, errs)
+	}
+}
+
+// countingEmbedder embeds as HashEmbedder under the use-lite-like id given
+// and records what it embeds.
+type countingEmbedder struct {
+	id    string
+	mu    sync.Mutex
+	texts []string
+}
+
+func (c *countingEmbedder) ModelID() string { return c.id }
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.mu.Lock()
+	c.texts = append(c.texts, texts...)
+	c.mu.Unlock()
+	return indextest.HashEmbedder{}.Embed(ctx, texts)
+}
+
+// TestAskOpensOneEmbedder: ask embeds the question and scores the
+// sentences with one embedder, the index's use-lite (what index add
+// --sentences stored their vectors by), so one model and one embedding
+// cache are opened; with the stored vectors no passage text is embedded.
+func TestAskOpensOneEmbedder(t *testing.T) {
+	useHashEmbedder(t)
+	var mu sync.Mutex
+	var opened []*countingEmbedder
+	openEmbedder = func(name, _ string) (embed.Embedder, func() error, error) {
+		e := &countingEmbedder{id: "use-lite@test"}
+		mu.Lock()
+		opened = append(opened, e)
+		mu.Unlock()
+		return e, func() error { return nil }, nil
+	}
+	root := t.TempDir()
+	docs := filepath.Join(root, "docs")
+	os.MkdirAll(docs, 0o755)
+	os.WriteFile(filepath.Join(docs, "volcano.txt"), []byte("Mount Etna is an active volcano on Sicily. Its eruptions are frequent. Its lava flows reach villages."), 0o644)
+	idx := filepath.Join(root, "idx")
+	if code, _, errs := runCLI(t, "", "index", "add", "--sentences", "--index", idx, docs); code != 0 {
+		t.Fatalf("add: exit %d: %s", code, errs)
+	}
+	opened = nil
+	const q = "Which volcano erupts?"
+	if code, out, errs := runCLI(t, "", "ask", "--index", idx, "--llm=false", q); code != 0 || !strings.Contains(out, "Etna") {
+		t.Fatalf("ask: %d\n%s%s", code, out, errs)
+	}
+	if len(opened) != 1 {
+		t.Fatalf("ask opened %d embedders, want the index's alone", len(opened))
+	}
+	for _, text := range opened[0].texts {
+		if text != q {
+			t.Errorf("ask embedded %q: want only the question, the sentences' vectors being stored", text)
+		}
+	}
+}
+
+// TestServerSourcesPreferTheIndexEmbedder: serve's evidence selector
+// scores sentences with the index's use-lite embedder (which embeds the
+// questions and stored the sentence vectors), leaving the served one
+// unopened; without an index, with the served one.
+func TestServerSourcesPreferTheIndexEmbedder(t *testing.T) {
+	idx := &countingEmbedder{id: "use-lite@test"}
+	served := embed.NewLazy("use-lite", func() (embed.Embedder, func() error, error) {
+		return &countingEmbedder{id: "use-lite@served"}, nil, nil
+	})
+	for _, tc := range []struct {
+		index embed.Embedder
+		want  string
+	}{{idx, "use-lite@test"}, {nil, "use-lite@served"}, {otherEmbedder{}, "use-lite@served"}} {
+		src := serverSources(tc.index, served, nil)
+		v, err := src.deps(ctxsel.DepEmbedder)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := v.(embed.Embedder).ModelID(); got != tc.want {
+			t.Errorf("index %v: sentences by %s, want %s", tc.index, got, tc.want)
+		}
+		if tc.index == idx && served.Loaded() {
+			t.Error("the served embedder was opened beside the index's")
+		}
 	}
 }

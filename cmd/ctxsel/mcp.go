@@ -43,14 +43,14 @@ Example client configuration (Claude Desktop, Cursor, ...):
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
-	emb, asker, done, err := serverBackends(ctx, "mcp", *embedder, *indexLoc, askReader{deps: policyDeps(policy)})
+	b, err := serverBackends(ctx, "mcp", *embedder, *indexLoc, askReader{deps: policyDeps(policy)})
 	if err != nil {
 		return err
 	}
-	defer done()
-	src := serverSources(emb, policy)
+	defer b.done()
+	src := serverSources(b.indexEmb, b.emb, policy)
 	defer src.Close()
-	srv, err := server.New(server.DefaultConfig(), server.Options{Logger: logger, Embedder: emb, Asker: asker, SelectorDeps: src.deps})
+	srv, err := server.New(server.DefaultConfig(), server.Options{Logger: logger, Embedder: b.emb, Asker: b.asker, SelectorDeps: src.deps})
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}

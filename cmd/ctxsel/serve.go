@@ -238,12 +238,12 @@ Examples:
 		}
 		rd.window = sp.Window
 	}
-	emb, asker, closeBackends, err := serverBackends(ctx, "serve", file.Embedder, *indexLoc, rd)
+	b, err := serverBackends(ctx, "serve", file.Embedder, *indexLoc, rd)
 	if err != nil {
 		closeCache()
 		return nil, nil, err
 	}
-	release := func() { closeBackends(); closeCache() }
+	release := func() { b.done(); closeCache() }
 	defer func() {
 		if err != nil {
 			release()
@@ -259,9 +259,9 @@ Examples:
 			return nil, nil, err
 		}
 	}
-	src := serverSources(emb, policy)
-	release = func() { closeBackends(); closeCache(); src.Close() }
-	srv, err = server.New(cfg, server.Options{Logger: logger, Embedder: emb, Asker: asker, MCP: *mcpHTTP, Picker: pick, SelectorDeps: src.deps})
+	src := serverSources(b.indexEmb, b.emb, policy)
+	release = func() { b.done(); closeCache(); src.Close() }
+	srv, err = server.New(cfg, server.Options{Logger: logger, Embedder: b.emb, Asker: b.asker, MCP: *mcpHTTP, Picker: pick, SelectorDeps: src.deps})
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve: %w", err)
 	}

@@ -21,64 +21,82 @@ type askReader struct {
 	deps   ctxsel.Deps
 }
 
+// backends are what serve and mcp hand server.New: the served embedder
+// (nil for "" or "none"), the asker over an index (nil without one) and
+// the index's embedder, which embeds its questions. done releases them.
+type backends struct {
+	emb, indexEmb embed.Embedder
+	asker         server.Asker
+	done          func()
+}
+
 // serverBackends opens what serve and mcp hand server.New: the embedder
 // (none for "" or "none") and, given an index location, the asker answering
-// with rd (or the environment's LLM). done releases both; on error nothing
-// is left open.
+// with rd (or the environment's LLM). On error nothing is left open.
 //
 // The offline model (with its embedding cache) is opened on first use: a
 // server that is only ever sent scores never loads it (~45 MB resident,
 // and the cache's files are read whole on open).
-func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string, rd askReader) (emb embed.Embedder, asker server.Asker, done func(), err error) {
+func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string, rd askReader) (backends, error) {
+	var b backends
 	closeEmb := func() error { return nil }
 	switch embedderName {
 	case "", "none":
 	case "use-lite":
 		// A bad setting is refused at start, not at the first request.
 		if _, err := useLitePrecision(""); err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: %w", cmd, err)
+			return b, fmt.Errorf("%s: %w", cmd, err)
 		}
 		lazy := embed.NewLazy("use-lite", func() (embed.Embedder, func() error, error) { return newEmbedder("use-lite") })
-		emb, closeEmb = lazy, lazy.Close
+		b.emb, closeEmb = lazy, lazy.Close
 	default:
-		if emb, closeEmb, err = newEmbedder(embedderName); err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: %w", cmd, err)
+		var err error
+		if b.emb, closeEmb, err = newEmbedder(embedderName); err != nil {
+			return b, fmt.Errorf("%s: %w", cmd, err)
 		}
 	}
 	closeAsker := func() {}
 	if indexLoc != "" {
-		if asker, closeAsker, err = newIndexAsker(ctx, indexLoc, rd); err != nil {
+		var err error
+		if b.asker, b.indexEmb, closeAsker, err = openIndexAsker(ctx, indexLoc, rd); err != nil {
 			_ = closeEmb()
-			return nil, nil, nil, err
+			return backends{}, err
 		}
 	}
-	return emb, asker, func() { closeAsker(); _ = closeEmb() }, nil
+	b.done = func() { closeAsker(); _ = closeEmb() }
+	return b, nil
 }
 
 // newIndexAsker opens the index at loc with the embedder it was built with
 // and rd's LLM, or else the one the environment configures, if any.
 func newIndexAsker(ctx context.Context, loc string, rd askReader) (server.Asker, func(), error) {
+	a, _, done, err := openIndexAsker(ctx, loc, rd)
+	return a, done, err
+}
+
+// openIndexAsker is newIndexAsker that also gives the index's embedder.
+func openIndexAsker(ctx context.Context, loc string, rd askReader) (server.Asker, embed.Embedder, func(), error) {
 	store, err := openStore(ctx, loc, false, "")
 	if err != nil {
-		return nil, nil, fmt.Errorf("serve --index: %w", err)
+		return nil, nil, nil, fmt.Errorf("serve --index: %w", err)
 	}
 	st, err := store.Stats(ctx)
 	if err != nil {
 		store.Close()
-		return nil, nil, fmt.Errorf("serve --index: %w", err)
+		return nil, nil, nil, fmt.Errorf("serve --index: %w", err)
 	}
 	e, closeEmb, err := embedderFor("", st.Config.Model)
 	if err != nil {
 		store.Close()
-		return nil, nil, fmt.Errorf("serve --index: %w", err)
+		return nil, nil, nil, fmt.Errorf("serve --index: %w", err)
 	}
 	if rd.client == nil {
 		if rd.client, err = llmFromEnv(); err != nil {
 			store.Close()
 			closeEmb()
-			return nil, nil, usageError{fmt.Errorf("serve: %w", err)}
+			return nil, nil, nil, usageError{fmt.Errorf("serve: %w", err)}
 		}
 	}
 	asker := ask.NewAsker(store, e, rd.client, ask.AskerOptions{Window: rd.window, Deps: rd.deps, Location: st.Location})
-	return asker, func() { closeEmb(); store.Close() }, nil
+	return asker, e, func() { closeEmb(); store.Close() }, nil
 }

@@ -21,11 +21,12 @@ import (
 // selecting by score leave it unopened.
 func TestServeEmbedderLazyByDefault(t *testing.T) {
 	t.Setenv(envEmbedCache, "off")
-	emb, _, done, err := serverBackends(context.Background(), "serve", "use-lite", "", askReader{})
+	b, err := serverBackends(context.Background(), "serve", "use-lite", "", askReader{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer done()
+	defer b.done()
+	emb := b.emb
 	lazy, ok := emb.(*embed.Lazy)
 	if !ok {
 		t.Fatalf("use-lite is %T, want *embed.Lazy", emb)

@@ -31,6 +31,7 @@ import (
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/index/indextest"
 	"github.com/ctxsel/ctxsel/index/weaviate"
+	"github.com/ctxsel/ctxsel/internal/loopback"
 	"github.com/ctxsel/ctxsel/lexical"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -239,7 +240,7 @@ func TestIntegration(t *testing.T) {
 	if bin == "" {
 		t.Skipf("set %s to a weaviate-server binary to run the Weaviate integration test (.ci/run does)", EnvBin)
 	}
-	if err := loopbackUp(); err != nil {
+	if err := loopback.Up(); err != nil {
 		t.Logf("bringing loopback up: %v", err)
 	}
 	host := startWeaviate(t, bin)

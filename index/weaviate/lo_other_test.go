@@ -4,6 +4,4 @@ package weaviate_test
 
 import "os/exec"
 
-func loopbackUp() error { return nil }
-
 func setPdeathsig(*exec.Cmd) {}

@@ -69,9 +69,6 @@ func (c *Candidates) Reset() {
 // "candidates".
 func (d *Decoder) Candidates(c *Candidates, lim Limits) error {
 	p := Field(candidatesKey)
-	if err := d.BeginArray(p); err != nil {
-		return err
-	}
 	// Size the slices once instead of growing them through ten copies:
 	// every candidate is an object (metadata objects only overestimate),
 	// and counting one byte is a vectorised scan.
@@ -79,21 +76,15 @@ func (d *Decoder) Candidates(c *Candidates, lim Limits) error {
 		c.Cands = make([]ctxsel.Candidate, 0, est)
 		c.Has = make([]uint8, 0, est)
 	}
-	for first := true; ; {
-		ok, err := d.NextElem(p, &first)
-		if err != nil || !ok {
-			return err
-		}
+	return d.Array(p, func(int) error {
 		i := len(c.Cands)
 		if i == lim.MaxCandidates {
 			return &FieldError{Status: 413, Path: p, Msg: fmt.Sprintf("more than %d candidates", lim.MaxCandidates)}
 		}
 		c.Cands = append(c.Cands, ctxsel.Candidate{})
 		c.Has = append(c.Has, 0)
-		if err := d.candidate(c, i, lim); err != nil {
-			return err
-		}
-	}
+		return d.candidate(c, i, lim)
+	})
 }
 
 // candidate reads candidate i.

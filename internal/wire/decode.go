@@ -171,6 +171,23 @@ func (d *Decoder) BeginArray(p Path) error {
 	return nil
 }
 
+// Array reads an array, elem reading element i (the decoder positioned
+// at it): each caller's bound on the count is elem's first check.
+func (d *Decoder) Array(p Path, elem func(i int) error) error {
+	if err := d.BeginArray(p); err != nil {
+		return err
+	}
+	for i, first := 0, true; ; i++ {
+		ok, err := d.NextElem(p, &first)
+		if err != nil || !ok {
+			return err
+		}
+		if err := elem(i); err != nil {
+			return err
+		}
+	}
+}
+
 // NextElem positions at the next array element and reports false at ']'.
 func (d *Decoder) NextElem(p Path, first *bool) (bool, error) {
 	d.Space()

@@ -33,6 +33,20 @@ func TestAppendString(t *testing.T) {
 	}
 }
 
+// TestAppendArray: arrays of any length decode as what was written.
+func TestAppendArray(t *testing.T) {
+	for _, ss := range [][]string{nil, {}, {"a"}, {"a", "b\"c", ""}} {
+		b := AppendStrings([]byte("x"), ss)
+		var back []string
+		if err := json.Unmarshal(b[1:], &back); err != nil || len(back) != len(ss) || strings.Join(back, "|") != strings.Join(ss, "|") {
+			t.Errorf("%q → %s → %q, %v", ss, b, back, err)
+		}
+	}
+	if b := appendInts(nil, []int{3, -1, 0}); string(b) != "[3,-1,0]" {
+		t.Errorf("ints: %s", b)
+	}
+}
+
 // TestFastNum checks the fast number path against strconv on the shapes it
 // takes and the edges it must refuse.
 func TestFastNum(t *testing.T) {

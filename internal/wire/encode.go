@@ -104,6 +104,29 @@ func AppendKey(b []byte, key string) []byte {
 	return append(b, '"', ':')
 }
 
+// AppendArray appends a JSON array of n elements, elem appending
+// element i.
+func AppendArray(b []byte, n int, elem func(b []byte, i int) []byte) []byte {
+	b = append(b, '[')
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = elem(b, i)
+	}
+	return append(b, ']')
+}
+
+// AppendStrings appends ss as a JSON array of strings.
+func AppendStrings(b []byte, ss []string) []byte {
+	return AppendArray(b, len(ss), func(b []byte, i int) []byte { return AppendString(b, ss[i]) })
+}
+
+// appendInts appends xs as a JSON array of numbers.
+func appendInts(b []byte, xs []int) []byte {
+	return AppendArray(b, len(xs), func(b []byte, i int) []byte { return AppendInt(b, xs[i]) })
+}
+
 // AppendInt appends n in decimal.
 func AppendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }
 

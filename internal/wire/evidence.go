@@ -18,14 +18,9 @@ func AppendEvidence(b []byte, e *ctxsel.Evidence) []byte {
 		b = AppendString(b, e.Title)
 		b = append(b, ',')
 	}
-	b = append(b, `"spans":[`...)
-	for i, sp := range e.Spans {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendSpan(b, sp)
-	}
-	b = append(b, `],"text":`...)
+	b = append(b, `"spans":`...)
+	b = AppendArray(b, len(e.Spans), func(b []byte, i int) []byte { return appendSpan(b, e.Spans[i]) })
+	b = append(b, `,"text":`...)
 	b = AppendString(b, e.Text)
 	b = append(b, `,"tokens":`...)
 	b = AppendInt(b, e.Tokens)
@@ -47,20 +42,8 @@ func AppendEvidence(b []byte, e *ctxsel.Evidence) []byte {
 // appendEvidenceList appends the "evidence" member of a selection that
 // pruned passages: one object per selected passage, aligned with "ids".
 func appendEvidenceList(b []byte, ev []ctxsel.Evidence) []byte {
-	b = append(b, `,"evidence":[`...)
-	for i := range ev {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendEvidence(b, &ev[i])
-	}
-	return append(b, ']')
+	b = append(b, `,"evidence":`...)
+	return AppendArray(b, len(ev), func(b []byte, i int) []byte { return AppendEvidence(b, &ev[i]) })
 }
 
-func appendSpan(b []byte, sp [2]int) []byte {
-	b = append(b, '[')
-	b = AppendInt(b, sp[0])
-	b = append(b, ',')
-	b = AppendInt(b, sp[1])
-	return append(b, ']')
-}
+func appendSpan(b []byte, sp [2]int) []byte { return appendInts(b, sp[:]) }

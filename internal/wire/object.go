@@ -154,14 +154,7 @@ func (d *Decoder) Bool(p Path) (bool, error) {
 
 // Strings reads an array of at most 64 strings (names), appending to *dst.
 func (d *Decoder) Strings(p Path, dst *[]string) error {
-	if err := d.BeginArray(p); err != nil {
-		return err
-	}
-	for first := true; ; {
-		ok, err := d.NextElem(p, &first)
-		if err != nil || !ok {
-			return err
-		}
+	return d.Array(p, func(int) error {
 		if len(*dst) == 64 {
 			return BadAt(p, "more than 64 names")
 		}
@@ -170,5 +163,6 @@ func (d *Decoder) Strings(p Path, dst *[]string) error {
 			return err
 		}
 		*dst = append(*dst, s)
-	}
+		return nil
+	})
 }

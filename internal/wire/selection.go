@@ -26,28 +26,13 @@ type Selected struct {
 // explanation.
 func AppendSelected(b []byte, res Selected, maxCurvePoints int) []byte {
 	sel := res.Sel
-	b = append(b, `"ids":[`...)
-	for i, id := range sel.IDs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendString(b, id)
-	}
-	b = append(b, `],"indices":[`...)
-	for i, idx := range sel.Indices {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendInt(b, idx)
-	}
-	b = append(b, `],"scores":[`...)
-	for i := range sel.IDs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendFloat(b, res.Score(i))
-	}
-	b = append(b, `],"k":`...)
+	b = append(b, `"ids":`...)
+	b = AppendStrings(b, sel.IDs)
+	b = append(b, `,"indices":`...)
+	b = appendInts(b, sel.Indices)
+	b = append(b, `,"scores":`...)
+	b = AppendArray(b, len(sel.IDs), func(b []byte, i int) []byte { return AppendFloat(b, res.Score(i)) })
+	b = append(b, `,"k":`...)
 	b = AppendInt(b, sel.K)
 	b = append(b, `,"tokens":`...)
 	b = AppendInt(b, sel.Tokens)
@@ -121,21 +106,11 @@ func AppendExplanation(b []byte, e ctxsel.Explanation, sorted []float64, maxCurv
 	}
 	b = append(b, `},"reason":`...)
 	b = AppendString(b, e.Reason)
-	b = append(b, `,"caps_applied":[`...)
-	for i, c := range e.CapsApplied {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendString(b, c)
-	}
-	b = append(b, `],"guards":[`...)
-	for i, g := range e.Guards {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendString(b, g)
-	}
-	b = append(b, `],"tokens":`...)
+	b = append(b, `,"caps_applied":`...)
+	b = AppendStrings(b, e.CapsApplied)
+	b = append(b, `,"guards":`...)
+	b = AppendStrings(b, e.Guards)
+	b = append(b, `,"tokens":`...)
 	b = AppendInt(b, e.Tokens)
 	b = append(b, `,"total_tokens":`...)
 	b = AppendInt(b, e.TotalTokens)
@@ -178,30 +153,15 @@ func AppendCurve(b []byte, sorted []float64, e ctxsel.Explanation, maxCurvePoint
 	}
 	b = append(b, `,"sampled":`...)
 	b = strconv.AppendBool(b, ranks != nil)
-	b = append(b, `,"scores":[`...)
+	b = append(b, `,"scores":`...)
 	if ranks == nil {
-		for i, x := range sorted {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = AppendFloat(b, x)
-		}
-		return append(b, "]}"...)
+		b = AppendArray(b, n, func(b []byte, i int) []byte { return AppendFloat(b, sorted[i]) })
+		return append(b, '}')
 	}
-	for i, r := range ranks {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendFloat(b, sorted[r])
-	}
-	b = append(b, `],"ranks":[`...)
-	for i, r := range ranks {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendInt(b, r)
-	}
-	return append(b, "]}"...)
+	b = AppendArray(b, len(ranks), func(b []byte, i int) []byte { return AppendFloat(b, sorted[ranks[i]]) })
+	b = append(b, `,"ranks":`...)
+	b = appendInts(b, ranks)
+	return append(b, '}')
 }
 
 // sampleRanks picks at most maxPoints ranks of n: the keep ranks (those in

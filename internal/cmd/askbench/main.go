@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel/dataset"
+	"github.com/ctxsel/ctxsel/internal/loopback"
 )
 
 const collection = "AskBench"
@@ -85,7 +86,7 @@ func run(bin, weaviateBin, work string, corpus []string, questionsFile string, n
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
-	if err := loopbackUp(); err != nil {
+	if err := loopback.Up(); err != nil {
 		fmt.Fprintln(os.Stderr, "askbench: bringing loopback up:", err)
 	}
 	recs, err := dataset.LoadFile(questionsFile)

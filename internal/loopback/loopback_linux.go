@@ -1,14 +1,16 @@
-package main
+// Package loopback brings the loopback interface of a fresh network
+// namespace up: one made by `unshare -n` (as .ci/run does, to keep
+// loopback servers' all-interfaces ports private) starts with it down.
+package loopback
 
 import (
 	"syscall"
 	"unsafe"
 )
 
-// loopbackUp brings the loopback interface up, as `ip link set lo up`
-// does: a fresh network namespace (unshare -rn) starts with it down. A
-// no-op where it is up.
-func loopbackUp() error {
+// Up brings the loopback interface up, as `ip link set lo up` does. It is
+// a no-op where lo is already up, and best-effort everywhere.
+func Up() error {
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM, 0)
 	if err != nil {
 		return err
