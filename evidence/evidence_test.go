@@ -146,6 +146,12 @@ func checkPruned(t *testing.T, text string, ev ctxsel.Evidence) {
 		b.WriteString(text[ev.Header[0]:ev.Header[1]])
 		prevEnd, prevIndex = ev.Header[1], -1
 	}
+	if ev.Title != "" { // a title the source gave: a line of its own
+		b.WriteString(ev.Title + "\n")
+		if len(ev.Spans) > 0 && index[ev.Spans[0]] > 0 {
+			b.WriteString(strings.TrimLeft(evidence.Gap, " "))
+		}
+	}
 	for _, sp := range ev.Spans {
 		j, ok := index[sp]
 		if !ok || sp[0] < max(prevEnd, 0) {

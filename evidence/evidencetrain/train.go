@@ -11,6 +11,8 @@ package evidencetrain
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -40,6 +42,11 @@ type Options struct {
 	PoolSeed, SplitSeed uint64
 	// Limit keeps the first Limit questions of each file (0: all).
 	Limit int
+	// Folds, when above 1, cross-validates instead of the fixed split:
+	// each file's train and validation questions together are cut into
+	// Folds parts (FoldOf), part Fold validates and the rest train. Test
+	// questions are never read either way.
+	Folds, Fold int
 	// Scorer scores the passages (the curve the selector reads).
 	Scorer score.Scorer
 	// Base holds the selector's embedder and token counter.
@@ -60,17 +67,19 @@ type Options struct {
 	Passages []int
 	Hops     []int
 	Anchors  int
-	// CostExponents, Neighbors and Floors are the packing settings tried
-	// (defaults 0, 0.5, 1; 0; 0 and a few floors); Budgets the budgets
-	// the validation gain is averaged over (default 300, 500, 1000, 1500).
+	// CostExponents, Neighbors, Floors and Stops are the packing settings
+	// tried (defaults 0, 0.5, 1; 0; 0 and a few floors; 0 and a few
+	// stops); Budgets the budgets the validation gain is averaged over
+	// (default 300, 500, 1000, 1500).
 	CostExponents []float64
 	Neighbors     []int
 	Floors        []float64
+	Stops         []float64
 	Budgets       []int
-	// FloorTolerance: a floor is admitted only if validation recall stays
-	// within this of the same setting without a floor at every budget
-	// (default 0.01), since sending less raises the gain over an envelope
-	// read at fewer tokens even as recall falls.
+	// FloorTolerance: a floor and a stop are admitted only if validation
+	// recall stays within this of the same setting without either at
+	// every budget (default 0.01), since sending less raises the gain over
+	// an envelope read at fewer tokens even as recall falls.
 	FloorTolerance float64
 	// TieTolerance: settings whose mean validation gain is within this of
 	// the best are taken as tied (the differences are far inside the
@@ -123,6 +132,9 @@ func (o *Options) defaults() {
 	if len(o.Floors) == 0 {
 		o.Floors = []float64{0, 0.001, 0.002, 0.005, 0.01, 0.02}
 	}
+	if len(o.Stops) == 0 {
+		o.Stops = []float64{0, 0.98, 0.985, 0.99, 0.995}
+	}
 	if len(o.Budgets) == 0 {
 		o.Budgets = []int{300, 500, 1000, 1500}
 	}
@@ -144,6 +156,7 @@ type Setting struct {
 	CostExponent float64 `json:"cost_exponent"`
 	Neighbors    int     `json:"neighbors"`
 	Floor        float64 `json:"floor"`
+	Stop         float64 `json:"stop,omitempty"`
 	// Gain and Recall per budget, over every validation question (each
 	// file weighted by its questions); Mean is Gain's mean over the
 	// budgets, the figure the choice maximises.
@@ -165,7 +178,7 @@ func (s *Setting) name() string {
 	if s.HopRows {
 		rows = "pass2"
 	}
-	return fmt.Sprintf("%s/%s,m=%d,hop=%d,beta=%g,nbr=%d,floor=%g", l, rows, s.Passages, s.Hop, s.CostExponent, s.Neighbors, s.Floor)
+	return fmt.Sprintf("%s/%s,m=%d,hop=%d,beta=%g,nbr=%d,floor=%g,stop=%g", l, rows, s.Passages, s.Hop, s.CostExponent, s.Neighbors, s.Floor, s.Stop)
 }
 
 // Result is what Train chose and everything it measured.
@@ -216,7 +229,11 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 			return nil, err
 		}
 		d := &labelledSet{name: filepath.Base(path), val: dataset.FilterSplit(pooled, dataset.SplitValidation, opt.SplitSeed)}
-		for _, r := range dataset.FilterSplit(pooled, dataset.SplitTrain, opt.SplitSeed) {
+		trainPart := dataset.FilterSplit(pooled, dataset.SplitTrain, opt.SplitSeed)
+		if opt.Folds > 1 {
+			trainPart, d.val = crossSplit(append(trainPart, d.val...), opt.Folds, opt.Fold)
+		}
+		for _, r := range trainPart {
 			if r.HasSpans() {
 				d.train = append(d.train, r)
 			}
@@ -335,18 +352,20 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 	best := cheapest(stage1, top.Mean-opt.TieTolerance)
 	logf("stage 1: best %s, mean validation gain %+.4f; chosen (the cheapest within %g) %s, %+.4f", top.name(), top.Mean, opt.TieTolerance, best.name(), best.Mean)
 
-	// stage 2: floors for the best setting, admitted only if recall stays
-	// within the tolerance at every budget
+	// stage 2: floors and stops for the best setting, admitted only if
+	// recall stays within the tolerance at every budget
 	var stage2 []*Setting
 	for _, f := range opt.Floors {
-		if f == 0 {
-			continue
+		for _, st := range opt.Stops {
+			if f == 0 && st == 0 {
+				continue
+			}
+			s := *best
+			mod := *best.model
+			mod.Floor, mod.Stop = f, st
+			s.Floor, s.Stop, s.model, s.Admitted = f, st, &mod, false
+			stage2 = append(stage2, &s)
 		}
-		s := *best
-		mod := *best.model
-		mod.Floor = f
-		s.Floor, s.model, s.Admitted = f, &mod, false
-		stage2 = append(stage2, &s)
 	}
 	if len(stage2) > 0 {
 		if err := validate(ctx, sets, opt, stage2, logf); err != nil {
@@ -370,7 +389,7 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 	model := *chosen.model
 	model.Provenance = map[string]string{
 		"data":     strings.Join(opt.Data, ","),
-		"split":    fmt.Sprintf("dataset.SplitOf seed %d: fitted on train, settings chosen on validation; test never read", opt.SplitSeed),
+		"split":    splitText(opt),
 		"scorer":   opt.Scorer.Name(),
 		"pool":     fmt.Sprintf("%d passages, seed %d", opt.Pool, opt.PoolSeed),
 		"learner":  learnerText(chosen, opt),
@@ -639,4 +658,31 @@ func WriteTable(w io.Writer, res *Result, budgets []int) error {
 	}
 	_, err := fmt.Fprintf(w, "gain = evidence recall − whole passages' top-k/budget envelope at the same mean tokens, on the validation questions (each file weighted by its questions); chose %s\n", res.Chosen.name())
 	return err
+}
+
+func splitText(opt Options) string {
+	if opt.Folds > 1 {
+		return fmt.Sprintf("dataset.SplitOf seed %d, train and validation cut in %d folds (evidencetrain.FoldOf): fitted on the others, settings chosen on fold %d; test never read", opt.SplitSeed, opt.Folds, opt.Fold)
+	}
+	return fmt.Sprintf("dataset.SplitOf seed %d: fitted on train, settings chosen on validation; test never read", opt.SplitSeed)
+}
+
+// FoldOf is a question's part of folds for cross-validation: a hash of its
+// id (SHA-256 of "fold:" and the id), independent of dataset.SplitOf.
+func FoldOf(id string, folds int) int {
+	h := sha256.Sum256([]byte("fold:" + id))
+	return int(binary.BigEndian.Uint64(h[:8]) % uint64(folds))
+}
+
+// crossSplit cuts records into the train part (every fold but fold) and
+// the validation part (fold).
+func crossSplit(recs []dataset.Record, folds, fold int) (train, val []dataset.Record) {
+	for _, r := range recs {
+		if FoldOf(r.ID, folds) == fold {
+			val = append(val, r)
+		} else {
+			train = append(train, r)
+		}
+	}
+	return train, val
 }
