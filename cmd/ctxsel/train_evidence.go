@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,10 @@ envelope, averaged over --budgets and the validation questions of all files.
 A floor or a stop is admitted only if validation recall stays within
 --floor-tolerance of neither at every budget. With --folds K --fold F the
 train and validation questions are cut into K folds instead (by id): fold F
-validates, the others train (cross-validation; test is never read). Settings within --tie-tolerance of the best mean gain tie, and the
+validates, the others train (cross-validation; test is never read). With
+--from MODEL nothing is fitted: MODEL's learner and settings are kept and only
+its floor and stop are chosen again (--floors, --stops) on the validation
+questions, by the same rule. Settings within --tie-tolerance of the best mean gain tie, and the
 cheapest of them (fewest passages, then the smaller hop) is chosen. Test questions are never read.
 `, stderr)
 	data := fs.String("data", "", "labelled JSONL files with gold_spans, comma-separated")
@@ -64,6 +68,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	l2 := fs.Float64("l2", 1, "ridge penalty of the logistic learner (standardised weights) and of the trees' leaves")
 	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
 	limit := fs.Int("limit", 0, "use only the first N questions of each file (0 = all)")
+	from := fs.String("from", "", "fit nothing: choose only the floor and stop of this model file again on validation")
 	folds := fs.Int("folds", 0, "cross-validate: cut train and validation into this many folds by question id (0: the fixed split)")
 	fold := fs.Int("fold", 0, "with --folds: the fold that validates (0 … folds-1)")
 	encoding := fs.String("encoding", token.Default, "token encoding: "+strings.Join(token.Encodings, ", "))
@@ -129,6 +134,15 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	}
 	if opt.Stops, err = floats("stops", *stops, 0.999); err != nil {
 		return err
+	}
+	if *from != "" {
+		b, err := os.ReadFile(*from)
+		if err != nil {
+			return fmt.Errorf("train evidence: --from: %w", err)
+		}
+		if opt.From, err = evidence.ParseModel(b); err != nil {
+			return fmt.Errorf("train evidence: --from %s: %w", *from, err)
+		}
 	}
 	if *folds < 0 || *folds == 1 || (*folds > 1 && (*fold < 0 || *fold >= *folds)) {
 		return usageError{fmt.Errorf("train evidence: --folds %d --fold %d: want folds ≥ 2 and 0 ≤ fold < folds", *folds, *fold)}

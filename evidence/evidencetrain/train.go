@@ -15,6 +15,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -86,6 +87,10 @@ type Options struct {
 	// validation noise), and the cheapest of them is chosen: fewest
 	// candidate passages, then the smaller hop (default 0.005).
 	TieTolerance float64
+	// From, when set, fits nothing: its learner and settings are kept,
+	// and only its floor and stop are chosen again on validation (stage
+	// 2), as for a model this function fitted.
+	From *evidence.Model
 	// Workers scores questions in parallel (0: GOMAXPROCS).
 	Workers int
 	// Log, when set, is told the progress.
@@ -242,115 +247,31 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("evidence train: %s: %d train and %d validation questions with gold_spans", path, len(d.train), len(d.val))
 		}
 		counter := opt.Base.Counter
-		if d.curves, _, err = eval.Curves(ctx, d.train, opt.Scorer, counter, opt.Workers); err != nil {
-			return nil, err
+		if opt.From == nil {
+			if d.curves, _, err = eval.Curves(ctx, d.train, opt.Scorer, counter, opt.Workers); err != nil {
+				return nil, err
+			}
 		}
 		res.Train[d.name], res.Validation[d.name] = len(d.train), len(d.val)
 		logf("%s: %d train, %d validation questions (pool %d), train scored", d.name, len(d.train), len(d.val), opt.Pool)
 		sets = append(sets, d)
 	}
 
-	// the models: per candidate count and learner, one fitted on the first
-	// pass's rows and, when a hop is tried, one on the second pass's
-	type variant struct {
-		learner string
-		m       int
-		hopRows bool
-		model   *evidence.Model
-	}
-	var variants []variant
-	maxHop := slices.Max(opt.Hops)
-	for _, m := range opt.Passages {
-		rows1, err := collectRows(ctx, sets, opt, m, nil)
-		if err != nil {
+	var stage1 []*Setting
+	var top, best *Setting
+	if opt.From != nil {
+		s := fromSetting(opt.From)
+		stage1 = []*Setting{s}
+		if err := validate(ctx, sets, opt, stage1, logf); err != nil {
 			return nil, err
 		}
-		logf("passages=%d: %d first-pass rows (%d gold)", m, len(rows1.rows.X), rows1.positives())
-		for _, l := range opt.Learners {
-			m0, err := fit(l, rows1.rows, opt)
-			if err != nil {
-				return nil, fmt.Errorf("evidence train: passages=%d %s: %w", m, l, err)
-			}
-			m0.Passages = m
-			variants = append(variants, variant{l, m, false, m0})
-			logf("passages=%d: %s fitted on the first pass", m, l)
-			if maxHop == 0 {
-				continue
-			}
-			// anchors for the second pass's rows come from a model that
-			// did not see the question (two folds), as at inference
-			folds := [2]*evidence.Model{}
-			for k := range folds {
-				if folds[k], err = fit(l, rows1.fold(k), opt); err != nil {
-					return nil, fmt.Errorf("evidence train: passages=%d %s fold %d: %w", m, l, k, err)
-				}
-				folds[k].Passages = m
-			}
-			rows2, err := collectRows(ctx, sets, opt, m, func(q int) *evidence.Model {
-				other := folds[1-q%2]
-				c := *other
-				c.Hop, c.Anchors = maxHop, opt.Anchors
-				return &c
-			})
-			if err != nil {
-				return nil, err
-			}
-			m1, err := fit(l, rows2.rows, opt)
-			if err != nil {
-				return nil, fmt.Errorf("evidence train: passages=%d %s second pass: %w", m, l, err)
-			}
-			m1.Passages, m1.Anchors = m, opt.Anchors
-			variants = append(variants, variant{l, m, true, m1})
-			logf("passages=%d: %s fitted on %d second-pass rows (%d gold)", m, l, len(rows2.rows.X), rows2.positives())
+		s.Admitted, top, best = true, s, s
+	} else {
+		var err error
+		if stage1, top, best, err = fitStage1(ctx, sets, opt, logf); err != nil {
+			return nil, err
 		}
 	}
-
-	// stage 1: every model (tree counts as prefixes) and hop, every cost
-	// exponent and neighbours, without a floor
-	var stage1 []*Setting
-	for _, v := range variants {
-		counts := []int{0}
-		if v.learner == evidence.LearnerTrees {
-			counts = opt.TreeCounts
-		}
-		hops := []int{0}
-		if v.hopRows {
-			hops = opt.Hops
-		}
-		for _, t := range counts {
-			base := v.model
-			if t > 0 {
-				base = v.model.Truncated(t)
-			}
-			for _, h := range hops {
-				for _, beta := range opt.CostExponents {
-					for _, nbr := range opt.Neighbors {
-						mod := *base
-						mod.CostExponent, mod.Neighbors, mod.Hop, mod.Floor = beta, nbr, h, 0
-						if h == 0 {
-							mod.Anchors = 0
-						} else {
-							mod.Anchors = opt.Anchors
-						}
-						stage1 = append(stage1, &Setting{Learner: v.learner, Trees: t, Passages: v.m, Hop: h, HopRows: v.hopRows,
-							CostExponent: beta, Neighbors: nbr, model: &mod})
-					}
-				}
-			}
-		}
-	}
-	if err := validate(ctx, sets, opt, stage1, logf); err != nil {
-		return nil, err
-	}
-	top := stage1[0]
-	for _, s := range stage1 {
-		s.Admitted = true
-		if s.Mean > top.Mean {
-			top = s
-		}
-	}
-	best := cheapest(stage1, top.Mean-opt.TieTolerance)
-	logf("stage 1: best %s, mean validation gain %+.4f; chosen (the cheapest within %g) %s, %+.4f", top.name(), top.Mean, opt.TieTolerance, best.name(), best.Mean)
 
 	// stage 2: floors and stops for the best setting, admitted only if
 	// recall stays within the tolerance at every budget
@@ -387,23 +308,159 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 	res.Settings = append(stage1, stage2...)
 	res.Chosen = chosen
 	model := *chosen.model
-	model.Provenance = map[string]string{
-		"data":     strings.Join(opt.Data, ","),
-		"split":    splitText(opt),
-		"scorer":   opt.Scorer.Name(),
-		"pool":     fmt.Sprintf("%d passages, seed %d", opt.Pool, opt.PoolSeed),
-		"learner":  learnerText(chosen, opt),
-		"chosen":   fmt.Sprintf("%s: mean validation gain %+.4f over budgets %v (the best stage-1 setting, %s, %+.4f; ties within %g broken toward the cheapest)", chosen.name(), chosen.Mean, opt.Budgets, top.name(), top.Mean, opt.TieTolerance),
-		"features": strings.Join(opt.Features, ","),
-	}
-	if opt.Command != "" {
-		model.Provenance["command"] = opt.Command
+	if opt.From != nil {
+		// the learner is From's: its provenance stays, the new packing is added
+		model.Provenance = maps.Clone(opt.From.Provenance)
+		if model.Provenance == nil {
+			model.Provenance = map[string]string{}
+		}
+		model.Provenance["packing"] = fmt.Sprintf("floor and stop chosen again on validation (%s; %s): %s, mean validation gain %+.4f over budgets %v (%+.4f with neither)",
+			strings.Join(opt.Data, ","), splitText(opt), chosen.name(), chosen.Mean, opt.Budgets, best.Mean)
+		if opt.Command != "" {
+			model.Provenance["packing_command"] = opt.Command
+		}
+	} else {
+		model.Provenance = map[string]string{
+			"data":     strings.Join(opt.Data, ","),
+			"split":    splitText(opt),
+			"scorer":   opt.Scorer.Name(),
+			"pool":     fmt.Sprintf("%d passages, seed %d", opt.Pool, opt.PoolSeed),
+			"learner":  learnerText(chosen, opt),
+			"chosen":   fmt.Sprintf("%s: mean validation gain %+.4f over budgets %v (the best stage-1 setting, %s, %+.4f; ties within %g broken toward the cheapest)", chosen.name(), chosen.Mean, opt.Budgets, top.name(), top.Mean, opt.TieTolerance),
+			"features": strings.Join(opt.Features, ","),
+		}
+		if opt.Command != "" {
+			model.Provenance["command"] = opt.Command
+		}
 	}
 	if err := model.Validate(); err != nil {
 		return nil, fmt.Errorf("evidence train: the chosen model: %w", err)
 	}
 	res.Model = &model
 	return res, nil
+}
+
+// fromSetting is the setting of a given model without a floor or stop.
+func fromSetting(m *evidence.Model) *Setting {
+	mod := *m
+	mod.Floor, mod.Stop = 0, 0
+	s := &Setting{Learner: mod.Learner, Passages: mod.Passages, Hop: mod.Hop, HopRows: mod.Hop > 0, CostExponent: mod.CostExponent,
+		Neighbors: mod.Neighbors, model: &mod}
+	if s.Learner == "" {
+		s.Learner = evidence.LearnerLogistic
+	}
+	if mod.Forest != nil {
+		s.Trees = len(mod.Forest.Trees)
+	}
+	return s
+}
+
+// fitStage1 fits the models on the train questions and measures every
+// model (tree counts as prefixes), hop, cost exponent and neighbours
+// setting, without a floor or stop, on the validation questions: stage1
+// holds them all, top the best, best the cheapest of those tied with it.
+func fitStage1(ctx context.Context, sets []*labelledSet, opt Options, logf func(string, ...any)) (stage1 []*Setting, top, best *Setting, err error) {
+	// the models: per candidate count and learner, one fitted on the first
+	// pass's rows and, when a hop is tried, one on the second pass's
+	type variant struct {
+		learner string
+		m       int
+		hopRows bool
+		model   *evidence.Model
+	}
+	var variants []variant
+	maxHop := slices.Max(opt.Hops)
+	for _, m := range opt.Passages {
+		rows1, err := collectRows(ctx, sets, opt, m, nil)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		logf("passages=%d: %d first-pass rows (%d gold)", m, len(rows1.rows.X), rows1.positives())
+		for _, l := range opt.Learners {
+			m0, err := fit(l, rows1.rows, opt)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("evidence train: passages=%d %s: %w", m, l, err)
+			}
+			m0.Passages = m
+			variants = append(variants, variant{l, m, false, m0})
+			logf("passages=%d: %s fitted on the first pass", m, l)
+			if maxHop == 0 {
+				continue
+			}
+			// anchors for the second pass's rows come from a model that
+			// did not see the question (two folds), as at inference
+			folds := [2]*evidence.Model{}
+			for k := range folds {
+				if folds[k], err = fit(l, rows1.fold(k), opt); err != nil {
+					return nil, nil, nil, fmt.Errorf("evidence train: passages=%d %s fold %d: %w", m, l, k, err)
+				}
+				folds[k].Passages = m
+			}
+			rows2, err := collectRows(ctx, sets, opt, m, func(q int) *evidence.Model {
+				other := folds[1-q%2]
+				c := *other
+				c.Hop, c.Anchors = maxHop, opt.Anchors
+				return &c
+			})
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			m1, err := fit(l, rows2.rows, opt)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("evidence train: passages=%d %s second pass: %w", m, l, err)
+			}
+			m1.Passages, m1.Anchors = m, opt.Anchors
+			variants = append(variants, variant{l, m, true, m1})
+			logf("passages=%d: %s fitted on %d second-pass rows (%d gold)", m, l, len(rows2.rows.X), rows2.positives())
+		}
+	}
+
+	// stage 1: every model (tree counts as prefixes) and hop, every cost
+	// exponent and neighbours, without a floor
+	for _, v := range variants {
+		counts := []int{0}
+		if v.learner == evidence.LearnerTrees {
+			counts = opt.TreeCounts
+		}
+		hops := []int{0}
+		if v.hopRows {
+			hops = opt.Hops
+		}
+		for _, t := range counts {
+			base := v.model
+			if t > 0 {
+				base = v.model.Truncated(t)
+			}
+			for _, h := range hops {
+				for _, beta := range opt.CostExponents {
+					for _, nbr := range opt.Neighbors {
+						mod := *base
+						mod.CostExponent, mod.Neighbors, mod.Hop, mod.Floor = beta, nbr, h, 0
+						if h == 0 {
+							mod.Anchors = 0
+						} else {
+							mod.Anchors = opt.Anchors
+						}
+						stage1 = append(stage1, &Setting{Learner: v.learner, Trees: t, Passages: v.m, Hop: h, HopRows: v.hopRows,
+							CostExponent: beta, Neighbors: nbr, model: &mod})
+					}
+				}
+			}
+		}
+	}
+	if err := validate(ctx, sets, opt, stage1, logf); err != nil {
+		return nil, nil, nil, err
+	}
+	top = stage1[0]
+	for _, s := range stage1 {
+		s.Admitted = true
+		if s.Mean > top.Mean {
+			top = s
+		}
+	}
+	best = cheapest(stage1, top.Mean-opt.TieTolerance)
+	logf("stage 1: best %s, mean validation gain %+.4f; chosen (the cheapest within %g) %s, %+.4f", top.name(), top.Mean, opt.TieTolerance, best.name(), best.Mean)
+	return stage1, top, best, nil
 }
 
 // cheapest is the setting of mean gain at least floor that costs least to
