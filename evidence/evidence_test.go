@@ -146,6 +146,12 @@ func checkPruned(t *testing.T, text string, ev ctxsel.Evidence) {
 		b.WriteString(text[ev.Header[0]:ev.Header[1]])
 		prevEnd, prevIndex = ev.Header[1], -1
 	}
+	if ev.Title != "" { // a title the source gave: a line of its own
+		b.WriteString(ev.Title + "\n")
+		if len(ev.Spans) > 0 && index[ev.Spans[0]] > 0 {
+			b.WriteString(strings.TrimLeft(evidence.Gap, " "))
+		}
+	}
 	for _, sp := range ev.Spans {
 		j, ok := index[sp]
 		if !ok || sp[0] < max(prevEnd, 0) {
@@ -209,17 +215,21 @@ func TestBudgetAndCaps(t *testing.T) {
 			t.Fatalf("budget %d: sent %d (reported %d)", budget, sum, sel.Tokens)
 		}
 		if budget == 5000 {
-			// the model's floor holds back sentences it deems all but
-			// worthless; without it a budget above everything sends every passage
+			// the model's floor and stop hold back sentences it deems all
+			// but worthless; without both a budget above everything sends
+			// every passage
 			floor := sel.Explanation.Params["floor"]
 			for _, ev := range sel.Evidence {
 				if ev.KeptScore < floor {
 					t.Fatalf("a sentence of p=%v sent below the floor %v", ev.KeptScore, floor)
 				}
 			}
-			all, err := newSelector(t, "evidence:budget=5000,passages=30,floor=0").SelectTexts(context.Background(), q)
+			all, err := newSelector(t, "evidence:budget=5000,passages=30,floor=0,stop=0").SelectTexts(context.Background(), q)
 			if err != nil || all.K != 30 {
-				t.Fatalf("without a floor a budget above everything sends every passage, got %d (%v)", all.K, err)
+				t.Fatalf("without a floor or stop a budget above everything sends every passage, got %d (%v)", all.K, err)
+			}
+			if sel.Tokens >= all.Tokens {
+				t.Fatalf("the model's floor and stop sent %d tokens, none %d: want fewer", sel.Tokens, all.Tokens)
 			}
 		}
 		// rank order: passages in the curve's order

@@ -23,6 +23,7 @@ func FuzzSelect(f *testing.F) {
 	}
 	c := counter(f)
 	floors := []string{"0", "0.1", "0.5"}
+	stops := []string{"0", "0.5", "0.9"}
 	f.Fuzz(func(t *testing.T, a, b string, budget uint16) {
 		for _, s := range []ctxsel.TextSelector{
 			newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",neighbors="+itoa(int(budget)%2)),
@@ -30,15 +31,19 @@ func FuzzSelect(f *testing.F) {
 			// the first) and a floor
 			hopSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",floor="+floors[int(budget)%3]),
 		} {
-			fuzzOne(t, c, s, a, b, budget)
+			fuzzOne(t, c, s, a, b, budget, nil)
 		}
+		// an early stop, and a and b chunks of one document (repeats)
+		s := newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",stop="+stops[int(budget)%3])
+		fuzzOne(t, c, s, a, b, budget, []string{"Doc", "Doc", ""})
 	})
 }
 
-func fuzzOne(t *testing.T, c interface{ Count(string) int }, s ctxsel.TextSelector, a, b string, budget uint16) {
+func fuzzOne(t *testing.T, c interface{ Count(string) int }, s ctxsel.TextSelector, a, b string, budget uint16, headers []string) {
 	t.Helper()
 	{
 		q := query(t, "who was born in London?", a, b, "London\nLondon is a city. Ada was born there.")
+		q.Headers = headers
 		sel, err := s.SelectTexts(context.Background(), q)
 		if err != nil {
 			if !errors.Is(err, ctxsel.ErrInvalidInput) {

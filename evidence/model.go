@@ -66,6 +66,9 @@ type Model struct {
 	// Floor is the least probability a sentence needs to be sent (0:
 	// none).
 	Floor float64 `json:"floor,omitempty"`
+	// Stop ends packing once the kept sentences hold this share of the
+	// expected evidence (0: none; Options.Stop).
+	Stop float64 `json:"stop,omitempty"`
 	// Provenance says how the model was made (data, splits, command).
 	Provenance map[string]string `json:"provenance,omitempty"`
 }
@@ -160,8 +163,8 @@ func (m *Model) Validate() error {
 		if m.Learner != "" && m.Learner != LearnerLogistic {
 			return fmt.Errorf("evidence model: version 1 holds a logistic model, not %q", m.Learner)
 		}
-		if m.Hop != 0 || m.Floor != 0 || m.Forest != nil {
-			return errors.New("evidence model: version 1 has no hop, floor or trees")
+		if m.Hop != 0 || m.Floor != 0 || m.Stop != 0 || m.Forest != nil {
+			return errors.New("evidence model: version 1 has no hop, floor, stop or trees")
 		}
 	case ModelVersion:
 	default:
@@ -223,6 +226,9 @@ func (m *Model) Validate() error {
 	}
 	if !finite(m.Floor) || m.Floor < 0 || m.Floor >= 1 {
 		return fmt.Errorf("evidence model: floor %v (want 0 ≤ floor < 1)", m.Floor)
+	}
+	if !finite(m.Stop) || m.Stop < 0 || m.Stop >= 1 {
+		return fmt.Errorf("evidence model: stop %v (want 0 ≤ stop < 1)", m.Stop)
 	}
 	return nil
 }

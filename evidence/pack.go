@@ -29,6 +29,32 @@ type packing struct {
 	// floorWaived says no sentence reached the floor, so it was packed
 	// without one.
 	floorWaived bool
+	// stopped says packing ended because the kept sentences held the
+	// stop share of the expected evidence (keptP of expected).
+	stopped         bool
+	keptP, expected float64
+	// repeat marks the sentences left out because their text is sent
+	// from another passage of their document (dedup; nil without).
+	repeat []bool
+}
+
+// packSettings are how pack chooses.
+type packSettings struct {
+	budget int
+	// beta prices a sentence by p / cost^beta.
+	beta float64
+	// floor: only sentences with p ≥ floor are sent.
+	floor float64
+	// stop, when above 0: packing ends once the kept sentences' p sum to
+	// stop × the expected evidence (the p of every sentence that could
+	// be sent).
+	stop float64
+	// neighbors 1 sends a kept sentence's predecessor with it.
+	neighbors int
+	// maxOpen bounds the passages opened (0: no bound).
+	maxOpen int
+	// dedup leaves out repeats (repeats.go).
+	dedup bool
 }
 
 // priority is a sentence's worth per token^beta.
@@ -39,13 +65,14 @@ func priority(p float64, cost int, beta float64) float64 {
 	return p / math.Pow(float64(max(cost, 1)), beta)
 }
 
-// pack chooses sentences greedily by priority within budget tokens, among
+// pack chooses sentences greedily by priority within the budget, among
 // those with p ≥ floor: a sentence costs its tokens, its passage's header
 // the first time the passage is opened, and, with neighbors, its
-// predecessor when that is not kept yet. No more than maxOpen passages are
-// opened (0: no bound). Then it builds the texts, counts them exactly, and
-// gives back the last chosen sentences until the exact total fits.
-func pack(ps []passage, ss []sentence, budget int, beta, floor float64, neighbors, maxOpen int, counter token.Counter) *packing {
+// predecessor when that is not kept yet. It stops early once the kept
+// sentences hold the stop share of the expected evidence. Then it builds
+// the texts, counts them exactly, and gives back the last chosen
+// sentences until the exact total fits.
+func pack(ps []passage, ss []sentence, set packSettings, counter token.Counter) *packing {
 	pk := &packing{kept: make([]bool, len(ss)), opened: make([]bool, len(ps)), lastKept: -1, firstDropped: -1}
 	cost := func(i int) int {
 		x := ss[i]
@@ -53,26 +80,35 @@ func pack(ps []passage, ss []sentence, budget int, beta, floor float64, neighbor
 		if !pk.opened[x.passage] {
 			c += ps[x.passage].headerTokens
 		}
-		if neighbors > 0 && x.index > 0 && !pk.kept[i-1] {
+		if set.neighbors > 0 && x.index > 0 && !pk.kept[i-1] {
 			c += ss[i-1].tokens
 		}
 		return c
 	}
-	left, open := budget, 0
+	var rp *repeatSet
+	if set.dedup {
+		rp = newRepeatSet(ps, ss)
+	}
+	pk.expected = expectedEvidence(ss, set.floor, rp)
+	left, open := set.budget, 0
 	for {
+		if set.stop > 0 && len(pk.order) > 0 && pk.keptP >= set.stop*pk.expected {
+			pk.stopped = true
+			break
+		}
 		best, bestPri := -1, math.Inf(-1)
 		for i := range ss {
-			if pk.kept[i] || ss[i].p < floor {
+			if pk.kept[i] || ss[i].p < set.floor || rp.blocked(i) {
 				continue
 			}
-			if !pk.opened[ss[i].passage] && maxOpen > 0 && open >= maxOpen {
+			if !pk.opened[ss[i].passage] && set.maxOpen > 0 && open >= set.maxOpen {
 				continue
 			}
 			c := cost(i)
 			if c > left {
 				continue
 			}
-			if pri := priority(ss[i].p, c, beta); pri > bestPri {
+			if pri := priority(ss[i].p, c, set.beta); pri > bestPri {
 				best, bestPri = i, pri
 			}
 		}
@@ -80,19 +116,17 @@ func pack(ps []passage, ss []sentence, budget int, beta, floor float64, neighbor
 			break
 		}
 		left -= cost(best)
-		if neighbors > 0 && ss[best].index > 0 && !pk.kept[best-1] {
-			pk.kept[best-1] = true
-			pk.order = append(pk.order, best-1)
+		if set.neighbors > 0 && ss[best].index > 0 && !pk.kept[best-1] {
+			pk.keep(ss, best-1, set.floor, rp)
 		}
-		pk.kept[best] = true
-		pk.order = append(pk.order, best)
+		pk.keep(ss, best, set.floor, rp)
 		if !pk.opened[ss[best].passage] {
 			pk.opened[ss[best].passage] = true
 			open++
 		}
 	}
 	pk.build(ps, ss, counter)
-	for pk.total > budget && len(pk.order) > 0 {
+	for pk.total > set.budget && len(pk.order) > 0 {
 		last := pk.order[len(pk.order)-1]
 		pk.order = pk.order[:len(pk.order)-1]
 		pk.kept[last] = false
@@ -106,16 +140,53 @@ func pack(ps []passage, ss []sentence, budget int, beta, floor float64, neighbor
 	if len(pk.order) > 0 {
 		pk.lastKept = pk.order[len(pk.order)-1]
 	}
+	if rp != nil {
+		pk.repeat = rp.sentElsewhere(pk.kept)
+	}
 	bestPri := math.Inf(-1)
 	for i := range ss {
-		if pk.kept[i] {
+		if pk.kept[i] || (pk.repeat != nil && pk.repeat[i]) {
 			continue
 		}
-		if pri := priority(ss[i].p, cost(i), beta); pri > bestPri {
+		if pri := priority(ss[i].p, cost(i), set.beta); pri > bestPri {
 			pk.firstDropped, bestPri = i, pri
 		}
 	}
 	return pk
+}
+
+// keep marks sentence i kept, and counts its p toward the expected
+// evidence when it is part of it.
+func (pk *packing) keep(ss []sentence, i int, floor float64, rp *repeatSet) {
+	pk.kept[i] = true
+	pk.order = append(pk.order, i)
+	if ss[i].p >= floor && !rp.fragment(i) {
+		pk.keptP += ss[i].p
+	}
+	rp.sent(i)
+}
+
+// expectedEvidence is the model's expected count of gold sentences among
+// those that could be sent: the sum of p over the sentences with
+// p ≥ floor (with dedup, a text repeated in one document once, at its
+// best p, and no fragment).
+func expectedEvidence(ss []sentence, floor float64, rp *repeatSet) float64 {
+	best := map[string]float64{}
+	e := 0.0
+	for i, x := range ss {
+		if x.p < floor || rp.fragment(i) {
+			continue
+		}
+		if k, ok := rp.key(i); ok {
+			if x.p > best[k] {
+				e += x.p - best[k]
+				best[k] = x.p
+			}
+			continue
+		}
+		e += x.p
+	}
+	return e
 }
 
 // build writes every opened passage's text and counts it exactly.

@@ -40,6 +40,14 @@ type Options struct {
 	// Floor is the least probability a sentence needs to be sent (0: the
 	// model's default; FloorOff: none).
 	Floor float64
+	// Stop ends packing early once the kept sentences hold this share of
+	// the expected evidence (the sum of p over every sentence that could
+	// be sent) (0: the model's default; StopOff: none).
+	Stop float64
+	// KeepRepeats sends repeats (dedup=0): a sentence whose text another
+	// passage of its document sends, and a chunk's cut-off fragment of a
+	// sentence another passage holds whole (repeats.go).
+	KeepRepeats bool
 	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
 	// in the curve) or ctxsel.DocumentOrder (input order). The query's
 	// order is used when it asks for document order.
@@ -66,11 +74,12 @@ type Options struct {
 	Sentences ctxsel.SentenceStore
 }
 
-// HopOff and FloorOff turn the second hop and the floor off (Options.Hop,
-// Options.Floor).
+// HopOff, FloorOff and StopOff turn the second hop, the floor and the
+// early stop off (Options.Hop, Options.Floor, Options.Stop).
 const (
 	HopOff   = -1
 	FloorOff = -1
+	StopOff  = -1
 )
 
 // Selector is the evidence TextSelector: it keeps sentences, not whole
@@ -86,6 +95,7 @@ type Selector struct {
 	nbrs    int
 	hop     int
 	floor   float64
+	stop    float64
 }
 
 var _ ctxsel.TextSelector = (*Selector)(nil)
@@ -112,6 +122,9 @@ func New(opt Options) (*Selector, error) {
 	}
 	if !finite(opt.Floor) || (opt.Floor < 0 && opt.Floor != FloorOff) || opt.Floor >= 1 {
 		return nil, fmt.Errorf("%w: evidence: floor=%v: want 0 ≤ floor < 1", ctxsel.ErrInvalidInput, opt.Floor)
+	}
+	if !finite(opt.Stop) || (opt.Stop < 0 && opt.Stop != StopOff) || opt.Stop >= 1 {
+		return nil, fmt.Errorf("%w: evidence: stop=%v: want 0 ≤ stop < 1", ctxsel.ErrInvalidInput, opt.Stop)
 	}
 	if opt.Order != ctxsel.RankOrder && opt.Order != ctxsel.DocumentOrder {
 		return nil, fmt.Errorf("%w: evidence: order %s: want rank or document", ctxsel.ErrInvalidInput, opt.Order)
@@ -161,6 +174,12 @@ func New(opt Options) (*Selector, error) {
 	case FloorOff:
 		s.floor = 0
 	}
+	switch s.stop = opt.Stop; s.stop {
+	case 0:
+		s.stop = s.model.Stop
+	case StopOff:
+		s.stop = 0
+	}
 	s.cols = s.model.columns()
 	return s, nil
 }
@@ -190,6 +209,15 @@ func (s *Selector) Name() string {
 	case s.opt.Floor > 0:
 		parts = append(parts, "floor="+strconv.FormatFloat(s.opt.Floor, 'g', -1, 64))
 	}
+	switch {
+	case s.opt.Stop == StopOff:
+		parts = append(parts, "stop=0")
+	case s.opt.Stop > 0:
+		parts = append(parts, "stop="+strconv.FormatFloat(s.opt.Stop, 'g', -1, 64))
+	}
+	if s.opt.KeepRepeats {
+		parts = append(parts, "dedup=0")
+	}
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")
 	}
@@ -211,8 +239,13 @@ func (s *Selector) Params() map[string]float64 {
 	if s.opt.NoHeader {
 		h = 0
 	}
+	dedup := 1.0
+	if s.opt.KeepRepeats {
+		dedup = 0
+	}
 	return map[string]float64{"budget": float64(s.opt.Budget), "passages": float64(s.passes), "header": h,
-		"neighbors": float64(s.nbrs), "cost_exponent": s.model.CostExponent, "hop": float64(s.hop), "floor": s.floor}
+		"neighbors": float64(s.nbrs), "cost_exponent": s.model.CostExponent, "hop": float64(s.hop), "floor": s.floor,
+		"stop": s.stop, "dedup": dedup}
 }
 
 // SelectTexts implements ctxsel.TextSelector: the best Passages passages
@@ -428,10 +461,13 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 		budget = q.Caps.MaxTokens
 	}
 	ps, ss := prep.ps, prep.ss
-	pk := pack(ps, ss, budget, s.model.CostExponent, s.floor, s.nbrs, q.Caps.MaxK, s.counter)
+	set := packSettings{budget: budget, beta: s.model.CostExponent, floor: s.floor, stop: s.stop, neighbors: s.nbrs,
+		maxOpen: q.Caps.MaxK, dedup: !s.opt.KeepRepeats}
+	pk := pack(ps, ss, set, s.counter)
 	if len(pk.order) == 0 && s.floor > 0 {
 		// nothing reached the floor: the best that fits is sent all the same
-		pk = pack(ps, ss, budget, s.model.CostExponent, 0, s.nbrs, q.Caps.MaxK, s.counter)
+		set.floor = 0
+		pk = pack(ps, ss, set, s.counter)
 		pk.floorWaived = true
 	}
 	if len(pk.order) == 0 {
@@ -471,17 +507,20 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 				ev.Title = p.header
 			}
 		}
+		repeats := 0
 		for j := range p.n {
 			x := ss[p.first+j]
 			if pk.kept[p.first+j] {
 				ev.KeptScore = min(ev.KeptScore, x.p)
+			} else if pk.repeat != nil && pk.repeat[p.first+j] {
+				repeats++
 			} else if ev.DroppedScore == nil || x.p > *ev.DroppedScore {
 				v := x.p
 				ev.DroppedScore = &v
 			}
 		}
 		ev.Sentences = p.n
-		ev.Why = passageWhy(ev, p.rank)
+		ev.Why = passageWhy(ev, p.rank, repeats)
 		sel.Indices = append(sel.Indices, p.input)
 		sel.IDs = append(sel.IDs, q.Curve.Candidate(p.input).ID)
 		sel.Evidence = append(sel.Evidence, ev)
@@ -492,9 +531,16 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 	return sel, nil
 }
 
-// passageWhy says what was kept of a passage and why, in words.
-func passageWhy(ev ctxsel.Evidence, rank int) string {
+// passageWhy says what was kept of a passage and why, in words; repeats
+// are its sentences another passage sends.
+func passageWhy(ev ctxsel.Evidence, rank, repeats int) string {
 	kept := fmt.Sprintf("kept %d of %d sentences of the passage ranked %d", len(ev.Spans), ev.Sentences, rank)
+	switch {
+	case repeats == 1:
+		kept += "; 1 more is sent from another passage"
+	case repeats > 1:
+		kept += fmt.Sprintf("; %d more are sent from another passage", repeats)
+	}
 	if ev.DroppedScore == nil {
 		return kept + fmt.Sprintf(" (all; weakest p=%.3f)", ev.KeptScore)
 	}
@@ -553,6 +599,10 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 	case s.floor > 0:
 		reason += fmt.Sprintf(" among those with p ≥ %g (the floor)", s.floor)
 	}
+	if pk.stopped {
+		reason += fmt.Sprintf("; stopped once the kept sentences held %.1f%% of the expected evidence (stop=%g: their p sum to %.3f of %.3f)",
+			100*pk.keptP/pk.expected, s.stop, pk.keptP, pk.expected)
+	}
 	d := ctxsel.Decision{Kind: "evidence", Rank: len(pk.order) - 1, Value: float64(budget)}
 	last := ss[pk.lastKept]
 	d.Above = &last.p
@@ -569,6 +619,9 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 	if oversized > 0 {
 		guards = append(guards, "oversized_sentence")
 		reason += fmt.Sprintf("; %d sentences are longer than the budget and could not be sent", oversized)
+	}
+	if n := countTrue(pk.repeat); n > 0 {
+		reason += fmt.Sprintf("; %d sentences not sent again: their text (or the whole sentence a chunk's edge cut) is sent from another passage of their document", n)
 	}
 	if pk.fixups > 0 {
 		reason += fmt.Sprintf("; %d sentences given back when the exact count of the texts crossed the budget", pk.fixups)
@@ -619,4 +672,14 @@ func (s *Selector) Features(ctx context.Context, q ctxsel.TextQuery) ([]Sentence
 		out[i] = SentenceFeatures{Passage: prep.ps[x.passage].input, Span: x.span, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p}
 	}
 	return out, nil
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }

@@ -26,6 +26,8 @@ var params = []ctxsel.ParamDoc{
 	{Name: "neighbors", Default: "model (" + modelDefault(func(m *Model) string { return strconv.Itoa(m.Neighbors) }) + ")", Doc: "1 sends a kept sentence's predecessor with it"},
 	{Name: "hop", Default: "model (" + modelDefault(func(m *Model) string { return strconv.Itoa(m.Hop) }) + ")", Doc: "the second hop: up to N passages outside the candidates whose title the best first-pass sentences name join them, then every sentence is scored again; 0 turns it off (composed after a strategy, only the passages it kept can join)"},
 	{Name: "floor", Default: "model (" + modelDefault(func(m *Model) string { return strconv.FormatFloat(m.Floor, 'g', -1, 64) }) + ")", Doc: "the least probability a sentence needs to be sent (0: none); when none reaches it, the best are sent all the same"},
+	{Name: "stop", Default: "model (" + modelDefault(func(m *Model) string { return strconv.FormatFloat(m.Stop, 'g', -1, 64) }) + ")", Doc: "ends packing once the kept sentences hold this share of the expected evidence (the sum of p over every sentence that could be sent), so a budget is not filled with sentences the model deems unlikely; 0: fill the budget"},
+	{Name: "dedup", Default: "1", Doc: "1 does not send a sentence another passage of the same document (title) sends, nor a chunk's cut-off fragment of a sentence another chunk holds whole; 0 sends them"},
 	{Name: "order", Default: "rank", Doc: "rank (by the passage's rank) or document (input order)"},
 	{Name: "max_k", Default: "none", Doc: "cap: at most this many passages opened"},
 	{Name: "max_tokens", Default: "none", Doc: "cap: lowers the budget"},
@@ -76,7 +78,8 @@ func withDeps(opt Options, deps ctxsel.Deps) (Options, error) {
 }
 
 // ParseSpec reads evidence:budget=N[,passages=M][,header=0|1]
-// [,neighbors=0|1][,hop=N][,floor=P][,order=rank|document] into Options
+// [,neighbors=0|1][,hop=N][,floor=P][,stop=S][,dedup=0|1]
+// [,order=rank|document] into Options
 // (the rest of base kept: embedder, counter, model).
 func ParseSpec(spec string, base Options) (Options, error) {
 	name, ps, err := ctxsel.ParsePart(spec)
@@ -92,7 +95,7 @@ func ParseSpec(spec string, base Options) (Options, error) {
 func parseParams(ps []ctxsel.Param, base Options) (Options, error) {
 	opt := base
 	opt.Budget, opt.Passages, opt.NoHeader, opt.Neighbors, opt.Order, opt.Caps = 0, 0, false, -1, ctxsel.RankOrder, ctxsel.Caps{}
-	opt.Hop, opt.Floor = 0, 0
+	opt.Hop, opt.Floor, opt.Stop, opt.KeepRepeats = 0, 0, 0, false
 	seen := map[string]bool{}
 	for _, p := range ps {
 		k, v := strings.ToLower(p.Key), p.Value
@@ -126,9 +129,18 @@ func parseParams(ps []ctxsel.Param, base Options) (Options, error) {
 			if f == 0 {
 				opt.Floor = FloorOff
 			}
+		case "stop":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !finite(f) || f < 0 || f >= 1 {
+				return Options{}, fmt.Errorf("%w: evidence: stop=%q: want a share, 0 ≤ stop < 1", ctxsel.ErrInvalidInput, v)
+			}
+			opt.Stop = f
+			if f == 0 {
+				opt.Stop = StopOff
+			}
 		case "min_k":
 			return Options{}, fmt.Errorf("%w: evidence: min_k: a token budget cannot promise passages (max_k and max_tokens are its caps)", ctxsel.ErrInvalidInput)
-		case "budget", "passages", "header", "neighbors", "hop":
+		case "budget", "passages", "header", "neighbors", "hop", "dedup":
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return Options{}, fmt.Errorf("%w: evidence: %s=%q is not a whole number", ctxsel.ErrInvalidInput, k, v)
@@ -141,6 +153,11 @@ func parseParams(ps []ctxsel.Param, base Options) (Options, error) {
 					return Options{}, fmt.Errorf("%w: evidence: passages=%d: want at least 1", ctxsel.ErrInvalidInput, n)
 				}
 				opt.Passages = n
+			case "dedup":
+				if n != 0 && n != 1 {
+					return Options{}, fmt.Errorf("%w: evidence: dedup=%d: want 0 or 1", ctxsel.ErrInvalidInput, n)
+				}
+				opt.KeepRepeats = n == 0
 			case "header":
 				if n != 0 && n != 1 {
 					return Options{}, fmt.Errorf("%w: evidence: header=%d: want 0 or 1", ctxsel.ErrInvalidInput, n)
@@ -161,7 +178,7 @@ func parseParams(ps []ctxsel.Param, base Options) (Options, error) {
 				}
 			}
 		default:
-			return Options{}, fmt.Errorf("%w: evidence: unknown parameter %q (known: budget, passages, header, neighbors, hop, floor, order, max_k, max_tokens)", ctxsel.ErrInvalidInput, k)
+			return Options{}, fmt.Errorf("%w: evidence: unknown parameter %q (known: budget, passages, header, neighbors, hop, floor, stop, dedup, order, max_k, max_tokens)", ctxsel.ErrInvalidInput, k)
 		}
 	}
 	if opt.Budget < 1 {

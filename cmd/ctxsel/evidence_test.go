@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -226,7 +227,36 @@ func TestTrainEvidence(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("eval with the trained model: exit %d: %s", code, errs)
 	}
-	for _, bad := range [][]string{{"--data", data}, {"--data", data, "--out", model, "--learner", "forest"}, {"--data", data, "--out", model, "--tree-counts", "900"}} {
+	// --from keeps the model's learner and chooses only its floor and stop again
+	repacked := filepath.Join(dir, "m2.json")
+	code, _, errs = runCLI(t, "", "train", "evidence", "--data", data, "--limit", "24", "--pool", "40", "--scorer", "bm25",
+		"--from", model, "--floors", "0,0.01", "--stops", "0,0.5", "--budgets", "150", "--out", repacked)
+	if code != 0 {
+		t.Fatalf("--from: exit %d: %s", code, errs)
+	}
+	b2, err := os.ReadFile(repacked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := evidence.ParseModel(b2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2.Learner != m.Learner || !reflect.DeepEqual(m2.Forest, m.Forest) || !reflect.DeepEqual(m2.Weights, m.Weights) ||
+		m2.Provenance["command"] != m.Provenance["command"] || !strings.Contains(m2.Provenance["packing"], "chosen again on validation") ||
+		(m2.Stop != 0 && m2.Stop != 0.5) || (m2.Floor != 0 && m2.Floor != 0.01) {
+		t.Fatalf("--from changed the learner or lost its provenance: %+v", m2)
+	}
+	// cross-validation folds
+	code, _, errs = runCLI(t, "", "train", "evidence", "--data", data, "--limit", "24", "--pool", "40", "--scorer", "bm25",
+		"--learner", "logistic", "--hops", "0", "--cost-exponents", "1", "--floors", "0", "--stops", "0", "--budgets", "150",
+		"--folds", "3", "--fold", "2", "--out", filepath.Join(dir, "m3.json"))
+	if code != 0 {
+		t.Fatalf("--folds: exit %d: %s", code, errs)
+	}
+	for _, bad := range [][]string{{"--data", data}, {"--data", data, "--out", model, "--learner", "forest"}, {"--data", data, "--out", model, "--tree-counts", "900"},
+		{"--data", data, "--out", model, "--folds", "1"}, {"--data", data, "--out", model, "--folds", "3", "--fold", "3"},
+		{"--data", data, "--out", model, "--from", filepath.Join(dir, "missing.json")}, {"--data", data, "--out", model, "--stops", "1"}} {
 		if code, _, errs := runCLI(t, "", append([]string{"train", "evidence"}, bad...)...); code == 0 {
 			t.Errorf("%v accepted: %s", bad, errs)
 		}

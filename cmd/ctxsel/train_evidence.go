@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -29,11 +30,16 @@ models are fitted on the train questions of every file (each question
 weighing the same): on the first pass's candidate sentences and, for the
 second hop (--hops), on the second pass's, its anchors from two-fold
 first-pass models. Every setting (learner, --tree-counts, --hops,
---cost-exponents, --neighbors, then --floors for the best) is chosen by the
-evidence-recall gain over the whole-passage top-k/budget envelope, averaged
-over --budgets and the validation questions of all files. A floor is
-admitted only if validation recall stays within --floor-tolerance at every
-budget. Settings within --tie-tolerance of the best mean gain tie, and the
+--cost-exponents, --neighbors, then --floors and --stops for the best) is
+chosen by the evidence-recall gain over the whole-passage top-k/budget
+envelope, averaged over --budgets and the validation questions of all files.
+A floor or a stop is admitted only if validation recall stays within
+--floor-tolerance of neither at every budget. With --folds K --fold F the
+train and validation questions are cut into K folds instead (by id): fold F
+validates, the others train (cross-validation; test is never read). With
+--from MODEL nothing is fitted: MODEL's learner and settings are kept and only
+its floor and stop are chosen again (--floors, --stops) on the validation
+questions, by the same rule. Settings within --tie-tolerance of the best mean gain tie, and the
 cheapest of them (fewest passages, then the smaller hop) is chosen. Test questions are never read.
 `, stderr)
 	data := fs.String("data", "", "labelled JSONL files with gold_spans, comma-separated")
@@ -55,12 +61,16 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	betas := fs.String("cost-exponents", "0,0.5,1", "token prices to try: a sentence's priority is p / tokens^β")
 	neighborsList := fs.String("neighbors", "0", "neighbor settings to try")
 	floors := fs.String("floors", "0,0.001,0.002,0.005,0.01,0.02", "probability floors tried on the best setting")
-	floorTol := fs.Float64("floor-tolerance", 0.01, "a floor must keep validation recall within this at every budget")
+	stops := fs.String("stops", "0,0.98,0.985,0.99,0.995", "early stops tried with the floors: packing ends once the kept sentences hold this share of the expected evidence (0: none)")
+	floorTol := fs.Float64("floor-tolerance", 0.01, "a floor or stop must keep validation recall within this at every budget")
 	tieTol := fs.Float64("tie-tolerance", 0.005, "settings within this mean validation gain of the best tie; the cheapest is chosen")
 	budgets := fs.String("budgets", "300,500,1000,1500", "token budgets the validation gain is averaged over")
 	l2 := fs.Float64("l2", 1, "ridge penalty of the logistic learner (standardised weights) and of the trees' leaves")
 	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
 	limit := fs.Int("limit", 0, "use only the first N questions of each file (0 = all)")
+	from := fs.String("from", "", "fit nothing: choose only the floor and stop of this model file again on validation")
+	folds := fs.Int("folds", 0, "cross-validate: cut train and validation into this many folds by question id (0: the fixed split)")
+	fold := fs.Int("fold", 0, "with --folds: the fold that validates (0 … folds-1)")
 	encoding := fs.String("encoding", token.Default, "token encoding: "+strings.Join(token.Encodings, ", "))
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -97,7 +107,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 		return v, nil
 	}
 	opt := evidencetrain.Options{Data: splitList(*data), Pool: *pool, PoolSeed: *poolSeed, SplitSeed: *splitSeed, Anchors: *anchors,
-		FloorTolerance: *floorTol, TieTolerance: *tieTol, Workers: *workers, Limit: *limit, Log: stderr, Learners: splitList(*learners),
+		FloorTolerance: *floorTol, TieTolerance: *tieTol, Workers: *workers, Limit: *limit, Folds: *folds, Fold: *fold, Log: stderr, Learners: splitList(*learners),
 		Logistic: evidencetrain.LogisticOptions{L2: *l2}, Trees: evidencetrain.TreeOptions{Trees: *trees, Depth: *depth, Rate: *rate, L2: *l2},
 		Command: "ctxsel train evidence " + strings.Join(args, " ")}
 	var err error
@@ -121,6 +131,21 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	}
 	if opt.Floors, err = floats("floors", *floors, 0.999); err != nil {
 		return err
+	}
+	if opt.Stops, err = floats("stops", *stops, 0.999); err != nil {
+		return err
+	}
+	if *from != "" {
+		b, err := os.ReadFile(*from)
+		if err != nil {
+			return fmt.Errorf("train evidence: --from: %w", err)
+		}
+		if opt.From, err = evidence.ParseModel(b); err != nil {
+			return fmt.Errorf("train evidence: --from %s: %w", *from, err)
+		}
+	}
+	if *folds < 0 || *folds == 1 || (*folds > 1 && (*fold < 0 || *fold >= *folds)) {
+		return usageError{fmt.Errorf("train evidence: --folds %d --fold %d: want folds ≥ 2 and 0 ≤ fold < folds", *folds, *fold)}
 	}
 	switch *features {
 	case "all":

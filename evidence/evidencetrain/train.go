@@ -11,8 +11,11 @@ package evidencetrain
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -40,6 +43,11 @@ type Options struct {
 	PoolSeed, SplitSeed uint64
 	// Limit keeps the first Limit questions of each file (0: all).
 	Limit int
+	// Folds, when above 1, cross-validates instead of the fixed split:
+	// each file's train and validation questions together are cut into
+	// Folds parts (FoldOf), part Fold validates and the rest train. Test
+	// questions are never read either way.
+	Folds, Fold int
 	// Scorer scores the passages (the curve the selector reads).
 	Scorer score.Scorer
 	// Base holds the selector's embedder and token counter.
@@ -60,23 +68,29 @@ type Options struct {
 	Passages []int
 	Hops     []int
 	Anchors  int
-	// CostExponents, Neighbors and Floors are the packing settings tried
-	// (defaults 0, 0.5, 1; 0; 0 and a few floors); Budgets the budgets
-	// the validation gain is averaged over (default 300, 500, 1000, 1500).
+	// CostExponents, Neighbors, Floors and Stops are the packing settings
+	// tried (defaults 0, 0.5, 1; 0; 0 and a few floors; 0 and a few
+	// stops); Budgets the budgets the validation gain is averaged over
+	// (default 300, 500, 1000, 1500).
 	CostExponents []float64
 	Neighbors     []int
 	Floors        []float64
+	Stops         []float64
 	Budgets       []int
-	// FloorTolerance: a floor is admitted only if validation recall stays
-	// within this of the same setting without a floor at every budget
-	// (default 0.01), since sending less raises the gain over an envelope
-	// read at fewer tokens even as recall falls.
+	// FloorTolerance: a floor and a stop are admitted only if validation
+	// recall stays within this of the same setting without either at
+	// every budget (default 0.01), since sending less raises the gain over
+	// an envelope read at fewer tokens even as recall falls.
 	FloorTolerance float64
 	// TieTolerance: settings whose mean validation gain is within this of
 	// the best are taken as tied (the differences are far inside the
 	// validation noise), and the cheapest of them is chosen: fewest
 	// candidate passages, then the smaller hop (default 0.005).
 	TieTolerance float64
+	// From, when set, fits nothing: its learner and settings are kept,
+	// and only its floor and stop are chosen again on validation (stage
+	// 2), as for a model this function fitted.
+	From *evidence.Model
 	// Workers scores questions in parallel (0: GOMAXPROCS).
 	Workers int
 	// Log, when set, is told the progress.
@@ -123,6 +137,9 @@ func (o *Options) defaults() {
 	if len(o.Floors) == 0 {
 		o.Floors = []float64{0, 0.001, 0.002, 0.005, 0.01, 0.02}
 	}
+	if len(o.Stops) == 0 {
+		o.Stops = []float64{0, 0.98, 0.985, 0.99, 0.995}
+	}
 	if len(o.Budgets) == 0 {
 		o.Budgets = []int{300, 500, 1000, 1500}
 	}
@@ -144,6 +161,7 @@ type Setting struct {
 	CostExponent float64 `json:"cost_exponent"`
 	Neighbors    int     `json:"neighbors"`
 	Floor        float64 `json:"floor"`
+	Stop         float64 `json:"stop,omitempty"`
 	// Gain and Recall per budget, over every validation question (each
 	// file weighted by its questions); Mean is Gain's mean over the
 	// budgets, the figure the choice maximises.
@@ -165,7 +183,7 @@ func (s *Setting) name() string {
 	if s.HopRows {
 		rows = "pass2"
 	}
-	return fmt.Sprintf("%s/%s,m=%d,hop=%d,beta=%g,nbr=%d,floor=%g", l, rows, s.Passages, s.Hop, s.CostExponent, s.Neighbors, s.Floor)
+	return fmt.Sprintf("%s/%s,m=%d,hop=%d,beta=%g,nbr=%d,floor=%g,stop=%g", l, rows, s.Passages, s.Hop, s.CostExponent, s.Neighbors, s.Floor, s.Stop)
 }
 
 // Result is what Train chose and everything it measured.
@@ -216,7 +234,11 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 			return nil, err
 		}
 		d := &labelledSet{name: filepath.Base(path), val: dataset.FilterSplit(pooled, dataset.SplitValidation, opt.SplitSeed)}
-		for _, r := range dataset.FilterSplit(pooled, dataset.SplitTrain, opt.SplitSeed) {
+		trainPart := dataset.FilterSplit(pooled, dataset.SplitTrain, opt.SplitSeed)
+		if opt.Folds > 1 {
+			trainPart, d.val = crossSplit(append(trainPart, d.val...), opt.Folds, opt.Fold)
+		}
+		for _, r := range trainPart {
 			if r.HasSpans() {
 				d.train = append(d.train, r)
 			}
@@ -225,14 +247,119 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("evidence train: %s: %d train and %d validation questions with gold_spans", path, len(d.train), len(d.val))
 		}
 		counter := opt.Base.Counter
-		if d.curves, _, err = eval.Curves(ctx, d.train, opt.Scorer, counter, opt.Workers); err != nil {
-			return nil, err
+		if opt.From == nil {
+			if d.curves, _, err = eval.Curves(ctx, d.train, opt.Scorer, counter, opt.Workers); err != nil {
+				return nil, err
+			}
 		}
 		res.Train[d.name], res.Validation[d.name] = len(d.train), len(d.val)
 		logf("%s: %d train, %d validation questions (pool %d), train scored", d.name, len(d.train), len(d.val), opt.Pool)
 		sets = append(sets, d)
 	}
 
+	var stage1 []*Setting
+	var top, best *Setting
+	if opt.From != nil {
+		s := fromSetting(opt.From)
+		stage1 = []*Setting{s}
+		if err := validate(ctx, sets, opt, stage1, logf); err != nil {
+			return nil, err
+		}
+		s.Admitted, top, best = true, s, s
+	} else {
+		var err error
+		if stage1, top, best, err = fitStage1(ctx, sets, opt, logf); err != nil {
+			return nil, err
+		}
+	}
+
+	// stage 2: floors and stops for the best setting, admitted only if
+	// recall stays within the tolerance at every budget
+	var stage2 []*Setting
+	for _, f := range opt.Floors {
+		for _, st := range opt.Stops {
+			if f == 0 && st == 0 {
+				continue
+			}
+			s := *best
+			mod := *best.model
+			mod.Floor, mod.Stop = f, st
+			s.Floor, s.Stop, s.model, s.Admitted = f, st, &mod, false
+			stage2 = append(stage2, &s)
+		}
+	}
+	if len(stage2) > 0 {
+		if err := validate(ctx, sets, opt, stage2, logf); err != nil {
+			return nil, err
+		}
+	}
+	chosen := best
+	for _, s := range stage2 {
+		s.Admitted = true
+		for _, b := range opt.Budgets {
+			if s.Recall[b] < best.Recall[b]-opt.FloorTolerance {
+				s.Admitted = false
+			}
+		}
+		if s.Admitted && s.Mean > chosen.Mean {
+			chosen = s
+		}
+	}
+	res.Settings = append(stage1, stage2...)
+	res.Chosen = chosen
+	model := *chosen.model
+	if opt.From != nil {
+		// the learner is From's: its provenance stays, the new packing is added
+		model.Provenance = maps.Clone(opt.From.Provenance)
+		if model.Provenance == nil {
+			model.Provenance = map[string]string{}
+		}
+		model.Provenance["packing"] = fmt.Sprintf("floor and stop chosen again on validation (%s; %s): %s, mean validation gain %+.4f over budgets %v (%+.4f with neither)",
+			strings.Join(opt.Data, ","), splitText(opt), chosen.name(), chosen.Mean, opt.Budgets, best.Mean)
+		if opt.Command != "" {
+			model.Provenance["packing_command"] = opt.Command
+		}
+	} else {
+		model.Provenance = map[string]string{
+			"data":     strings.Join(opt.Data, ","),
+			"split":    splitText(opt),
+			"scorer":   opt.Scorer.Name(),
+			"pool":     fmt.Sprintf("%d passages, seed %d", opt.Pool, opt.PoolSeed),
+			"learner":  learnerText(chosen, opt),
+			"chosen":   fmt.Sprintf("%s: mean validation gain %+.4f over budgets %v (the best stage-1 setting, %s, %+.4f; ties within %g broken toward the cheapest)", chosen.name(), chosen.Mean, opt.Budgets, top.name(), top.Mean, opt.TieTolerance),
+			"features": strings.Join(opt.Features, ","),
+		}
+		if opt.Command != "" {
+			model.Provenance["command"] = opt.Command
+		}
+	}
+	if err := model.Validate(); err != nil {
+		return nil, fmt.Errorf("evidence train: the chosen model: %w", err)
+	}
+	res.Model = &model
+	return res, nil
+}
+
+// fromSetting is the setting of a given model without a floor or stop.
+func fromSetting(m *evidence.Model) *Setting {
+	mod := *m
+	mod.Floor, mod.Stop = 0, 0
+	s := &Setting{Learner: mod.Learner, Passages: mod.Passages, Hop: mod.Hop, HopRows: mod.Hop > 0, CostExponent: mod.CostExponent,
+		Neighbors: mod.Neighbors, model: &mod}
+	if s.Learner == "" {
+		s.Learner = evidence.LearnerLogistic
+	}
+	if mod.Forest != nil {
+		s.Trees = len(mod.Forest.Trees)
+	}
+	return s
+}
+
+// fitStage1 fits the models on the train questions and measures every
+// model (tree counts as prefixes), hop, cost exponent and neighbours
+// setting, without a floor or stop, on the validation questions: stage1
+// holds them all, top the best, best the cheapest of those tied with it.
+func fitStage1(ctx context.Context, sets []*labelledSet, opt Options, logf func(string, ...any)) (stage1 []*Setting, top, best *Setting, err error) {
 	// the models: per candidate count and learner, one fitted on the first
 	// pass's rows and, when a hop is tried, one on the second pass's
 	type variant struct {
@@ -246,13 +373,13 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 	for _, m := range opt.Passages {
 		rows1, err := collectRows(ctx, sets, opt, m, nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		logf("passages=%d: %d first-pass rows (%d gold)", m, len(rows1.rows.X), rows1.positives())
 		for _, l := range opt.Learners {
 			m0, err := fit(l, rows1.rows, opt)
 			if err != nil {
-				return nil, fmt.Errorf("evidence train: passages=%d %s: %w", m, l, err)
+				return nil, nil, nil, fmt.Errorf("evidence train: passages=%d %s: %w", m, l, err)
 			}
 			m0.Passages = m
 			variants = append(variants, variant{l, m, false, m0})
@@ -265,7 +392,7 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 			folds := [2]*evidence.Model{}
 			for k := range folds {
 				if folds[k], err = fit(l, rows1.fold(k), opt); err != nil {
-					return nil, fmt.Errorf("evidence train: passages=%d %s fold %d: %w", m, l, k, err)
+					return nil, nil, nil, fmt.Errorf("evidence train: passages=%d %s fold %d: %w", m, l, k, err)
 				}
 				folds[k].Passages = m
 			}
@@ -276,11 +403,11 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 				return &c
 			})
 			if err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 			m1, err := fit(l, rows2.rows, opt)
 			if err != nil {
-				return nil, fmt.Errorf("evidence train: passages=%d %s second pass: %w", m, l, err)
+				return nil, nil, nil, fmt.Errorf("evidence train: passages=%d %s second pass: %w", m, l, err)
 			}
 			m1.Passages, m1.Anchors = m, opt.Anchors
 			variants = append(variants, variant{l, m, true, m1})
@@ -290,7 +417,6 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 
 	// stage 1: every model (tree counts as prefixes) and hop, every cost
 	// exponent and neighbours, without a floor
-	var stage1 []*Setting
 	for _, v := range variants {
 		counts := []int{0}
 		if v.learner == evidence.LearnerTrees {
@@ -323,68 +449,18 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 		}
 	}
 	if err := validate(ctx, sets, opt, stage1, logf); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	top := stage1[0]
+	top = stage1[0]
 	for _, s := range stage1 {
 		s.Admitted = true
 		if s.Mean > top.Mean {
 			top = s
 		}
 	}
-	best := cheapest(stage1, top.Mean-opt.TieTolerance)
+	best = cheapest(stage1, top.Mean-opt.TieTolerance)
 	logf("stage 1: best %s, mean validation gain %+.4f; chosen (the cheapest within %g) %s, %+.4f", top.name(), top.Mean, opt.TieTolerance, best.name(), best.Mean)
-
-	// stage 2: floors for the best setting, admitted only if recall stays
-	// within the tolerance at every budget
-	var stage2 []*Setting
-	for _, f := range opt.Floors {
-		if f == 0 {
-			continue
-		}
-		s := *best
-		mod := *best.model
-		mod.Floor = f
-		s.Floor, s.model, s.Admitted = f, &mod, false
-		stage2 = append(stage2, &s)
-	}
-	if len(stage2) > 0 {
-		if err := validate(ctx, sets, opt, stage2, logf); err != nil {
-			return nil, err
-		}
-	}
-	chosen := best
-	for _, s := range stage2 {
-		s.Admitted = true
-		for _, b := range opt.Budgets {
-			if s.Recall[b] < best.Recall[b]-opt.FloorTolerance {
-				s.Admitted = false
-			}
-		}
-		if s.Admitted && s.Mean > chosen.Mean {
-			chosen = s
-		}
-	}
-	res.Settings = append(stage1, stage2...)
-	res.Chosen = chosen
-	model := *chosen.model
-	model.Provenance = map[string]string{
-		"data":     strings.Join(opt.Data, ","),
-		"split":    fmt.Sprintf("dataset.SplitOf seed %d: fitted on train, settings chosen on validation; test never read", opt.SplitSeed),
-		"scorer":   opt.Scorer.Name(),
-		"pool":     fmt.Sprintf("%d passages, seed %d", opt.Pool, opt.PoolSeed),
-		"learner":  learnerText(chosen, opt),
-		"chosen":   fmt.Sprintf("%s: mean validation gain %+.4f over budgets %v (the best stage-1 setting, %s, %+.4f; ties within %g broken toward the cheapest)", chosen.name(), chosen.Mean, opt.Budgets, top.name(), top.Mean, opt.TieTolerance),
-		"features": strings.Join(opt.Features, ","),
-	}
-	if opt.Command != "" {
-		model.Provenance["command"] = opt.Command
-	}
-	if err := model.Validate(); err != nil {
-		return nil, fmt.Errorf("evidence train: the chosen model: %w", err)
-	}
-	res.Model = &model
-	return res, nil
+	return stage1, top, best, nil
 }
 
 // cheapest is the setting of mean gain at least floor that costs least to
@@ -639,4 +715,31 @@ func WriteTable(w io.Writer, res *Result, budgets []int) error {
 	}
 	_, err := fmt.Fprintf(w, "gain = evidence recall − whole passages' top-k/budget envelope at the same mean tokens, on the validation questions (each file weighted by its questions); chose %s\n", res.Chosen.name())
 	return err
+}
+
+func splitText(opt Options) string {
+	if opt.Folds > 1 {
+		return fmt.Sprintf("dataset.SplitOf seed %d, train and validation cut in %d folds (evidencetrain.FoldOf): fitted on the others, settings chosen on fold %d; test never read", opt.SplitSeed, opt.Folds, opt.Fold)
+	}
+	return fmt.Sprintf("dataset.SplitOf seed %d: fitted on train, settings chosen on validation; test never read", opt.SplitSeed)
+}
+
+// FoldOf is a question's part of folds for cross-validation: a hash of its
+// id (SHA-256 of "fold:" and the id), independent of dataset.SplitOf.
+func FoldOf(id string, folds int) int {
+	h := sha256.Sum256([]byte("fold:" + id))
+	return int(binary.BigEndian.Uint64(h[:8]) % uint64(folds))
+}
+
+// crossSplit cuts records into the train part (every fold but fold) and
+// the validation part (fold).
+func crossSplit(recs []dataset.Record, folds, fold int) (train, val []dataset.Record) {
+	for _, r := range recs {
+		if FoldOf(r.ID, folds) == fold {
+			val = append(val, r)
+		} else {
+			train = append(train, r)
+		}
+	}
+	return train, val
 }

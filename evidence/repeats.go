@@ -1,0 +1,164 @@
+package evidence
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Repeats. An index cuts a document into overlapping chunks (ask: 600
+// tokens, 100 of them shared with the next chunk), so one sentence can be
+// a candidate twice, and a chunk's first or last sentence is often the
+// cut-off tail or head of a sentence the neighbouring chunk holds whole.
+// Sending both spends the budget twice on one text. With dedup (the
+// default), among the passages of one document (the same title: ask gives
+// every chunk its document's), a sentence is not sent when a sentence of
+// another passage with the same text is, and a passage's first or last
+// sentence is never sent when it is a fragment (a strict suffix or
+// prefix) of a sentence of another candidate passage: the whole sentence
+// is the one to send. Passages without a title are never compared.
+
+// minFragmentBytes is the shortest fragment matched inside a word: a
+// shorter one must meet the whole sentence at a word boundary.
+const minFragmentBytes = 20
+
+// repeatSet finds the candidate sentences that repeat one another. Its
+// methods take a nil set as "no dedup".
+type repeatSet struct {
+	// keys are the sentences' texts for comparison, per document: title,
+	// NUL, repeatKey ("" for a passage without a title).
+	keys []string
+	// fragmentOf lists, for a fragment, the sentences it is cut from.
+	fragmentOf [][]int
+	// sentFrom maps a key sent to 1 + the passage it is sent from.
+	sentFrom map[string]int
+	passage  []int // each sentence's passage
+}
+
+// repeatKey is a sentence's text for comparison: its white space runs
+// made single spaces, without the punctuation and spaces a chunk's cut
+// leaves at its start (". Nevertheless, …" is "Nevertheless, …"; an
+// opening quote stays).
+func repeatKey(text string) string {
+	t := strings.Join(strings.Fields(text), " ")
+	return strings.TrimLeftFunc(t, func(r rune) bool {
+		return unicode.IsSpace(r) || (unicode.IsPunct(r) && !strings.ContainsRune("\"'“‘«(", r))
+	})
+}
+
+func newRepeatSet(ps []passage, ss []sentence) *repeatSet {
+	r := &repeatSet{keys: make([]string, len(ss)), fragmentOf: make([][]int, len(ss)), sentFrom: map[string]int{}, passage: make([]int, len(ss))}
+	texts := make([]string, len(ss))
+	for i, x := range ss {
+		r.passage[i] = x.passage
+		if title := ps[x.passage].title; title != "" {
+			texts[i] = repeatKey(x.text)
+			if texts[i] != "" {
+				r.keys[i] = title + "\x00" + texts[i]
+			}
+		}
+	}
+	for _, p := range ps {
+		if p.title == "" || p.n == 0 {
+			continue
+		}
+		for _, i := range []int{p.first, p.first + p.n - 1} {
+			frag := texts[i]
+			if frag == "" || r.fragmentOf[i] != nil {
+				continue
+			}
+			first, last := i == p.first, i == p.first+p.n-1
+			for j, whole := range texts {
+				if ss[j].passage == ss[i].passage || len(whole) <= len(frag) || ps[ss[j].passage].title != p.title {
+					continue
+				}
+				if (first && suffixFragment(whole, frag)) || (last && prefixFragment(whole, frag)) {
+					r.fragmentOf[i] = append(r.fragmentOf[i], j)
+				}
+			}
+		}
+	}
+	return r
+}
+
+// blocked reports a sentence not to send: a fragment, or a text another
+// passage of its document sends.
+func (r *repeatSet) blocked(i int) bool {
+	if r == nil {
+		return false
+	}
+	if r.fragmentOf[i] != nil {
+		return true
+	}
+	p := r.sentFrom[r.keys[i]]
+	return r.keys[i] != "" && p > 0 && p-1 != r.passage[i]
+}
+
+// sent records that sentence i is sent.
+func (r *repeatSet) sent(i int) {
+	if r != nil && r.keys[i] != "" && r.sentFrom[r.keys[i]] == 0 {
+		r.sentFrom[r.keys[i]] = r.passage[i] + 1
+	}
+}
+
+func (r *repeatSet) fragment(i int) bool { return r != nil && r.fragmentOf[i] != nil }
+
+// key is sentence i's text key within its document, when it has one.
+func (r *repeatSet) key(i int) (string, bool) {
+	if r == nil || r.keys[i] == "" {
+		return "", false
+	}
+	return r.keys[i], true
+}
+
+// sentElsewhere marks the sentences not kept whose text is sent from
+// another passage: an equal sentence, or a whole one they are a fragment
+// of.
+func (r *repeatSet) sentElsewhere(kept []bool) []bool {
+	from := map[string]int{}
+	for i, k := range kept {
+		if k && r.keys[i] != "" && from[r.keys[i]] == 0 {
+			from[r.keys[i]] = r.passage[i] + 1
+		}
+	}
+	out := make([]bool, len(kept))
+	for i := range kept {
+		if kept[i] {
+			continue
+		}
+		if p := from[r.keys[i]]; r.keys[i] != "" && p > 0 && p-1 != r.passage[i] {
+			out[i] = true
+		}
+		for _, j := range r.fragmentOf[i] {
+			out[i] = out[i] || kept[j]
+		}
+	}
+	return out
+}
+
+// suffixFragment reports whether frag ends whole: a strict suffix, at a
+// word boundary or long enough to be no accident.
+func suffixFragment(whole, frag string) bool {
+	if !strings.HasSuffix(whole, frag) {
+		return false
+	}
+	if len(frag) >= minFragmentBytes {
+		return true
+	}
+	before, _ := utf8.DecodeLastRuneInString(whole[:len(whole)-len(frag)])
+	first, _ := utf8.DecodeRuneInString(frag)
+	return !isWordRune(before) || !isWordRune(first)
+}
+
+// prefixFragment reports whether frag opens whole likewise.
+func prefixFragment(whole, frag string) bool {
+	if !strings.HasPrefix(whole, frag) {
+		return false
+	}
+	if len(frag) >= minFragmentBytes {
+		return true
+	}
+	after, _ := utf8.DecodeRuneInString(whole[len(frag):])
+	last, _ := utf8.DecodeLastRuneInString(frag)
+	return !isWordRune(after) || !isWordRune(last)
+}

@@ -1,0 +1,134 @@
+package evidence_test
+
+import (
+	"context"
+	"github.com/ctxsel/ctxsel/evidence"
+	"github.com/ctxsel/ctxsel/index/indextest"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+)
+
+// Two overlapping chunks of one document, as an index cuts them: the
+// second repeats the first's last whole sentences, and each holds a
+// fragment of a sentence the other holds whole at the cut.
+const (
+	s1 = "The orchard grew apples and pears in long rows."
+	s2 = "Fruit, by the bye, was all their diet."
+	s3 = "These people of the remote future were strict vegetarians, and while I was with them I had to be frugivorous also."
+	s4 = "Horses, cattle, sheep and dogs had followed the Ichthyosaurus into extinction."
+	s5 = "But the fruits were very delightful."
+)
+
+func overlappingChunks(t *testing.T) ctxsel.TextQuery {
+	t.Helper()
+	chunk1 := s1 + " " + s2 + " " + s3 + " Horses, cattle, sheep and dogs"  // ends cut in s4
+	chunk2 := "by the bye, was all their diet. " + s3 + " " + s4 + " " + s5 // starts cut in s2
+	q := query(t, "What kind of diet do the people of the future follow?", chunk1, chunk2)
+	q.Headers = []string{"The Time Machine", "The Time Machine"} // one document
+	return q
+}
+
+func sentTexts(sel ctxsel.Selection, q ctxsel.TextQuery) []string {
+	var out []string
+	for i, idx := range sel.Indices {
+		for _, sp := range sel.Evidence[i].Spans {
+			out = append(out, q.Texts[idx][sp[0]:sp[1]])
+		}
+	}
+	return out
+}
+
+func TestRepeatsAreSentOnce(t *testing.T) {
+	q := overlappingChunks(t)
+	// a budget that holds everything, no floor, no stop: only dedup decides
+	on, err := newSelector(t, "evidence:budget=2000,floor=0,stop=0,hop=0").SelectTexts(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sentTexts(on, q)
+	for _, want := range []string{s1, s2, s3, s4, s5} {
+		n := 0
+		for _, g := range got {
+			if g == want {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("dedup on: %q sent %d times, want once (sent: %q)", want, n, got)
+		}
+	}
+	if len(got) != 5 {
+		t.Errorf("dedup on: sent %d sentences, want the 5 whole ones, no fragment: %q", len(got), got)
+	}
+	if !strings.Contains(on.Explanation.Reason, "not sent again") {
+		t.Errorf("the explanation does not say repeats were left out: %s", on.Explanation.Reason)
+	}
+	off, err := newSelector(t, "evidence:budget=2000,floor=0,stop=0,hop=0,dedup=0").SelectTexts(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sentTexts(off, q)); n != 8 { // 4 + 4 sentences, s3 twice, two fragments
+		t.Errorf("dedup=0: sent %d sentences, want all 8", n)
+	}
+	if off.Tokens <= on.Tokens {
+		t.Errorf("dedup=0 sent %d tokens, dedup %d: want dedup to send less", off.Tokens, on.Tokens)
+	}
+}
+
+func TestRepeatsOnlyWithinADocument(t *testing.T) {
+	q := overlappingChunks(t)
+	q.Headers = []string{"The Time Machine", "The Island of Doctor Moreau"} // two documents
+	sel, err := newSelector(t, "evidence:budget=2000,floor=0,stop=0,hop=0").SelectTexts(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(sentTexts(sel, q)); n != 8 {
+		t.Errorf("two documents: sent %d sentences, want all 8 (repeats are looked for within a document only)", n)
+	}
+}
+
+func TestStopSendsLess(t *testing.T) {
+	q := query(t, "Who directed the film Ed Wood?",
+		"Ed Wood (film)\nEd Wood is a 1994 American film directed by Tim Burton. It stars Johnny Depp. The music is by Howard Shore. It was shot in black and white. It lost money.",
+		"Tim Burton\nTim Burton is an American director. He was born in Burbank. He studied at CalArts. He worked at Disney.",
+		"Burbank\nBurbank is a city in California. It is home to studios. Its airport is small.")
+	full, err := newSelector(t, "evidence:budget=2000,floor=0,stop=0,hop=0").SelectTexts(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	early, err := newSelector(t, "evidence:budget=2000,floor=0,stop=0.5,hop=0").SelectTexts(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if early.Tokens >= full.Tokens {
+		t.Errorf("stop=0.5 sent %d tokens, stop=0 %d: want fewer", early.Tokens, full.Tokens)
+	}
+	if !strings.Contains(early.Explanation.Reason, "stopped once the kept sentences held") {
+		t.Errorf("the explanation does not name the stop: %s", early.Explanation.Reason)
+	}
+	if got := early.Explanation.Params["stop"]; got != 0.5 {
+		t.Errorf("params stop = %v, want 0.5", got)
+	}
+	if strings.Contains(full.Explanation.Reason, "stopped") {
+		t.Errorf("stop=0 says it stopped: %s", full.Explanation.Reason)
+	}
+}
+
+func TestStopAndDedupSpecs(t *testing.T) {
+	for _, bad := range []string{"evidence:budget=500,stop=1", "evidence:budget=500,stop=-0.1", "evidence:budget=500,stop=x", "evidence:budget=500,dedup=2"} {
+		if _, err := newSelectorErr(t, bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	s := newSelector(t, "evidence:budget=500,stop=0.99,dedup=0")
+	if got := s.(interface{ Name() string }).Name(); got != "evidence:budget=500,stop=0.99,dedup=0" {
+		t.Errorf("Name() = %q", got)
+	}
+}
+
+func newSelectorErr(t *testing.T, spec string) (ctxsel.TextSelector, error) {
+	t.Helper()
+	return evidence.Parse(spec, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t)})
+}
