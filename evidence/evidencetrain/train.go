@@ -314,7 +314,7 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 		if model.Provenance == nil {
 			model.Provenance = map[string]string{}
 		}
-		model.Provenance["packing"] = fmt.Sprintf("floor and stop chosen again on validation (%s; %s): %s, mean validation gain %+.4f over budgets %v (%+.4f with neither)",
+		model.Provenance["packing"] = fmt.Sprintf("floor and stop chosen again on validation (%s; %s): %s, mean validation gain %+.4f over budgets %v (%+.4f with floor 0 and stop 0)",
 			strings.Join(opt.Data, ","), splitText(opt), chosen.name(), chosen.Mean, opt.Budgets, best.Mean)
 		if opt.Command != "" {
 			model.Provenance["packing_command"] = opt.Command
