@@ -125,7 +125,7 @@ func pack(ps []passage, ss []sentence, set packSettings, counter token.Counter) 
 			open++
 		}
 	}
-	pk.build(ps, ss, counter)
+	pk.build(ps, counter)
 	for pk.total > set.budget && len(pk.order) > 0 {
 		last := pk.order[len(pk.order)-1]
 		pk.order = pk.order[:len(pk.order)-1]
@@ -135,7 +135,7 @@ func pack(ps []passage, ss []sentence, set packSettings, counter token.Counter) 
 		if !slices.ContainsFunc(pk.order, func(i int) bool { return ss[i].passage == p }) {
 			pk.opened[p] = false
 		}
-		pk.build(ps, ss, counter)
+		pk.buildPassage(ps, p, counter)
 	}
 	if len(pk.order) > 0 {
 		pk.lastKept = pk.order[len(pk.order)-1]
@@ -190,26 +190,37 @@ func expectedEvidence(ss []sentence, floor float64, rp *repeatSet) float64 {
 }
 
 // build writes every opened passage's text and counts it exactly.
-func (pk *packing) build(ps []passage, ss []sentence, counter token.Counter) {
+func (pk *packing) build(ps []passage, counter token.Counter) {
 	pk.texts = make([]string, len(ps))
 	pk.spans = make([][][2]int, len(ps))
 	pk.tokens = make([]int, len(ps))
 	pk.total = 0
-	for pi, p := range ps {
-		if !pk.opened[pi] {
-			continue
-		}
-		var kept []int // sentence indices within the passage
-		for j := range p.n {
-			if pk.kept[p.first+j] {
-				kept = append(kept, j)
-				pk.spans[pi] = append(pk.spans[pi], p.units.Sentences[j])
-			}
-		}
-		pk.texts[pi] = passageText(p, kept)
-		pk.tokens[pi] = counter.Count(pk.texts[pi])
-		pk.total += pk.tokens[pi]
+	for pi := range ps {
+		pk.buildPassage(ps, pi, counter)
 	}
+}
+
+// buildPassage writes passage pi's text from the kept sentences and counts
+// it exactly, keeping total in step; a passage not opened sends nothing.
+// Giving a sentence back changes only its own passage, so only that one
+// is written and counted again.
+func (pk *packing) buildPassage(ps []passage, pi int, counter token.Counter) {
+	pk.total -= pk.tokens[pi]
+	pk.texts[pi], pk.spans[pi], pk.tokens[pi] = "", nil, 0
+	if !pk.opened[pi] {
+		return
+	}
+	p := ps[pi]
+	var kept []int // sentence indices within the passage
+	for j := range p.n {
+		if pk.kept[p.first+j] {
+			kept = append(kept, j)
+			pk.spans[pi] = append(pk.spans[pi], p.units.Sentences[j])
+		}
+	}
+	pk.texts[pi] = passageText(p, kept)
+	pk.tokens[pi] = counter.Count(pk.texts[pi])
+	pk.total += pk.tokens[pi]
 }
 
 // passageText is what is sent of a passage: its header (when sent) and the
