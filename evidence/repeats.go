@@ -87,18 +87,29 @@ func (r *repeatSet) blocked(i int) bool {
 	if r == nil {
 		return false
 	}
-	if r.fragmentOf[i] != nil {
-		return true
-	}
-	p := r.sentFrom[r.keys[i]]
-	return r.keys[i] != "" && p > 0 && p-1 != r.passage[i]
+	return r.fragmentOf[i] != nil || r.sentByAnother(r.sentFrom, i)
 }
 
 // sent records that sentence i is sent.
 func (r *repeatSet) sent(i int) {
-	if r != nil && r.keys[i] != "" && r.sentFrom[r.keys[i]] == 0 {
-		r.sentFrom[r.keys[i]] = r.passage[i] + 1
+	if r != nil {
+		r.record(r.sentFrom, i)
 	}
+}
+
+// record notes in from (a key → 1 + the passage it is sent from) that
+// sentence i is sent, unless its text is already sent.
+func (r *repeatSet) record(from map[string]int, i int) {
+	if r.keys[i] != "" && from[r.keys[i]] == 0 {
+		from[r.keys[i]] = r.passage[i] + 1
+	}
+}
+
+// sentByAnother reports whether from has sentence i's text sent from
+// another passage of its document.
+func (r *repeatSet) sentByAnother(from map[string]int, i int) bool {
+	p := from[r.keys[i]]
+	return r.keys[i] != "" && p > 0 && p-1 != r.passage[i]
 }
 
 func (r *repeatSet) fragment(i int) bool { return r != nil && r.fragmentOf[i] != nil }
@@ -115,10 +126,12 @@ func (r *repeatSet) key(i int) (string, bool) {
 // another passage: an equal sentence, or a whole one they are a fragment
 // of.
 func (r *repeatSet) sentElsewhere(kept []bool) []bool {
+	// Not sentFrom: it still names the sentences given back to fit the
+	// exact count.
 	from := map[string]int{}
 	for i, k := range kept {
-		if k && r.keys[i] != "" && from[r.keys[i]] == 0 {
-			from[r.keys[i]] = r.passage[i] + 1
+		if k {
+			r.record(from, i)
 		}
 	}
 	out := make([]bool, len(kept))
@@ -126,9 +139,7 @@ func (r *repeatSet) sentElsewhere(kept []bool) []bool {
 		if kept[i] {
 			continue
 		}
-		if p := from[r.keys[i]]; r.keys[i] != "" && p > 0 && p-1 != r.passage[i] {
-			out[i] = true
-		}
+		out[i] = r.sentByAnother(from, i)
 		for _, j := range r.fragmentOf[i] {
 			out[i] = out[i] || kept[j]
 		}
