@@ -125,17 +125,26 @@ func (s *selectorSources) deps(name string) (any, error) {
 		if s.evidenceModel == "" {
 			return nil, fmt.Errorf("%w: %s", ctxsel.ErrNoDep, name)
 		}
-		b, err := os.ReadFile(s.evidenceModel)
+		m, err := readEvidenceModel("--evidence-model", s.evidenceModel)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--evidence-model: %w", err)}
-		}
-		m, err := evidence.ParseModel(b)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--evidence-model %s: %w", s.evidenceModel, err)}
+			return nil, usageError{err}
 		}
 		return m, nil
 	}
 	return nil, fmt.Errorf("%w: %s: the command line supplies no such dependency", ctxsel.ErrNoDep, name)
+}
+
+// readEvidenceModel reads the evidence model file a flag names.
+func readEvidenceModel(flag, path string) (*evidence.Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	m, err := evidence.ParseModel(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	return m, nil
 }
 
 // bandPolicy is the band's policy: the one given, else the one the

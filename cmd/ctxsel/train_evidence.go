@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -136,12 +135,8 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 		return err
 	}
 	if *from != "" {
-		b, err := os.ReadFile(*from)
-		if err != nil {
-			return fmt.Errorf("train evidence: --from: %w", err)
-		}
-		if opt.From, err = evidence.ParseModel(b); err != nil {
-			return fmt.Errorf("train evidence: --from %s: %w", *from, err)
+		if opt.From, err = readEvidenceModel("--from", *from); err != nil {
+			return fmt.Errorf("train evidence: %w", err)
 		}
 	}
 	if *folds < 0 || *folds == 1 || (*folds > 1 && (*fold < 0 || *fold >= *folds)) {
