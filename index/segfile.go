@@ -62,6 +62,28 @@ func (l *seg2Layout) layout() {
 
 func (l *seg2Layout) size() int64 { return l.strings + l.stringsLen + 4 }
 
+// putVectors writes m's components at vec and (i8) its scales at scl of buf.
+func putVectors(buf []byte, vec, scl int64, m matrix) {
+	le := binary.LittleEndian
+	switch m.format {
+	case F32:
+		for i, x := range m.f32 {
+			le.PutUint32(buf[vec+4*int64(i):], math.Float32bits(x))
+		}
+	case F16:
+		for i, x := range m.f16 {
+			le.PutUint16(buf[vec+2*int64(i):], x)
+		}
+	case I8:
+		for i, x := range m.i8 {
+			buf[vec+int64(i)] = byte(x)
+		}
+		for i, s := range m.scale {
+			le.PutUint32(buf[scl+4*int64(i):], math.Float32bits(s))
+		}
+	}
+}
+
 // encodeSegment2 lays out a version-2 segment (checksum trailer included).
 func encodeSegment2(f Format, dim int, docs []segDoc, mat matrix) ([]byte, error) {
 	l := seg2Layout{format: f, dim: int64(dim), rows: int64(mat.n), docs: int64(len(docs))}
@@ -78,23 +100,7 @@ func encodeSegment2(f Format, dim int, docs []segDoc, mat matrix) ([]byte, error
 	for i, v := range []int64{l.rows, l.docs, l.vec, l.scale, l.rowsOff, l.spans, l.docTab, l.strings, l.stringsLen} {
 		le.PutUint64(buf[24+8*i:], uint64(v))
 	}
-	switch f {
-	case F32:
-		for i, x := range mat.f32 {
-			le.PutUint32(buf[l.vec+4*int64(i):], math.Float32bits(x))
-		}
-	case F16:
-		for i, x := range mat.f16 {
-			le.PutUint16(buf[l.vec+2*int64(i):], x)
-		}
-	case I8:
-		for i, x := range mat.i8 {
-			buf[l.vec+int64(i)] = byte(x)
-		}
-		for i, s := range mat.scale {
-			le.PutUint32(buf[l.scale+4*int64(i):], math.Float32bits(s))
-		}
-	}
+	putVectors(buf, l.vec, l.scale, mat)
 	row, at := int64(0), l.strings
 	put := func(slot int64, s string) {
 		le.PutUint64(buf[slot:], uint64(at-l.strings))

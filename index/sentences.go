@@ -115,28 +115,6 @@ func (m matrix) rowRange(lo, hi int) matrix {
 	return out
 }
 
-// putVectors writes m's components at vec and (i8) its scales at scl of buf.
-func putVectors(buf []byte, vec, scl int64, m matrix) {
-	le := binary.LittleEndian
-	switch m.format {
-	case F32:
-		for i, x := range m.f32 {
-			le.PutUint32(buf[vec+4*int64(i):], math.Float32bits(x))
-		}
-	case F16:
-		for i, x := range m.f16 {
-			le.PutUint16(buf[vec+2*int64(i):], x)
-		}
-	case I8:
-		for i, x := range m.i8 {
-			buf[vec+int64(i)] = byte(x)
-		}
-		for i, s := range m.scale {
-			le.PutUint32(buf[scl+4*int64(i):], math.Float32bits(s))
-		}
-	}
-}
-
 // encodeSentences lays out a sentence file (checksum trailer included).
 func encodeSentences(f Format, dim int, model string, rows []sntRow) ([]byte, error) {
 	l := sntLayout{format: f, dim: int64(dim), rows: int64(len(rows)), modelLen: int64(len(model))}

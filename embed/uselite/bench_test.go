@@ -237,14 +237,7 @@ func BenchmarkGemm8(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, sh := range [][3]int{{32, 256, 32}, {32, 1536, 64}, {256, 512, 512}, {256, 512, 1536}, {256, 1536, 512}, {128, 512, 1536}} {
 		m, k, n := sh[0], sh[1], sh[2]
-		p := newPacked(k, n)
-		row := make([]float32, n)
-		for i := 0; i < k; i++ {
-			for j := range row {
-				row[j] = float32(rng.NormFloat64())
-			}
-			p.setRow(i, row)
-		}
+		p := randomPacked(rng, k, n, 1)
 		q := quantizeColumns(p)
 		u := make([]uint8, m*q.kp)
 		for i := range u {
@@ -283,14 +276,7 @@ func BenchmarkGemmBF(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	for _, sh := range [][3]int{{256, 256, 512}, {256, 256, 768}} {
 		m, k, n := sh[0], sh[1], sh[2]
-		p := newPacked(k, n)
-		row := make([]float32, n)
-		for i := 0; i < k; i++ {
-			for j := range row {
-				row[j] = float32(rng.NormFloat64())
-			}
-			p.setRow(i, row)
-		}
+		p := randomPacked(rng, k, n, 1)
 		bm := bf16Columns(p)
 		bm.emu = bm.emulation()
 		a := make([]uint16, m*bm.kp)

@@ -108,14 +108,7 @@ func TestReducedGemm(t *testing.T) {
 	for _, sh := range [][3]int{{1, 32, 4}, {3, 64, 12}, {9, 32, 300}, {17, 96, 516}, {85, 64, 1536},
 		{1, 32, 256}, {16, 32, 64}, {32, 64, 512}, {33, 96, 256}, {70, 64, 512}, {5, 32, 7}} {
 		m, n, k := sh[0], sh[1], sh[2]
-		p := newPacked(k, n)
-		row := make([]float32, n)
-		for i := 0; i < k; i++ {
-			for j := range row {
-				row[j] = float32(rng.NormFloat64() * 0.05)
-			}
-			p.setRow(i, row)
-		}
+		p := randomPacked(rng, k, n, 0.05)
 		x := make([]float32, m*k)
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
@@ -205,6 +198,20 @@ func TestReducedGemm(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomPacked is a k×n weight matrix of normal values with standard
+// deviation sd, drawn row by row from rng.
+func randomPacked(rng *rand.Rand, k, n int, sd float64) *packed {
+	p := newPacked(k, n)
+	row := make([]float32, n)
+	for i := 0; i < k; i++ {
+		for j := range row {
+			row[j] = float32(rng.NormFloat64() * sd)
+		}
+		p.setRow(i, row)
+	}
+	return p
 }
 
 // int8Reference is the int8 definition, written plainly.
@@ -444,14 +451,7 @@ func TestGemmInit(t *testing.T) {
 	for _, impl := range gemmImpls() {
 		for _, sh := range [][3]int{{1, 32, 5}, {8, 64, 64}, {13, 96, 300}, {20, 32, 513}} {
 			m, n, k := sh[0], sh[1], sh[2]
-			p := newPacked(k, n)
-			row := make([]float32, n)
-			for i := 0; i < k; i++ {
-				for j := range row {
-					row[j] = float32(rng.NormFloat64())
-				}
-				p.setRow(i, row)
-			}
+			p := randomPacked(rng, k, n, 1)
 			a := make([]float32, m*k)
 			for i := range a {
 				a[i] = float32(rng.NormFloat64())
