@@ -14,11 +14,12 @@ import (
 
 // An op is one operation of the service over a request body: it decodes
 // the body under the request-bounds policy, does the work and appends the
-// JSON response to dst. The HTTP routes and the MCP tools run the same ops
-// (select, ask, search): a route reads the body and writes what the op
-// returns, or its error (writeFailure); a tool hands the op its arguments
-// and turns an error into a tool error (toolFailure). Neither goes through
-// the other.
+// JSON response to dst. Every POST route runs one (select, ask, rerank,
+// embeddings, reward), and the MCP tools run the same ones (select, ask,
+// and search, which has no route): a route reads the body and writes what
+// the op returns, or its error (writeFailure); a tool hands the op its
+// arguments and turns an error into a tool error (toolFailure). Neither
+// goes through the other.
 type op func(ctx context.Context, body string, dst []byte) ([]byte, error)
 
 // serve is op as an HTTP handler.

@@ -127,10 +127,10 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/v1/ask", true, s.serve(s.askOp)},
 		{http.MethodPost, "/v1/rerank", true, s.handleRerank},
 		{http.MethodPost, "/v2/rerank", true, s.handleRerank},
-		{http.MethodPost, "/v1/embeddings", true, s.handleEmbeddings},
+		{http.MethodPost, "/v1/embeddings", true, s.serve(s.embeddingsOp)},
 		{http.MethodGet, "/v1/models", true, s.handleModels},
 		{http.MethodGet, "/v1/models/{model}", true, s.handleModel},
-		{http.MethodPost, "/v1/reward", true, s.handleReward},
+		{http.MethodPost, "/v1/reward", true, s.serve(s.rewardOp)},
 	}
 }
 
