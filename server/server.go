@@ -478,13 +478,12 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// writeFailure writes failure's answer to err (a busy embedder's with
-// Retry-After).
+// writeFailure writes failure's answer to err, a busy embedder's (503)
+// with Retry-After.
 func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error) {
 	var busy *busyError
 	if errors.As(err, &busy) {
-		writeBusy(w, busy)
-		return
+		w.Header().Set("Retry-After", busy.retryAfterSeconds())
 	}
 	status, field, msg := s.failure(r.Context(), err)
 	writeError(w, status, field, msg)
