@@ -173,7 +173,7 @@ func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) e
 	return d.Array(wire.Field("input"), func(int) error {
 		ep := wire.Path{Name: "input", Idx: len(r.inputs)}
 		if len(r.inputs) == maxInputs {
-			return &wire.FieldError{Status: 413, Path: wire.Field("input"), Msg: fmt.Sprintf("more than %d inputs", maxInputs)}
+			return wire.MoreThan(wire.Field("input"), maxInputs, "inputs")
 		}
 		var s string
 		var err error

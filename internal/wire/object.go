@@ -28,6 +28,12 @@ func (l Limits) tooLongAt(p Path, n int) error {
 		Msg: fmt.Sprintf("%d bytes, over the limit of %d (max_text_bytes)", n, l.MaxText)}
 }
 
+// MoreThan is the error for a list of more than n elements, what they are
+// named ("candidates", "components").
+func MoreThan(p Path, n int, what string) *FieldError {
+	return &FieldError{Status: http.StatusRequestEntityTooLarge, Path: p, Msg: fmt.Sprintf("more than %d %s", n, what)}
+}
+
 // TooMany is the error for a count over MaxCandidates.
 func (l Limits) TooMany(field string, n int, what string) error {
 	return &FieldError{Status: http.StatusRequestEntityTooLarge, Path: Field(field),
@@ -111,7 +117,7 @@ func (d *Decoder) Floats(p Path, dst []float64, maxLen int) ([]float64, error) {
 			return dst, err
 		}
 		if n == maxLen {
-			return dst, &FieldError{Status: 413, Path: p, Msg: fmt.Sprintf("more than %d components", maxLen)}
+			return dst, MoreThan(p, maxLen, "components")
 		}
 		v, err := d.Num(p)
 		if err != nil {
