@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
 // An op is one operation of the service over a request body: it decodes
@@ -65,8 +62,7 @@ func (s *Server) tool(o op) mcp.ToolHandler {
 		var b []byte
 		var err error
 		if int64(len(args)) > s.cfg.MaxBodyBytes {
-			err = &wire.FieldError{Status: http.StatusRequestEntityTooLarge, Path: wire.Field(""),
-				Msg: fmt.Sprintf("request body over the limit of %d bytes", s.cfg.MaxBodyBytes)}
+			err = s.bodyTooLarge()
 		} else {
 			b, err = o(ctx, string(args), nil)
 		}
