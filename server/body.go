@@ -35,10 +35,8 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (string, error
 		}
 	}
 	limit := s.cfg.MaxBodyBytes
-	tooLarge := &wire.FieldError{Status: http.StatusRequestEntityTooLarge, Path: wire.Field(""),
-		Msg: fmt.Sprintf("request body over the limit of %d bytes", limit)}
 	if r.ContentLength > limit {
-		return "", tooLarge
+		return "", s.bodyTooLarge()
 	}
 	alloc := func(n int) bool {
 		if sw == nil {
@@ -93,7 +91,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (string, error
 			break
 		}
 		if err != nil {
-			return "", s.bodyReadError(r, err, tooLarge)
+			return "", s.bodyReadError(r, err)
 		}
 	}
 	if len(buf) == 0 {
@@ -107,14 +105,21 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (string, error
 	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
 }
 
+// bodyTooLarge is the error for a request body (or an MCP tool's
+// arguments) over max_body_bytes.
+func (s *Server) bodyTooLarge() error {
+	return &wire.FieldError{Status: http.StatusRequestEntityTooLarge, Path: wire.Field(""),
+		Msg: fmt.Sprintf("request body over the limit of %d bytes", s.cfg.MaxBodyBytes)}
+}
+
 // bodyReadError turns a failed body read into a client-facing error that
 // names no socket address (net errors carry both ends'): 408 when the body
 // did not arrive within read_timeout, 400 when the client broke off. The
 // detail goes to the log.
-func (s *Server) bodyReadError(r *http.Request, err error, tooLarge error) error {
+func (s *Server) bodyReadError(r *http.Request, err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return tooLarge
+		return s.bodyTooLarge()
 	}
 	s.log.Debug("reading a request body failed", "request_id", RequestID(r.Context()), "error", err.Error())
 	var ne net.Error

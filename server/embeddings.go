@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -172,7 +173,7 @@ func (d *decoder) embedInputs(r *embeddingsRequest, maxInputs int, lim limits) e
 	return d.Array(wire.Field("input"), func(int) error {
 		ep := wire.Path{Name: "input", Idx: len(r.inputs)}
 		if len(r.inputs) == maxInputs {
-			return &wire.FieldError{Status: 413, Path: wire.Field("input"), Msg: fmt.Sprintf("more than %d inputs", maxInputs)}
+			return wire.MoreThan(wire.Field("input"), maxInputs, "inputs")
 		}
 		var s string
 		var err error
@@ -230,24 +231,18 @@ func (d *decoder) embedInputObject(p wire.Path, lim limits) (string, error) {
 	return text, nil
 }
 
-func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeFailure(w, r, err)
-		return
-	}
+// embeddingsOp decodes a /v1/embeddings body, embeds its inputs and
+// appends the response.
+func (s *Server) embeddingsOp(ctx context.Context, body string, b []byte) ([]byte, error) {
 	var req embeddingsRequest
 	if err := decodeEmbeddings(body, &req, s.limits()); err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, err
 	}
 	if s.embedder == nil {
-		writeError(w, http.StatusNotImplemented, "", noEmbedderMsg)
-		return
+		return nil, &wire.FieldError{Status: http.StatusNotImplemented, Path: wire.Field(""), Msg: noEmbedderMsg}
 	}
 	if err := s.checkEmbedModel(req.model); err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, err
 	}
 	short := embed.ModelName(s.embedder)
 	texts := make([]string, len(req.inputs))
@@ -255,18 +250,18 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		texts[i] = strings.Clone(t) // embedders may cache what they are given
 	}
 	var vecs [][]float32
+	var err error
 	if req.query {
-		vecs, err = embed.Queries(r.Context(), s.embedder, texts)
+		vecs, err = embed.Queries(ctx, s.embedder, texts)
 	} else {
-		vecs, err = s.embedder.Embed(r.Context(), texts)
+		vecs, err = s.embedder.Embed(ctx, texts)
 	}
 	dim := 0
 	if err == nil {
 		dim, err = embed.CheckVectors(vecs, len(texts))
 	}
 	if err != nil {
-		s.writeFailure(w, r, embedFailure(err))
-		return
+		return nil, embedFailure(err)
 	}
 	if req.normalize {
 		for _, v := range vecs {
@@ -274,8 +269,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if req.dimensions != 0 && req.dimensions != dim {
-		s.writeFailure(w, r, wire.Bad("dimensions", "%d: this model's vectors have %d dimensions", req.dimensions, dim))
-		return
+		return nil, wire.Bad("dimensions", "%d: this model's vectors have %d dimensions", req.dimensions, dim)
 	}
 	tokens := 0
 	if counter, err := s.tokenCounter(); err == nil {
@@ -283,9 +277,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 			tokens += counter.Count(t)
 		}
 	}
-	bp := getBuf()
-	defer putBuf(bp)
-	b := append((*bp)[:0], `{"object":"list","data":`...)
+	b = append(b, `{"object":"list","data":`...)
 	var raw []byte
 	b = wire.AppendArray(b, len(vecs), func(b []byte, i int) []byte {
 		v := vecs[i]
@@ -314,9 +306,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	b = wire.AppendInt(b, tokens)
 	b = append(b, `,"total_tokens":`...)
 	b = wire.AppendInt(b, tokens)
-	b = append(b, "}}\n"...)
-	*bp = b
-	writeJSON(w, http.StatusOK, b)
+	return append(b, "}}\n"...), nil
 }
 
 // noEmbedderMsg is what a request that needs embedding is told by a server

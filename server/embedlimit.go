@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -130,10 +129,4 @@ func (l *embedLimiter) writeMetrics(w io.Writer) {
 	fmt.Fprintf(w, "# HELP ctxsel_embed_waiting Embedding calls waiting for a slot (at most embed_queue).\n# TYPE ctxsel_embed_waiting gauge\nctxsel_embed_waiting %d\n", l.waiting.Load())
 	fmt.Fprintf(w, "# HELP ctxsel_embed_calls_total Embedding calls that ran.\n# TYPE ctxsel_embed_calls_total counter\nctxsel_embed_calls_total %d\n", l.calls.Load())
 	fmt.Fprintf(w, "# HELP ctxsel_embed_refused_total Embedding calls refused with 503 because the queue was full.\n# TYPE ctxsel_embed_refused_total counter\nctxsel_embed_refused_total %d\n", l.refused.Load())
-}
-
-// writeBusy answers a refused call: 503 with Retry-After.
-func writeBusy(w http.ResponseWriter, e *busyError) {
-	w.Header().Set("Retry-After", e.retryAfterSeconds())
-	writeError(w, http.StatusServiceUnavailable, "", e.Error())
 }

@@ -4,21 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
 // An op is one operation of the service over a request body: it decodes
 // the body under the request-bounds policy, does the work and appends the
-// JSON response to dst. The HTTP routes and the MCP tools run the same ops
-// (select, ask, search): a route reads the body and writes what the op
-// returns, or its error (writeFailure); a tool hands the op its arguments
-// and turns an error into a tool error (toolFailure). Neither goes through
-// the other.
+// JSON response to dst. Every POST route runs one (select, ask, rerank,
+// embeddings, reward), and the MCP tools run the same ones (select, ask,
+// and search, which has no route): a route reads the body and writes what
+// the op returns, or its error (writeFailure); a tool hands the op its
+// arguments and turns an error into a tool error (toolFailure). Neither
+// goes through the other.
 type op func(ctx context.Context, body string, dst []byte) ([]byte, error)
 
 // serve is op as an HTTP handler.
@@ -64,8 +62,7 @@ func (s *Server) tool(o op) mcp.ToolHandler {
 		var b []byte
 		var err error
 		if int64(len(args)) > s.cfg.MaxBodyBytes {
-			err = &wire.FieldError{Status: http.StatusRequestEntityTooLarge, Path: wire.Field(""),
-				Msg: fmt.Sprintf("request body over the limit of %d bytes", s.cfg.MaxBodyBytes)}
+			err = s.bodyTooLarge()
 		} else {
 			b, err = o(ctx, string(args), nil)
 		}

@@ -142,7 +142,7 @@ func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
 	return d.Array(wire.Field("documents"), func(int) error {
 		i := len(r.docs)
 		if i == lim.MaxCandidates {
-			return &wire.FieldError{Status: 413, Path: wire.Field("documents"), Msg: fmt.Sprintf("more than %d documents", lim.MaxCandidates)}
+			return wire.MoreThan(wire.Field("documents"), lim.MaxCandidates, "documents")
 		}
 		ep := wire.Path{Name: "documents", Idx: i}
 		var text, raw string

@@ -1,9 +1,9 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/ctxsel/ctxsel/internal/wire"
 	"github.com/ctxsel/ctxsel/picker/reward"
@@ -107,19 +107,13 @@ func (d *decoder) ids(p wire.Path, lim limits) ([]string, error) {
 	return out, nil
 }
 
-// handleReward serves POST /v1/reward: the reward hook of an RL trainer
+// rewardOp serves POST /v1/reward: the reward hook of an RL trainer
 // (verl, TRL) calls it with each sampled picker answer. It does no I/O
 // beyond the request and calls no model.
-func (s *Server) handleReward(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		s.writeFailure(w, r, err)
-		return
-	}
+func (s *Server) rewardOp(_ context.Context, body string, b []byte) ([]byte, error) {
 	var req rewardRequest
 	if err := decodeReward(body, &req, s.limits()); err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, err
 	}
 	p := reward.DefaultParams
 	if req.gamma != nil {
@@ -132,20 +126,17 @@ func (s *Server) handleReward(w http.ResponseWriter, r *http.Request) {
 		p.Red2 = *req.red2
 	}
 	if err := checkReward(&req, p); err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, err
 	}
 	res, err := reward.Score(req.output, req.offered, req.gold, req.stage, p)
 	if err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, err
 	}
-	b, err := json.Marshal(res)
+	j, err := json.Marshal(res)
 	if err != nil {
-		s.writeFailure(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, append(b, '\n'))
+	return append(append(b, j...), '\n'), nil
 }
 
 // checkReward refuses what reward.Score would, naming the field.

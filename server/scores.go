@@ -70,8 +70,6 @@ func (s *Server) textScores(ctx context.Context, req *selectRequest) error {
 // embeds to nothing is a 400, the embedder's own failure a 502
 // (backendError).
 func (s *Server) embedScores(ctx context.Context, query string, texts []string) ([]float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout.D())
-	defer cancel()
 	// The query first: a query that embeds to nothing is refused before
 	// the passages are embedded, and under load the short query call
 	// does not queue again behind other requests' passages (embedlimit.go).

@@ -127,10 +127,10 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/v1/ask", true, s.serve(s.askOp)},
 		{http.MethodPost, "/v1/rerank", true, s.handleRerank},
 		{http.MethodPost, "/v2/rerank", true, s.handleRerank},
-		{http.MethodPost, "/v1/embeddings", true, s.handleEmbeddings},
+		{http.MethodPost, "/v1/embeddings", true, s.serve(s.embeddingsOp)},
 		{http.MethodGet, "/v1/models", true, s.handleModels},
 		{http.MethodGet, "/v1/models/{model}", true, s.handleModel},
-		{http.MethodPost, "/v1/reward", true, s.handleReward},
+		{http.MethodPost, "/v1/reward", true, s.serve(s.rewardOp)},
 	}
 }
 
@@ -478,13 +478,12 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// writeFailure writes failure's answer to err (a busy embedder's with
-// Retry-After).
+// writeFailure writes failure's answer to err, a busy embedder's (503)
+// with Retry-After.
 func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, err error) {
 	var busy *busyError
 	if errors.As(err, &busy) {
-		writeBusy(w, busy)
-		return
+		w.Header().Set("Retry-After", busy.retryAfterSeconds())
 	}
 	status, field, msg := s.failure(r.Context(), err)
 	writeError(w, status, field, msg)

@@ -58,7 +58,7 @@ func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string, rd 
 	closeAsker := func() {}
 	if indexLoc != "" {
 		var err error
-		if b.asker, b.indexEmb, closeAsker, err = openIndexAsker(ctx, indexLoc, rd); err != nil {
+		if b.asker, b.indexEmb, closeAsker, err = newIndexAsker(ctx, indexLoc, rd); err != nil {
 			_ = closeEmb()
 			return backends{}, err
 		}
@@ -68,14 +68,9 @@ func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string, rd 
 }
 
 // newIndexAsker opens the index at loc with the embedder it was built with
-// and rd's LLM, or else the one the environment configures, if any.
-func newIndexAsker(ctx context.Context, loc string, rd askReader) (server.Asker, func(), error) {
-	a, _, done, err := openIndexAsker(ctx, loc, rd)
-	return a, done, err
-}
-
-// openIndexAsker is newIndexAsker that also gives the index's embedder.
-func openIndexAsker(ctx context.Context, loc string, rd askReader) (server.Asker, embed.Embedder, func(), error) {
+// (returned too: it embeds the index's questions) and rd's LLM, or else
+// the one the environment configures, if any.
+func newIndexAsker(ctx context.Context, loc string, rd askReader) (server.Asker, embed.Embedder, func(), error) {
 	store, err := openStore(ctx, loc, false, "")
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("serve --index: %w", err)

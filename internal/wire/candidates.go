@@ -79,7 +79,7 @@ func (d *Decoder) Candidates(c *Candidates, lim Limits) error {
 	return d.Array(p, func(int) error {
 		i := len(c.Cands)
 		if i == lim.MaxCandidates {
-			return &FieldError{Status: 413, Path: p, Msg: fmt.Sprintf("more than %d candidates", lim.MaxCandidates)}
+			return MoreThan(p, lim.MaxCandidates, "candidates")
 		}
 		c.Cands = append(c.Cands, ctxsel.Candidate{})
 		c.Has = append(c.Has, 0)
@@ -216,7 +216,7 @@ func DecodeStream(s string, c *Candidates, lim Limits, each func(i int) error) e
 			return nil
 		}
 		if i == lim.MaxCandidates {
-			return InStream(&FieldError{Status: 413, Path: Field(candidatesKey), Msg: fmt.Sprintf("more than %d candidates", lim.MaxCandidates)})
+			return InStream(MoreThan(Field(candidatesKey), lim.MaxCandidates, "candidates"))
 		}
 		c.Cands = append(c.Cands, ctxsel.Candidate{})
 		c.Has = append(c.Has, 0)

@@ -43,9 +43,6 @@ func (d *Decoder) Pos() int { return d.pos }
 // of the values read since Pos was start.
 func (d *Decoder) Since(start int) string { return d.s[start:d.pos] }
 
-// Rest is the unread input.
-func (d *Decoder) Rest() string { return d.s[d.pos:] }
-
 // Space skips whitespace.
 func (d *Decoder) Space() {
 	// Every JSON whitespace byte is <= ' ': one comparison in the common

@@ -97,13 +97,6 @@ func AppendFloat(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, format, -1, 64)
 }
 
-// AppendKey appends "key": (key needs no escaping).
-func AppendKey(b []byte, key string) []byte {
-	b = append(b, '"')
-	b = append(b, key...)
-	return append(b, '"', ':')
-}
-
 // AppendArray appends a JSON array of n elements, elem appending
 // element i.
 func AppendArray(b []byte, n int, elem func(b []byte, i int) []byte) []byte {

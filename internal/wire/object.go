@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 )
 
 // Limits are the size bounds a decoder enforces as it reads, so an
@@ -23,12 +22,16 @@ type Limits struct {
 // owns (a file on the command line).
 var Unlimited = Limits{MaxCandidates: int(^uint(0) >> 1), MaxText: int(^uint(0) >> 1), MaxDim: int(^uint(0) >> 1)}
 
-// TooLong is the error for a text over the bound.
-func (l Limits) TooLong(field string, n int) error { return l.tooLongAt(Field(field), n) }
-
+// tooLongAt is the error for a text over the bound.
 func (l Limits) tooLongAt(p Path, n int) error {
 	return &FieldError{Status: http.StatusRequestEntityTooLarge, Path: p,
 		Msg: fmt.Sprintf("%d bytes, over the limit of %d (max_text_bytes)", n, l.MaxText)}
+}
+
+// MoreThan is the error for a list of more than n elements, what they are
+// named ("candidates", "components").
+func MoreThan(p Path, n int, what string) *FieldError {
+	return &FieldError{Status: http.StatusRequestEntityTooLarge, Path: p, Msg: fmt.Sprintf("more than %d %s", n, what)}
 }
 
 // TooMany is the error for a count over MaxCandidates.
@@ -42,17 +45,6 @@ func (l Limits) TooMany(field string, n int, what string) error {
 func (l Limits) CheckTopN(field string, n int) error {
 	if n > l.MaxCandidates {
 		return Bad(field, "%d: must be at most %d (max_candidates)", n, l.MaxCandidates)
-	}
-	return nil
-}
-
-// ValidText applies the text policy to a string decoded elsewhere.
-func (l Limits) ValidText(field, s string) error {
-	if !utf8.ValidString(s) {
-		return Bad(field, "not valid UTF-8: send text as UTF-8")
-	}
-	if len(s) > l.MaxText {
-		return l.TooLong(field, len(s))
 	}
 	return nil
 }
@@ -125,7 +117,7 @@ func (d *Decoder) Floats(p Path, dst []float64, maxLen int) ([]float64, error) {
 			return dst, err
 		}
 		if n == maxLen {
-			return dst, &FieldError{Status: 413, Path: p, Msg: fmt.Sprintf("more than %d components", maxLen)}
+			return dst, MoreThan(p, maxLen, "components")
 		}
 		v, err := d.Num(p)
 		if err != nil {
