@@ -108,8 +108,9 @@ type sentence struct {
 }
 
 // candidates splits the candidate passages (input indices, best first) into
-// units and returns them with their sentences in order.
-func (s *Selector) candidates(q ctxsel.TextQuery, set []int, header bool) ([]passage, []sentence, error) {
+// units and returns them with their sentences in order, after ps and ss
+// (passages split before: the second hop adds to the first pass's).
+func (s *Selector) candidates(q ctxsel.TextQuery, ps []passage, ss []sentence, set []int, header bool) ([]passage, []sentence, error) {
 	// A passage's rank is read from the whole curve (the pool when the
 	// query is a composition's), as the model was fitted.
 	whole, at := shape(q)
@@ -117,8 +118,6 @@ func (s *Selector) candidates(q ctxsel.TextQuery, set []int, header bool) ([]pas
 	for r, idx := range whole.Top(whole.Len()) {
 		rank[idx] = r
 	}
-	var ps []passage
-	var ss []sentence
 	for _, idx := range set {
 		text := q.Texts[idx]
 		if err := checkText(q.Curve.Candidate(idx).ID, text); err != nil {

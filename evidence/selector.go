@@ -329,7 +329,7 @@ func (s *Selector) SelectPrepared(ctx context.Context, q ctxsel.TextQuery, p *Pr
 // second hop.
 func (s *Selector) prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, error) {
 	set, from := s.candidateSet(q)
-	ps, ss, err := s.candidates(q, set, !s.opt.NoHeader)
+	ps, ss, err := s.candidates(q, nil, nil, set, !s.opt.NoHeader)
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +353,8 @@ func (s *Selector) prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, 
 }
 
 // secondHop marks the candidates the first pass's anchors name, adds up to
-// s.hop passages of the query they name, and scores every sentence again.
+// s.hop passages of the query they name (split after the first pass's,
+// which are not split again), and scores every sentence again.
 func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int, prep *Prepared, known map[string]float64) error {
 	links := hopLinks(q, prep.ps, prep.ss, anchors(prep.ss, s.model.Anchors))
 	if len(links) == 0 {
@@ -364,11 +365,11 @@ func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int,
 		inSet[i] = true
 	}
 	join := joinable(links, inSet, s.hop)
-	all := slices.Clone(set)
-	for _, l := range join {
-		all = append(all, l.input)
+	added := make([]int, len(join))
+	for i, l := range join {
+		added[i] = l.input
 	}
-	ps, ss, err := s.candidates(q, all, !s.opt.NoHeader)
+	ps, ss, err := s.candidates(q, prep.ps, prep.ss, added, !s.opt.NoHeader)
 	if err != nil {
 		return err
 	}
