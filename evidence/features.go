@@ -267,17 +267,17 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 	if err != nil {
 		return fmt.Errorf("header BM25: %w", err)
 	}
+	lower := make([]string, len(ss))
+	for i, x := range ss {
+		lower[i] = strings.ToLower(x.text)
+	}
 	bmZ, denseZ, headerZ := zscores(bm), zscores(dense), zscores(hb)
-	bridge, bridged := bridges(secs, secOf, ss, bmZ, denseZ)
+	bridge, bridged := bridges(secs, secOf, lower, bmZ, denseZ)
 	lq := newQuestionTerms(q.Question, terms)
 	lowerQ := strings.ToLower(q.Question)
 	dateQ := 0.0
 	if asksTime(lq.terms) {
 		dateQ = 1
-	}
-	lower := make([]string, len(ss))
-	for i, x := range ss {
-		lower[i] = strings.ToLower(x.text)
 	}
 
 	best, bestDense := 0.0, math.Inf(-1)
@@ -548,28 +548,20 @@ func containsWord(text, phrase string) bool {
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// bridges finds multi-hop links: a section whose title (less a trailing
-// parenthesis: "Ed Wood (film)" → "ed wood") is named in a sentence of
-// another section. bridge is the best such mention's match to the question
-// (the mean of its bm25_z and dense_z), bridged 1 when there is one; both
-// 0 otherwise.
-func bridges(secs []section, secOf []int, ss []sentence, bmZ, denseZ []float64) (bridge, bridged []float64) {
+// bridges finds multi-hop links: a section whose title key (less a
+// trailing parenthesis: "Ed Wood (film)" → "ed wood") is named in a
+// sentence (lower: the sentences lower-cased) of another section. bridge
+// is the best such mention's match to the question (the mean of its bm25_z
+// and dense_z), bridged 1 when there is one; both 0 otherwise.
+func bridges(secs []section, secOf []int, lower []string, bmZ, denseZ []float64) (bridge, bridged []float64) {
 	bridge, bridged = make([]float64, len(secs)), make([]float64, len(secs))
-	var lower []string
 	for si, sc := range secs {
-		if sc.title == "" || len([]rune(titleKey(sc.title))) < 3 {
+		if sc.key == "" {
 			continue
 		}
-		key := titleKey(sc.title)
-		if lower == nil {
-			lower = make([]string, len(ss))
-			for i, x := range ss {
-				lower[i] = strings.ToLower(x.text)
-			}
-		}
 		best := math.Inf(-1)
-		for i := range ss {
-			if secOf[i] != si && strings.Contains(lower[i], key) {
+		for i := range lower {
+			if secOf[i] != si && strings.Contains(lower[i], sc.key) {
 				best = max(best, (bmZ[i]+denseZ[i])/2)
 			}
 		}
