@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -433,7 +434,7 @@ func (q questionTerms) coverage(terms []string) float64 {
 	}
 	n := 0
 	for _, t := range q.terms {
-		if containsTerm(terms, t) {
+		if slices.Contains(terms, t) {
 			n++
 		}
 	}
@@ -447,7 +448,7 @@ func (q questionTerms) coverageIDF(terms []string) float64 {
 	}
 	s := 0.0
 	for _, t := range q.terms {
-		if containsTerm(terms, t) {
+		if slices.Contains(terms, t) {
 			s += q.idf[t]
 		}
 	}
@@ -461,24 +462,15 @@ func (q questionTerms) overlap(ts []string) float64 {
 	}
 	n, d := 0, 0
 	for i, t := range ts {
-		if containsTerm(ts[:i], t) {
+		if slices.Contains(ts[:i], t) {
 			continue
 		}
 		d++
-		if containsTerm(q.terms, t) {
+		if slices.Contains(q.terms, t) {
 			n++
 		}
 	}
 	return float64(n) / float64(d)
-}
-
-func containsTerm(ts []string, t string) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 // timeWords are question terms that ask about a date.
