@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
@@ -275,6 +276,9 @@ type Prepared struct {
 	from     string
 	set      int // first-pass candidates
 	joined   int // passages the second hop added
+	// repeats is the candidates' repeatIndex, built on first use (a
+	// packing with dedup).
+	repeats func() *repeatIndex
 }
 
 // preparedKey is what a scoring depends on: the learner (shared by copies
@@ -349,6 +353,7 @@ func (s *Selector) prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("evidence: %w", err)
 	}
+	prep.repeats = sync.OnceValue(func() *repeatIndex { return newRepeatIndex(prep.ps, prep.ss) })
 	return prep, nil
 }
 
@@ -463,12 +468,16 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 	}
 	ps, ss := prep.ps, prep.ss
 	set := packSettings{budget: budget, beta: s.model.CostExponent, floor: s.floor, stop: s.stop, neighbors: s.nbrs,
-		maxOpen: q.Caps.MaxK, dedup: !s.opt.KeepRepeats}
-	pk := pack(ps, ss, set, s.counter)
+		maxOpen: q.Caps.MaxK}
+	var repeats *repeatIndex
+	if !s.opt.KeepRepeats {
+		repeats = prep.repeats()
+	}
+	pk := pack(ps, ss, set, repeats, s.counter)
 	if len(pk.order) == 0 && s.floor > 0 {
 		// nothing reached the floor: the best that fits is sent all the same
 		set.floor = 0
-		pk = pack(ps, ss, set, s.counter)
+		pk = pack(ps, ss, set, repeats, s.counter)
 		pk.floorWaived = true
 	}
 	if len(pk.order) == 0 {
