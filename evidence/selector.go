@@ -290,6 +290,11 @@ type preparedKey struct {
 	header            bool
 }
 
+// ScoringKey is comparable and equal for selectors whose Prepare scorings
+// are interchangeable (SelectPrepared takes one made by any of them): to
+// group selectors that may share a scoring.
+func (s *Selector) ScoringKey() any { return s.key() }
+
 func (s *Selector) key() preparedKey {
 	var learner any = s.model.Forest
 	if s.model.Forest == nil {
