@@ -104,6 +104,7 @@ type sentence struct {
 	// tokens estimates what the sentence adds to its passage's text: its
 	// own tokens and the joiner before it.
 	tokens int
+	terms  []string // lexical.Terms of text, for both passes' features
 	x      []float64
 	p      float64
 }
@@ -140,7 +141,7 @@ func (s *Selector) candidates(q ctxsel.TextQuery, ps []passage, ss []sentence, s
 		}
 		for j, sp := range u.Sentences {
 			t := text[sp[0]:sp[1]]
-			ss = append(ss, sentence{passage: len(ps), index: j, span: sp, text: t, tokens: s.counter.Count(t) + joinerTokens})
+			ss = append(ss, sentence{passage: len(ps), index: j, span: sp, text: t, tokens: s.counter.Count(t) + joinerTokens, terms: lexical.Terms(t)})
 		}
 		ps = append(ps, p)
 	}
@@ -244,7 +245,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 	terms := make([][]string, len(ss))
 	for i, x := range ss {
 		texts[i] = x.text
-		terms[i] = lexical.Terms(x.text)
+		terms[i] = x.terms
 	}
 	bm, err := s.lexicalScores(ctx, q.Question, texts, terms)
 	if err != nil {

@@ -305,7 +305,7 @@ func (s *Selector) key() preparedKey {
 
 // Prepare scores the query's candidate sentences (both passes of the hop)
 // without packing them: SelectPrepared packs. It keeps the probabilities,
-// not the features.
+// not the features (nor the terms they were read from).
 func (s *Selector) Prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, error) {
 	if err := s.check(ctx, q); err != nil {
 		return nil, err
@@ -315,7 +315,7 @@ func (s *Selector) Prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, 
 		return nil, err
 	}
 	for i := range p.ss {
-		p.ss[i].x = nil
+		p.ss[i].x, p.ss[i].terms = nil, nil
 	}
 	return p, nil
 }
