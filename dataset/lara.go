@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,20 +51,11 @@ func ParseLaRA(spec string) (length, kind, level string, err error) {
 	if len(parts) == 3 {
 		level = parts[2]
 	}
-	if !contains(LaRALengths, length) || !contains(LaRAKinds, kind) || strings.ContainsAny(level, `/\.`) {
+	if !slices.Contains(LaRALengths, length) || !slices.Contains(LaRAKinds, kind) || strings.ContainsAny(level, `/\.`) {
 		return "", "", "", fmt.Errorf("%w: LaRA data %q: length %s, kind %s", ctxsel.ErrInvalidInput, spec,
 			strings.Join(LaRALengths, "|"), strings.Join(LaRAKinds, "|"))
 	}
 	return length, kind, level, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // LoadLaRA reads the queries of one LaRA slice from root (the directory

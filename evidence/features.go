@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -103,13 +104,15 @@ type sentence struct {
 	// tokens estimates what the sentence adds to its passage's text: its
 	// own tokens and the joiner before it.
 	tokens int
+	terms  []string // lexical.Terms of text, for both passes' features
 	x      []float64
 	p      float64
 }
 
 // candidates splits the candidate passages (input indices, best first) into
-// units and returns them with their sentences in order.
-func (s *Selector) candidates(q ctxsel.TextQuery, set []int, header bool) ([]passage, []sentence, error) {
+// units and returns them with their sentences in order, after ps and ss
+// (passages split before: the second hop adds to the first pass's).
+func (s *Selector) candidates(q ctxsel.TextQuery, ps []passage, ss []sentence, set []int, header bool) ([]passage, []sentence, error) {
 	// A passage's rank is read from the whole curve (the pool when the
 	// query is a composition's), as the model was fitted.
 	whole, at := shape(q)
@@ -117,8 +120,6 @@ func (s *Selector) candidates(q ctxsel.TextQuery, set []int, header bool) ([]pas
 	for r, idx := range whole.Top(whole.Len()) {
 		rank[idx] = r
 	}
-	var ps []passage
-	var ss []sentence
 	for _, idx := range set {
 		text := q.Texts[idx]
 		if err := checkText(q.Curve.Candidate(idx).ID, text); err != nil {
@@ -140,7 +141,7 @@ func (s *Selector) candidates(q ctxsel.TextQuery, set []int, header bool) ([]pas
 		}
 		for j, sp := range u.Sentences {
 			t := text[sp[0]:sp[1]]
-			ss = append(ss, sentence{passage: len(ps), index: j, span: sp, text: t, tokens: s.counter.Count(t) + joinerTokens})
+			ss = append(ss, sentence{passage: len(ps), index: j, span: sp, text: t, tokens: s.counter.Count(t) + joinerTokens, terms: lexical.Terms(t)})
 		}
 		ps = append(ps, p)
 	}
@@ -244,7 +245,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 	terms := make([][]string, len(ss))
 	for i, x := range ss {
 		texts[i] = x.text
-		terms[i] = lexical.Terms(x.text)
+		terms[i] = x.terms
 	}
 	bm, err := s.lexicalScores(ctx, q.Question, texts, terms)
 	if err != nil {
@@ -268,17 +269,17 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 	if err != nil {
 		return fmt.Errorf("header BM25: %w", err)
 	}
+	lower := make([]string, len(ss))
+	for i, x := range ss {
+		lower[i] = strings.ToLower(x.text)
+	}
 	bmZ, denseZ, headerZ := zscores(bm), zscores(dense), zscores(hb)
-	bridge, bridged := bridges(secs, secOf, ss, bmZ, denseZ)
+	bridge, bridged := bridges(secs, secOf, lower, bmZ, denseZ)
 	lq := newQuestionTerms(q.Question, terms)
 	lowerQ := strings.ToLower(q.Question)
 	dateQ := 0.0
 	if asksTime(lq.terms) {
 		dateQ = 1
-	}
-	lower := make([]string, len(ss))
-	for i, x := range ss {
-		lower[i] = strings.ToLower(x.text)
 	}
 
 	best, bestDense := 0.0, math.Inf(-1)
@@ -434,7 +435,7 @@ func (q questionTerms) coverage(terms []string) float64 {
 	}
 	n := 0
 	for _, t := range q.terms {
-		if containsTerm(terms, t) {
+		if slices.Contains(terms, t) {
 			n++
 		}
 	}
@@ -448,7 +449,7 @@ func (q questionTerms) coverageIDF(terms []string) float64 {
 	}
 	s := 0.0
 	for _, t := range q.terms {
-		if containsTerm(terms, t) {
+		if slices.Contains(terms, t) {
 			s += q.idf[t]
 		}
 	}
@@ -462,24 +463,15 @@ func (q questionTerms) overlap(ts []string) float64 {
 	}
 	n, d := 0, 0
 	for i, t := range ts {
-		if containsTerm(ts[:i], t) {
+		if slices.Contains(ts[:i], t) {
 			continue
 		}
 		d++
-		if containsTerm(q.terms, t) {
+		if slices.Contains(q.terms, t) {
 			n++
 		}
 	}
 	return float64(n) / float64(d)
-}
-
-func containsTerm(ts []string, t string) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 // timeWords are question terms that ask about a date.
@@ -549,28 +541,20 @@ func containsWord(text, phrase string) bool {
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// bridges finds multi-hop links: a section whose title (less a trailing
-// parenthesis: "Ed Wood (film)" → "ed wood") is named in a sentence of
-// another section. bridge is the best such mention's match to the question
-// (the mean of its bm25_z and dense_z), bridged 1 when there is one; both
-// 0 otherwise.
-func bridges(secs []section, secOf []int, ss []sentence, bmZ, denseZ []float64) (bridge, bridged []float64) {
+// bridges finds multi-hop links: a section whose title key (less a
+// trailing parenthesis: "Ed Wood (film)" → "ed wood") is named in a
+// sentence (lower: the sentences lower-cased) of another section. bridge
+// is the best such mention's match to the question (the mean of its bm25_z
+// and dense_z), bridged 1 when there is one; both 0 otherwise.
+func bridges(secs []section, secOf []int, lower []string, bmZ, denseZ []float64) (bridge, bridged []float64) {
 	bridge, bridged = make([]float64, len(secs)), make([]float64, len(secs))
-	var lower []string
 	for si, sc := range secs {
-		if sc.title == "" || len([]rune(titleKey(sc.title))) < 3 {
+		if sc.key == "" {
 			continue
 		}
-		key := titleKey(sc.title)
-		if lower == nil {
-			lower = make([]string, len(ss))
-			for i, x := range ss {
-				lower[i] = strings.ToLower(x.text)
-			}
-		}
 		best := math.Inf(-1)
-		for i := range ss {
-			if secOf[i] != si && strings.Contains(lower[i], key) {
+		for i := range lower {
+			if secOf[i] != si && strings.Contains(lower[i], sc.key) {
 				best = max(best, (bmZ[i]+denseZ[i])/2)
 			}
 		}

@@ -53,8 +53,6 @@ type packSettings struct {
 	neighbors int
 	// maxOpen bounds the passages opened (0: no bound).
 	maxOpen int
-	// dedup leaves out repeats (repeats.go).
-	dedup bool
 }
 
 // priority is a sentence's worth per token^beta.
@@ -71,8 +69,9 @@ func priority(p float64, cost int, beta float64) float64 {
 // predecessor when that is not kept yet. It stops early once the kept
 // sentences hold the stop share of the expected evidence. Then it builds
 // the texts, counts them exactly, and gives back the last chosen
-// sentences until the exact total fits.
-func pack(ps []passage, ss []sentence, set packSettings, counter token.Counter) *packing {
+// sentences until the exact total fits. With repeats (dedup; nil: none) it
+// leaves out the sentences sent from another passage (repeats.go).
+func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, counter token.Counter) *packing {
 	pk := &packing{kept: make([]bool, len(ss)), opened: make([]bool, len(ps)), lastKept: -1, firstDropped: -1}
 	cost := func(i int) int {
 		x := ss[i]
@@ -85,10 +84,7 @@ func pack(ps []passage, ss []sentence, set packSettings, counter token.Counter) 
 		}
 		return c
 	}
-	var rp *repeatSet
-	if set.dedup {
-		rp = newRepeatSet(ps, ss)
-	}
+	rp := repeats.packing()
 	pk.expected = expectedEvidence(ss, set.floor, rp)
 	left, open := set.budget, 0
 	for {

@@ -22,17 +22,32 @@ import (
 // shorter one must meet the whole sentence at a word boundary.
 const minFragmentBytes = 20
 
-// repeatSet finds the candidate sentences that repeat one another. Its
-// methods take a nil set as "no dedup".
-type repeatSet struct {
+// repeatIndex finds the candidate sentences that repeat one another: it
+// depends on the candidates alone, so every packing of one scoring shares
+// it (Prepared keeps it).
+type repeatIndex struct {
 	// keys are the sentences' texts for comparison, per document: title,
 	// NUL, repeatKey ("" for a passage without a title).
 	keys []string
 	// fragmentOf lists, for a fragment, the sentences it is cut from.
 	fragmentOf [][]int
+	passage    []int // each sentence's passage
+}
+
+// repeatSet is one packing's dedup: the index and what was sent. Its
+// methods take a nil set as "no dedup".
+type repeatSet struct {
+	*repeatIndex
 	// sentFrom maps a key sent to 1 + the passage it is sent from.
 	sentFrom map[string]int
-	passage  []int // each sentence's passage
+}
+
+// packing starts a packing's dedup (nil without an index: no dedup).
+func (x *repeatIndex) packing() *repeatSet {
+	if x == nil {
+		return nil
+	}
+	return &repeatSet{repeatIndex: x, sentFrom: map[string]int{}}
 }
 
 // repeatKey is a sentence's text for comparison: its white space runs
@@ -46,8 +61,8 @@ func repeatKey(text string) string {
 	})
 }
 
-func newRepeatSet(ps []passage, ss []sentence) *repeatSet {
-	r := &repeatSet{keys: make([]string, len(ss)), fragmentOf: make([][]int, len(ss)), sentFrom: map[string]int{}, passage: make([]int, len(ss))}
+func newRepeatIndex(ps []passage, ss []sentence) *repeatIndex {
+	r := &repeatIndex{keys: make([]string, len(ss)), fragmentOf: make([][]int, len(ss)), passage: make([]int, len(ss))}
 	texts := make([]string, len(ss))
 	for i, x := range ss {
 		r.passage[i] = x.passage

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
@@ -275,6 +276,9 @@ type Prepared struct {
 	from     string
 	set      int // first-pass candidates
 	joined   int // passages the second hop added
+	// repeats is the candidates' repeatIndex, built on first use (a
+	// packing with dedup).
+	repeats func() *repeatIndex
 }
 
 // preparedKey is what a scoring depends on: the learner (shared by copies
@@ -286,6 +290,11 @@ type preparedKey struct {
 	header            bool
 }
 
+// ScoringKey is comparable and equal for selectors whose Prepare scorings
+// are interchangeable (SelectPrepared takes one made by any of them): to
+// group selectors that may share a scoring.
+func (s *Selector) ScoringKey() any { return s.key() }
+
 func (s *Selector) key() preparedKey {
 	var learner any = s.model.Forest
 	if s.model.Forest == nil {
@@ -296,7 +305,7 @@ func (s *Selector) key() preparedKey {
 
 // Prepare scores the query's candidate sentences (both passes of the hop)
 // without packing them: SelectPrepared packs. It keeps the probabilities,
-// not the features.
+// not the features (nor the terms they were read from).
 func (s *Selector) Prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, error) {
 	if err := s.check(ctx, q); err != nil {
 		return nil, err
@@ -306,7 +315,7 @@ func (s *Selector) Prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, 
 		return nil, err
 	}
 	for i := range p.ss {
-		p.ss[i].x = nil
+		p.ss[i].x, p.ss[i].terms = nil, nil
 	}
 	return p, nil
 }
@@ -329,7 +338,7 @@ func (s *Selector) SelectPrepared(ctx context.Context, q ctxsel.TextQuery, p *Pr
 // second hop.
 func (s *Selector) prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, error) {
 	set, from := s.candidateSet(q)
-	ps, ss, err := s.candidates(q, set, !s.opt.NoHeader)
+	ps, ss, err := s.candidates(q, nil, nil, set, !s.opt.NoHeader)
 	if err != nil {
 		return nil, err
 	}
@@ -349,11 +358,13 @@ func (s *Selector) prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("evidence: %w", err)
 	}
+	prep.repeats = sync.OnceValue(func() *repeatIndex { return newRepeatIndex(prep.ps, prep.ss) })
 	return prep, nil
 }
 
 // secondHop marks the candidates the first pass's anchors name, adds up to
-// s.hop passages of the query they name, and scores every sentence again.
+// s.hop passages of the query they name (split after the first pass's,
+// which are not split again), and scores every sentence again.
 func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int, prep *Prepared, known map[string]float64) error {
 	links := hopLinks(q, prep.ps, prep.ss, anchors(prep.ss, s.model.Anchors))
 	if len(links) == 0 {
@@ -364,11 +375,11 @@ func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int,
 		inSet[i] = true
 	}
 	join := joinable(links, inSet, s.hop)
-	all := slices.Clone(set)
-	for _, l := range join {
-		all = append(all, l.input)
+	added := make([]int, len(join))
+	for i, l := range join {
+		added[i] = l.input
 	}
-	ps, ss, err := s.candidates(q, all, !s.opt.NoHeader)
+	ps, ss, err := s.candidates(q, prep.ps, prep.ss, added, !s.opt.NoHeader)
 	if err != nil {
 		return err
 	}
@@ -462,12 +473,16 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 	}
 	ps, ss := prep.ps, prep.ss
 	set := packSettings{budget: budget, beta: s.model.CostExponent, floor: s.floor, stop: s.stop, neighbors: s.nbrs,
-		maxOpen: q.Caps.MaxK, dedup: !s.opt.KeepRepeats}
-	pk := pack(ps, ss, set, s.counter)
+		maxOpen: q.Caps.MaxK}
+	var repeats *repeatIndex
+	if !s.opt.KeepRepeats {
+		repeats = prep.repeats()
+	}
+	pk := pack(ps, ss, set, repeats, s.counter)
 	if len(pk.order) == 0 && s.floor > 0 {
 		// nothing reached the floor: the best that fits is sent all the same
 		set.floor = 0
-		pk = pack(ps, ss, set, s.counter)
+		pk = pack(ps, ss, set, repeats, s.counter)
 		pk.floorWaived = true
 	}
 	if len(pk.order) == 0 {

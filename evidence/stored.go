@@ -27,19 +27,29 @@ func (s *Selector) sentenceSimilarity(ctx context.Context, q ctxsel.TextQuery, p
 	if s.opt.Sentences == nil || !ok {
 		return s.dense.Score(ctx, q.Question, sub)
 	}
-	ids, ptexts := make([]string, len(ps)), make([]string, len(ps))
-	for i, p := range ps {
-		ids[i], ptexts[i] = q.Curve.Candidate(p.input).ID, p.text
+	// only the passages holding a sentence to score are read (in the
+	// second pass, the first pass's passages are scored already)
+	scoring := make([]bool, len(texts))
+	for _, i := range todo {
+		scoring[i] = true
+	}
+	var asked []passage
+	var ids, ptexts []string
+	for _, p := range ps {
+		if slices.Contains(scoring[p.first:p.first+p.n], true) {
+			asked = append(asked, p)
+			ids, ptexts = append(ids, q.Curve.Candidate(p.input).ID), append(ptexts, p.text)
+		}
 	}
 	stored, err := s.opt.Sentences.StoredSentences(ctx, emb.Embedder().ModelID(), ids, ptexts)
 	if err != nil {
 		return nil, fmt.Errorf("stored sentence vectors: %w", err)
 	}
-	if len(stored) != len(ps) {
-		return nil, fmt.Errorf("stored sentence vectors: %d answers for %d passages", len(stored), len(ps))
+	if len(stored) != len(asked) {
+		return nil, fmt.Errorf("stored sentence vectors: %d answers for %d passages", len(stored), len(asked))
 	}
 	known := make([][]float32, len(texts))
-	for i, p := range ps {
+	for i, p := range asked {
 		st := stored[i]
 		if st == nil || len(st.Vectors) != len(st.Spans) || !slices.Equal(st.Spans, p.units.Sentences) {
 			continue

@@ -623,7 +623,7 @@ func validate(ctx context.Context, sets []*labelledSet, opt Options, settings []
 		budget int
 	}
 	var slots []slot
-	preps := map[*evidence.Model]*prepCache{}
+	preps := map[any]*prepCache{} // by ScoringKey
 	for _, s := range settings {
 		for _, b := range opt.Budgets {
 			o := opt.Base
@@ -634,7 +634,7 @@ func validate(ctx context.Context, sets []*labelledSet, opt Options, settings []
 			}
 			// packings of one scoring share its cache: the same learner,
 			// candidates and hop
-			key := scoringOf(settings, s)
+			key := sel.ScoringKey()
 			if preps[key] == nil {
 				preps[key] = newPrepCache()
 			}
@@ -670,27 +670,6 @@ func validate(ctx context.Context, sets []*labelledSet, opt Options, settings []
 		}
 	}
 	return nil
-}
-
-// scoringOf is the first setting's model among those that score like s
-// (the same learner, candidates and hop): their packings share a cache.
-func scoringOf(settings []*Setting, s *Setting) *evidence.Model {
-	for _, o := range settings {
-		if sameScoring(o.model, s.model) {
-			return o.model
-		}
-	}
-	return s.model
-}
-
-func sameScoring(a, b *evidence.Model) bool {
-	if a.Passages != b.Passages || a.Hop != b.Hop || a.Anchors != b.Anchors {
-		return false
-	}
-	if a.Forest != nil || b.Forest != nil {
-		return a.Forest == b.Forest
-	}
-	return len(a.Weights) > 0 && len(b.Weights) > 0 && &a.Weights[0] == &b.Weights[0]
 }
 
 // WriteTable prints the validation table, best first.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -130,7 +131,7 @@ func convertMuSiQue(raw []byte, skip map[string]bool, source string) ([]dataset.
 			off := len(p.Title) + 1
 			g := [2]int{span[0] + off, span[1] + off}
 			pass := &rec.Passages[pi]
-			if !containsSpan(pass.GoldSpans, g) {
+			if !slices.Contains(pass.GoldSpans, g) {
 				pass.GoldSpans = append(pass.GoldSpans, g)
 			}
 			pass.Gold = true
@@ -217,13 +218,4 @@ func hopSentence(title, text string, answers, subjects []string) ([2]int, string
 		}
 	}
 	return [2]int{}, ""
-}
-
-func containsSpan(spans [][2]int, s [2]int) bool {
-	for _, x := range spans {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -69,7 +70,7 @@ func report(args []string, stdout io.Writer) error {
 		f := file{name: strings.TrimSuffix(filepath.Base(path), ".json"), rows: map[string]reportRow{}}
 		for _, r := range rep.Results {
 			f.rows[r.Strategy] = r
-			if *strategies == "" && strings.Contains(r.Strategy, "evidence") && !contains(order, r.Strategy) {
+			if *strategies == "" && strings.Contains(r.Strategy, "evidence") && !slices.Contains(order, r.Strategy) {
 				order = append(order, r.Strategy)
 			}
 		}
@@ -116,15 +117,6 @@ func report(args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // specList splits a comma-separated list of specs as ctxsel does: a part
