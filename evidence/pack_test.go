@@ -29,7 +29,7 @@ func TestPackGivesBackUntilTheExactCountFits(t *testing.T) {
 		}
 	}
 	const budget = 60
-	pk := pack(ps, ss, packSettings{budget: budget}, byteCounter{})
+	pk := pack(ps, ss, packSettings{budget: budget}, nil, byteCounter{})
 	if pk.fixups == 0 {
 		t.Fatalf("no sentence given back; total %d of budget %d", pk.total, budget)
 	}
