@@ -38,22 +38,49 @@ func (c Config) numFeatures() int { return baseFeatures + featuresPerChannel*c.C
 const zClip = 50
 
 // curveStats returns the mean and standard deviation of scores (σ floored
-// so that a flat curve standardises to zeros).
+// so that a flat curve standardises to zeros). Scores near the float64
+// limit (±1.7e308) would overflow the sum and the squares: above 1 the
+// scores are summed divided by a power of two, which is exact, so the
+// result is the same as unscaled wherever that does not overflow.
 func curveStats(scores []float64) (mean, std float64) {
-	n := float64(len(scores))
-	for _, s := range scores {
-		mean += s
-	}
-	mean /= n
-	for _, s := range scores {
-		std += (s - mean) * (s - mean)
-	}
-	std = math.Sqrt(std / n)
 	scale := 0.0
 	for _, s := range scores {
 		scale = max(scale, math.Abs(s))
 	}
+	unit := 1.0
+	if scale > 1 {
+		_, exp := math.Frexp(scale) // scale < 2^exp
+		unit = math.Ldexp(1, exp-1) // ≤ scale: finite, and |s/unit| < 2
+	}
+	n := float64(len(scores))
+	for _, s := range scores {
+		mean += s / unit
+	}
+	mean /= n
+	for _, s := range scores {
+		d := s/unit - mean
+		std += d * d
+	}
+	// |mean| ≤ scale and σ ≤ scale but for rounding, which the clamps undo
+	mean = max(-math.MaxFloat64, min(math.MaxFloat64, mean*unit))
+	std = min(math.MaxFloat64, math.Sqrt(std/n)*unit)
 	return mean, max(std, 1e-6*max(scale, 1e-12), 1e-12)
+}
+
+// zScore is (s − mean)/σ clipped to ±zClip. s − mean overflows for scores
+// of both signs near the float64 limit; the two quotients cannot, σ being
+// at least 1e-6 of the largest |score| (curveStats). A NaN (a caller's NaN
+// mean or σ) reads as 0.
+func zScore(s, mean, std float64) float64 {
+	d := s - mean
+	z := d / std
+	if math.IsInf(d, 0) {
+		z = s/std - mean/std
+	}
+	if z != z {
+		return 0
+	}
+	return max(-zClip, min(zClip, z))
 }
 
 // features fills x (len ≥ m·numFeatures) for the m best scores, given the
@@ -64,7 +91,7 @@ func curveStats(scores []float64) (mean, std float64) {
 // baseFeatures are left to channelFeatures.
 func features(top []float64, tokens []int, m, nf int, mean, std float64, x []float64) {
 	cum, zsum := 0, 0.0
-	z := func(i int) float64 { return max(-zClip, min(zClip, (top[i]-mean)/std)) }
+	z := func(i int) float64 { return zScore(top[i], mean, std) }
 	for i := range m {
 		zi := z(i)
 		gap := 0.0
@@ -149,7 +176,7 @@ func channelFeatures(x []float64, nf, m int, order []int, chans [][]float64) {
 					overlap++
 				}
 			}
-			x[r*nf+col] = max(-zClip, min(zClip, (ch[i]-mean)/std))
+			x[r*nf+col] = zScore(ch[i], mean, std)
 			x[r*nf+col+1] = math.Log1p(float64(cr)) / math.Log1p(float64(n))
 			x[r*nf+col+2] = float64(overlap) / float64(r+1)
 		}

@@ -325,3 +325,56 @@ func contains(s []int, v int) bool {
 	}
 	return false
 }
+
+// TestBandExtremeScores: scores near ±1.7e308 (finite) standardise like the
+// same curve at an ordinary scale: the band is the same, its quantiles
+// finite, where they were NaN (the band then kept only the last passage).
+func TestBandExtremeScores(t *testing.T) {
+	base := []float64{1.9, 1.7, 1.0, 0.4, 0.3, 0.2, 0.1, -0.5, -1.2, -1.9}
+	cut := func(scale float64) ctxsel.Cut {
+		cands := make([]ctxsel.Candidate, len(base))
+		for i, s := range base {
+			cands[i] = ctxsel.Candidate{ID: fmt.Sprint(i), Score: s * scale, Tokens: 50}
+		}
+		c, err := ctxsel.NewCurve(cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _, err := ctxsel.Parse("band")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut, err := st.Cut(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cut
+	}
+	want := cut(1)
+	for _, scale := range []float64{math.Ldexp(1, 1023), -math.Ldexp(1, 1023), math.MaxFloat64 / 1.9, 1e-300} {
+		got := cut(scale)
+		if strings.Contains(got.Reason, "NaN") || math.IsNaN(got.Decision.Value) {
+			t.Fatalf("scale %g: %s", scale, got.Reason)
+		}
+		if scale > 1 && (got.Start != want.Start || got.End != want.End) {
+			t.Errorf("scale %g: band [%d, %d), at scale 1 [%d, %d)\n%s\n%s", scale, got.Start, got.End, want.Start, want.End, got.Reason, want.Reason)
+		}
+	}
+	if mean, std := curveStats([]float64{math.MaxFloat64, -math.MaxFloat64, math.MaxFloat64}); math.IsInf(mean, 0) || math.IsInf(std, 0) || std <= 0 {
+		t.Fatalf("curveStats at the float64 limit: mean %g, σ %g", mean, std)
+	}
+	for _, s := range [][]float64{{0.9, 0.1, 0.5}, {31.5, 2, 17, 0}} { // unchanged where nothing overflows
+		mean, std := curveStats(s)
+		var m, v float64
+		for _, x := range s {
+			m += x
+		}
+		m /= float64(len(s))
+		for _, x := range s {
+			v += (x - m) * (x - m)
+		}
+		if mean != m || std != math.Sqrt(v/float64(len(s))) {
+			t.Errorf("curveStats(%v) = %v, %v; want %v, %v", s, mean, std, m, math.Sqrt(v/float64(len(s))))
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
@@ -16,6 +17,8 @@ import (
 func FuzzBandSelect(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, []byte{10, 200}, uint16(0))
 	f.Add(make([]byte, 80), []byte{}, uint16(3))
+	// 1.7e308 twice and −1.7e308: the sum and the differences overflow
+	f.Add([]byte{0x76, 0x3b, 0x77, 0x30, 0xd1, 0x42, 0xee, 0x7f, 0x76, 0x3b, 0x77, 0x30, 0xd1, 0x42, 0xee, 0x7f, 0x76, 0x3b, 0x77, 0x30, 0xd1, 0x42, 0xee, 0xff, 1, 2}, []byte{}, uint16(0))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xef, 0x7f, 0, 0, 0, 0, 0, 0, 0xf0, 0xff}, []byte{0}, uint16(1))
 	f.Fuzz(func(t *testing.T, raw, toks []byte, maxK uint16) {
 		var scores []float64
@@ -50,6 +53,9 @@ func FuzzBandSelect(f *testing.F) {
 		sel, err := ctxsel.Select(c, st, caps, ctxsel.RankOrder)
 		if err != nil {
 			t.Fatalf("select: %v", err)
+		}
+		if strings.Contains(sel.Explanation.Reason, "NaN") {
+			t.Fatalf("scores %v: %s", scores, sel.Explanation.Reason)
 		}
 		start := sel.Explanation.Start
 		if caps.MaxK > 0 && sel.K > caps.MaxK || start < 0 || start+sel.K > len(scores) {

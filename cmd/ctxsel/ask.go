@@ -14,6 +14,7 @@ import (
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
+	"github.com/ctxsel/ctxsel/internal/termtext"
 	"github.com/ctxsel/ctxsel/llm"
 )
 
@@ -226,32 +227,37 @@ Examples:
 	return nil
 }
 
+// printAnswer writes the answer for a reader. w escapes what the terminal
+// could act on (run passes a termtext.Writer); the one-line fields — ids,
+// reasons, notes, whatever a document, the index or an LLM supplied — are
+// escaped here with termtext.Line, so that no line break in them breaks
+// the layout.
 func printAnswer(w io.Writer, a ask.Answer, showPrompt bool) {
 	ex := a.Selection.Explanation
-	fmt.Fprintf(w, "Question: %s\n", a.Question)
-	fmt.Fprintf(w, "Selected %d of %d candidate passages (%s retrieval, %s), %d tokens of %d (ranks count from 0 = best match):\n\n", a.Selection.K, len(a.Scores), a.Retriever, ex.Strategy, a.Selection.Tokens, ex.TotalTokens)
+	fmt.Fprintf(w, "Question: %s\n", termtext.Line(a.Question))
+	fmt.Fprintf(w, "Selected %d of %d candidate passages (%s retrieval, %s), %d tokens of %d (ranks count from 0 = best match):\n\n", a.Selection.K, len(a.Scores), a.Retriever, termtext.Line(ex.Strategy), a.Selection.Tokens, ex.TotalTokens)
 	for i, p := range a.Passages {
 		ev := p.Evidence
 		if ev == nil {
-			fmt.Fprintf(w, "[%d] %s  score %.4f  rank %d  %d tokens  bytes %d–%d\n", i+1, p.ID, p.Score, p.Rank, p.Tokens, p.Start, p.End)
-			fmt.Fprintf(w, "    %s\n", snippet(p.Text, 160))
+			fmt.Fprintf(w, "[%d] %s  score %.4f  rank %d  %d tokens  bytes %d–%d\n", i+1, termtext.Line(p.ID), p.Score, p.Rank, p.Tokens, p.Start, p.End)
+			fmt.Fprintf(w, "    %s\n", termtext.Line(snippet(p.Text, 160)))
 			continue
 		}
 		// What is sent of a pruned chunk, in full: its header and kept
 		// sentences, with where they are in the chunk and why.
-		fmt.Fprintf(w, "[%d] %s  score %.4f  rank %d  %d of %d tokens sent  bytes %d–%d\n", i+1, p.ID, p.Score, p.Rank, ev.Tokens, p.Tokens, p.Start, p.End)
-		fmt.Fprintf(w, "    %s\n", ev.Why)
+		fmt.Fprintf(w, "[%d] %s  score %.4f  rank %d  %d of %d tokens sent  bytes %d–%d\n", i+1, termtext.Line(p.ID), p.Score, p.Rank, ev.Tokens, p.Tokens, p.Start, p.End)
+		fmt.Fprintf(w, "    %s\n", termtext.Line(ev.Why))
 		for _, line := range strings.Split(ev.Text, "\n") {
 			if strings.TrimSpace(line) != "" {
-				fmt.Fprintf(w, "    | %s\n", line)
+				fmt.Fprintf(w, "    | %s\n", termtext.Line(line))
 			}
 		}
 	}
-	fmt.Fprintf(w, "\nWhy: %s\n", ex.Reason)
+	fmt.Fprintf(w, "\nWhy: %s\n", termtext.Line(ex.Reason))
 	win := a.Window
 	fmt.Fprintf(w, "Window: %d tokens (%s", win.Tokens, win.Source)
 	if win.Note != "" {
-		fmt.Fprintf(w, "; %s", win.Note)
+		fmt.Fprintf(w, "; %s", termtext.Line(win.Note))
 	}
 	fmt.Fprintf(w, ") − %d for the answer − %d for the prompt = %d for passages", win.Reserve, win.Prompt, win.Passages)
 	if win.Dropped > 0 {
@@ -259,7 +265,7 @@ func printAnswer(w io.Writer, a ask.Answer, showPrompt bool) {
 	}
 	fmt.Fprintln(w)
 	if len(ex.CapsApplied) > 0 {
-		fmt.Fprintf(w, "Caps applied: %s\n", strings.Join(ex.CapsApplied, ", "))
+		fmt.Fprintf(w, "Caps applied: %s\n", termtext.Line(strings.Join(ex.CapsApplied, ", ")))
 	}
 	if showPrompt {
 		fmt.Fprintf(w, "\n--- prompt (%d tokens, %s) ---\n%s\n--- end of prompt ---\n", a.PromptTokens, a.Encoding, a.Prompt)
@@ -277,12 +283,12 @@ func printAnswer(w io.Writer, a ask.Answer, showPrompt bool) {
 	if pk := a.Pick; pk != nil && pk.Calls > 0 {
 		fmt.Fprintf(w, "\nPicker call: %d prompt + %d completion tokens", pk.PromptTokens, pk.CompletionTokens)
 		if !pk.Valid {
-			fmt.Fprintf(w, " (output invalid: %s)", pk.Invalid)
+			fmt.Fprintf(w, " (output invalid: %s)", termtext.Line(pk.Invalid))
 		}
 		fmt.Fprintln(w)
 	}
 	if r := a.Reply; r != nil {
-		fmt.Fprintf(w, "\n--- answer (%s; %d prompt + %d completion tokens, %s) ---\n%s\n", r.Model, r.PromptTokens, r.CompletionTokens,
+		fmt.Fprintf(w, "\n--- answer (%s; %d prompt + %d completion tokens, %s) ---\n%s\n", termtext.Line(r.Model), r.PromptTokens, r.CompletionTokens,
 			r.Elapsed.Round(1e6), strings.TrimSpace(r.Content))
 		if a.ReplyDefect != "" {
 			fmt.Fprintf(w, "--- the reply was %s ---\n", defectText(a))

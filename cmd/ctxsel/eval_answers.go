@@ -17,6 +17,7 @@ import (
 	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/internal/progress"
+	"github.com/ctxsel/ctxsel/internal/termtext"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/token"
 )
@@ -148,7 +149,7 @@ func (f *answerFlags) setup(ctx context.Context, stderr io.Writer) (a *eval.Answ
 		n, ok, err := llm.ContextWindow(ctx, reader)
 		switch {
 		case err != nil:
-			fmt.Fprintf(stderr, "eval: the reader's server did not say its window (%s): selections are not cut; give #window=N to cut them\n", llm.Failure(err))
+			fmt.Fprintf(stderr, "eval: the reader's server did not say its window (%s): selections are not cut; give #window=N to cut them\n", termtext.Line(llm.Failure(err)))
 		case ok:
 			window = n
 			fmt.Fprintf(stderr, "eval: the reader's window is %d tokens (from its server): every selection is cut to it\n", n)

@@ -20,6 +20,7 @@ import (
 	"github.com/ctxsel/ctxsel/index/ingest"
 	_ "github.com/ctxsel/ctxsel/index/weaviate" // weaviate://host:port/Collection
 	"github.com/ctxsel/ctxsel/internal/progress"
+	"github.com/ctxsel/ctxsel/internal/termtext"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -260,7 +261,7 @@ does, and removes the documents of files under PATH that were deleted.
 	}
 	rep, err := in.Add(ctx, paths)
 	for _, p := range rep.Problems {
-		fmt.Fprintf(stderr, "note: skipped %s: %s\n", p.Path, p.Reason)
+		fmt.Fprintf(stderr, "note: skipped %s: %s\n", termtext.Line(p.Path), termtext.Line(p.Reason))
 	}
 	if errors.Is(err, index.ErrMismatch) {
 		return usageError{err}
@@ -274,7 +275,7 @@ does, and removes the documents of files under PATH that were deleted.
 		return err
 	}
 	for _, n := range rep.Notices {
-		fmt.Fprintf(stderr, "note: %s\n", n)
+		fmt.Fprintf(stderr, "note: %s\n", termtext.Line(n))
 	}
 	after, err := store.Stats(ctx)
 	if err != nil {
@@ -293,9 +294,9 @@ does, and removes the documents of files under PATH that were deleted.
 		if sync {
 			fmt.Fprintf(stdout, "sync: %d documents of deleted files removed\n", rep.Gone)
 		}
-		fmt.Fprintf(stdout, "index %s: %d documents, %d chunks, %d tokens", after.Location, after.Docs, after.Chunks, after.Tokens)
+		fmt.Fprintf(stdout, "index %s: %d documents, %d chunks, %d tokens", termtext.Line(after.Location), after.Docs, after.Chunks, after.Tokens)
 		if after.Config.Model != "" {
-			fmt.Fprintf(stdout, " (%s, %s)", after.Config.Model, after.Config.Chunker)
+			fmt.Fprintf(stdout, " (%s, %s)", termtext.Line(after.Config.Model), termtext.Line(after.Config.Chunker))
 		}
 		fmt.Fprintln(stdout)
 	}
@@ -316,7 +317,7 @@ func committed(rep ingest.Report) string {
 		more = fmt.Sprintf(" and %d more", len(ids)-5)
 		ids = ids[:5]
 	}
-	return fmt.Sprintf("%d documents from this run were committed and stay in the index (%s%s)", rep.Committed, strings.Join(ids, ", "), more)
+	return fmt.Sprintf("%d documents from this run were committed and stay in the index (%s%s)", rep.Committed, termtext.Line(strings.Join(ids, ", ")), more)
 }
 
 // openDirIndex opens an embedded index for verify and repair.
@@ -345,7 +346,7 @@ func checkIndex(ctx context.Context, store index.Store, full bool, stderr io.Wri
 		return err
 	}
 	for _, dm := range chk.Damage {
-		fmt.Fprintf(stderr, "damaged: %s: %s (%d documents)\n", dm.File, dm.Reason, len(dm.Docs))
+		fmt.Fprintf(stderr, "damaged: %s: %s (%d documents)\n", termtext.Line(dm.File), termtext.Line(dm.Reason), len(dm.Docs))
 	}
 	return chk.Err(d.Path())
 }
@@ -377,9 +378,9 @@ with the documents it holds (repair with 'ctxsel index repair').`, stderr)
 		return chk.Err(d.Path())
 	}
 	for _, dm := range chk.Damage {
-		fmt.Fprintf(stdout, "damaged  %s: %s\n", dm.File, dm.Reason)
+		fmt.Fprintf(stdout, "damaged  %s: %s\n", termtext.Line(dm.File), termtext.Line(dm.Reason))
 		for _, doc := range dm.Docs {
-			fmt.Fprintf(stdout, "         holds %s%s\n", doc.ID, sourceNote(doc))
+			fmt.Fprintf(stdout, "         holds %s%s\n", termtext.Line(doc.ID), sourceNote(doc))
 		}
 	}
 	if chk.OK() {
@@ -392,7 +393,7 @@ func sourceNote(doc index.DocInfo) string {
 	if doc.Source == "" {
 		return ""
 	}
-	return " (from " + doc.Source + ")"
+	return " (from " + termtext.Line(doc.Source) + ")"
 }
 
 func cmdIndexRepair(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -429,9 +430,9 @@ says what the index holds): move the directory away and add the files again.`, s
 	}
 	var sources []string
 	for _, dm := range rep.Dropped {
-		fmt.Fprintf(stdout, "dropped  %s (%s)\n", dm.File, dm.Reason)
+		fmt.Fprintf(stdout, "dropped  %s (%s)\n", termtext.Line(dm.File), termtext.Line(dm.Reason))
 		for _, doc := range dm.Docs {
-			fmt.Fprintf(stdout, "         %s%s\n", doc.ID, sourceNote(doc))
+			fmt.Fprintf(stdout, "         %s%s\n", termtext.Line(doc.ID), sourceNote(doc))
 			if doc.Source != "" {
 				sources = append(sources, doc.Source)
 			}
@@ -441,16 +442,21 @@ says what the index holds): move the directory away and add the files again.`, s
 	sources = slices.Compact(sources)
 	fmt.Fprintf(stdout, "%d documents dropped; the index is consistent again\n", rep.Docs)
 	if len(sources) > 0 {
-		fmt.Fprintf(stdout, "add them again with: ctxsel index add --index %s %s\n", d.Path(), strings.Join(quoteArgs(sources), " "))
+		fmt.Fprintf(stdout, "add them again with: ctxsel index add --index %s %s\n", quoteArgs([]string{d.Path()})[0], strings.Join(quoteArgs(sources), " "))
 	}
 	return nil
 }
 
-// quoteArgs quotes arguments holding shell-special characters.
+// quoteArgs quotes arguments holding shell-special characters. One holding
+// a character the terminal must not get raw (a newline, ESC) is written in
+// bash's and zsh's $'…' quoting, whose escapes are termtext's: it prints
+// safely and pastes back as the same bytes.
 func quoteArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		if strings.ContainsAny(a, " \t'\"\\$`!*?[](){};&|<>#~") {
+		if esc := strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(a); termtext.Line(esc) != esc {
+			a = "$'" + termtext.Line(esc) + "'"
+		} else if strings.ContainsAny(a, " \t'\"\\$`!*?[](){};&|<>#~") {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
 		out[i] = a
@@ -532,7 +538,7 @@ func cmdIndexLs(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stdout, "%7s %9s %11s  %s\n", "chunks", "tokens", "bytes", "document")
 	for _, d := range docs {
-		fmt.Fprintf(stdout, "%7d %9d %11d  %s\n", d.Chunks, d.Tokens, d.Bytes, d.ID)
+		fmt.Fprintf(stdout, "%7d %9d %11d  %s\n", d.Chunks, d.Tokens, d.Bytes, termtext.Line(d.ID))
 	}
 	fmt.Fprintf(stdout, "%d documents\n", len(docs))
 	return checkIndex(ctx, store, *verify, stderr)
@@ -561,15 +567,15 @@ func cmdIndexStats(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		return checkIndex(ctx, store, *verify, stderr)
 	}
-	fmt.Fprintf(stdout, "index      %s (%s)\n", st.Location, st.Backend)
+	fmt.Fprintf(stdout, "index      %s (%s)\n", termtext.Line(st.Location), st.Backend)
 	fmt.Fprintf(stdout, "documents  %d\nchunks     %d\ntokens     %d\n", st.Docs, st.Chunks, st.Tokens)
-	fmt.Fprintf(stdout, "model      %s (dimension %d)\nchunker    %s\nencoding   %s\n", st.Config.Model, st.Config.Dim, st.Config.Chunker, st.Config.Encoding)
+	fmt.Fprintf(stdout, "model      %s (dimension %d)\nchunker    %s\nencoding   %s\n", termtext.Line(st.Config.Model), st.Config.Dim, termtext.Line(st.Config.Chunker), termtext.Line(st.Config.Encoding))
 	if st.Backend == "dir" {
 		fmt.Fprintf(stdout, "vectors    %s\nsegments   %d (%d dead chunks awaiting compaction)\non disk    %.1f MB\n",
 			st.Vectors, st.Segments, st.DeadChunks, float64(st.DiskBytes)/1e6)
 	}
 	if st.Config.SentenceModel != "" {
-		fmt.Fprintf(stdout, "sentences  %s (%.1f MB of vectors)\n", st.Config.SentenceModel, float64(st.SentenceBytes)/1e6)
+		fmt.Fprintf(stdout, "sentences  %s (%.1f MB of vectors)\n", termtext.Line(st.Config.SentenceModel), float64(st.SentenceBytes)/1e6)
 	}
 	return checkIndex(ctx, store, *verify, stderr)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/ctxsel/ctxsel/internal/termtext"
 	"github.com/ctxsel/ctxsel/llm"
 )
 
@@ -73,7 +74,7 @@ func (f *llmFlags) open(stderr io.Writer) (func(spec string) (llm.Client, error)
 		seed := f.seed
 		opts.Seed = &seed
 	}
-	cache, err := llm.OpenCacheFromEnv(llm.CacheOptions{Note: func(s string) { fmt.Fprintln(stderr, "note:", s) }})
+	cache, err := llm.OpenCacheFromEnv(llm.CacheOptions{Note: func(s string) { fmt.Fprintln(stderr, "note:", termtext.Line(s)) }})
 	if err != nil {
 		return nil, nil, fmt.Errorf("LLM call cache: %w", err)
 	}

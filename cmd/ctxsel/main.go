@@ -8,12 +8,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/ctxsel/ctxsel"
 	_ "github.com/ctxsel/ctxsel/cutoff"
+	"github.com/ctxsel/ctxsel/internal/termtext"
 )
 
 const usage = `ctxsel decides how much, and which, retrieved context to hand an LLM.
@@ -56,10 +58,25 @@ func (e partialError) Unwrap() error { return e.err }
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Notes that libraries send to the default logger (slog.Warn: the
+	// embedding cache's) get run's escapes too.
+	log.SetOutput(termtext.NewWriter(os.Stderr))
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// run runs one command with everything it prints passed through termtext:
+// text from documents, LLMs and indexes cannot drive the terminal (JSON
+// output keeps its value; see docs/hardening.md). ctxsel mcp's stdout is
+// its protocol and gets the bytes as they are.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	out, errs := termtext.NewWriter(stdout), termtext.NewWriter(stderr)
+	defer out.Flush()
+	defer errs.Flush()
+	return runCommand(ctx, args, stdin, stdout, out, errs)
+}
+
+// runCommand runs the command args name; raw is stdout without escapes.
+func runCommand(ctx context.Context, args []string, stdin io.Reader, raw, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -77,7 +94,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "export":
 		err = cmdExport(rest, stdout, stderr)
 	case "mcp":
-		err = cmdMCP(ctx, rest, stdin, stdout, stderr)
+		err = cmdMCP(ctx, rest, stdin, raw, stderr)
 	case "mine":
 		err = cmdMine(ctx, rest, stdout, stderr)
 	case "select":
@@ -92,7 +109,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdVersion(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 {
-			return run(ctx, []string{rest[0], "-h"}, stdin, stdout, stderr)
+			return runCommand(ctx, []string{rest[0], "-h"}, stdin, raw, stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -129,7 +146,7 @@ type flagSetRecorder interface {
 func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	if r, ok := stderr.(flagSetRecorder); ok {
+	if r, ok := termtext.Underlying(stderr).(flagSetRecorder); ok {
 		r.recordFlagSet(fs)
 	}
 	fs.Usage = func() {

@@ -13,6 +13,7 @@ import (
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/internal/termtext"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/mine"
 	"github.com/ctxsel/ctxsel/token"
@@ -137,7 +138,7 @@ interrupted or capped run resumes where it stopped.
 		ro.Checkpoint = *ckpt
 	}
 	ro.Progress = mineProgress(stderr)
-	ro.Note = func(s string) { fmt.Fprintln(stderr, "note: checkpoint:", s) }
+	ro.Note = func(s string) { fmt.Fprintln(stderr, "note: checkpoint:", termtext.Line(s)) }
 	mined, sum, runErr := mine.Run(ctx, recs, ro)
 	if len(mined) > 0 || runErr == nil {
 		if err := writeFile(*out, func(w io.Writer) error {

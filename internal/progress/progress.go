@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ctxsel/ctxsel/internal/termtext"
 )
 
 // Bar is a progress bar; the zero value is silent.
@@ -21,12 +23,15 @@ type Bar struct {
 	note  string
 }
 
-// New returns a bar drawing on w when w is a terminal, or a silent bar.
+// New returns a bar drawing on w when w is a terminal, or a silent bar. A
+// termtext.Writer is seen through: the bar's own CR must reach the
+// terminal, and its label and note are escaped here instead.
 func New(w io.Writer, label string) *Bar {
+	w = termtext.Underlying(w)
 	if f, ok := w.(*os.File); !ok || !isTerminal(f) {
 		return &Bar{}
 	}
-	return &Bar{w: w, label: label, start: time.Now()}
+	return &Bar{w: w, label: termtext.Line(label), start: time.Now()}
 }
 
 func isTerminal(f *os.File) bool {
@@ -40,7 +45,7 @@ func (b *Bar) Note(s string) {
 		return
 	}
 	b.mu.Lock()
-	b.note = s
+	b.note = termtext.Line(s)
 	b.mu.Unlock()
 }
 

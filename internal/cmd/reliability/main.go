@@ -11,12 +11,16 @@
 // replies degenerately (empty, finish_reason length, 10 MB); ctxsel mcp
 // over stdio with malformed and random lines between pings; the LLM call
 // cache, the embedding cache and a mine checkpoint damaged four ways; the
-// index's files damaged three ways each.
+// index's files damaged three ways each; text that drives a terminal
+// (escape sequences, C1 controls, bidi overrides) in documents, a file
+// name, LLM replies and errors, through every command that prints it
+// (terminal_cases.go).
 //
 // Findings: a process exit on a bad frame, a request past its deadline,
 // upstream text or an internal path in a client-facing body, a 5xx for bad
 // input, a degenerate reply passed off as an answer, a panic in the log, a
-// ping left unanswered, damage dropped without a note and a copy. It exits
+// ping left unanswered, damage dropped without a note and a copy, a raw
+// control character in a command's output or the serve log. It exits
 // 1 when it finds any.
 package main
 
@@ -114,7 +118,7 @@ func main() {
 	}
 	total := 0
 	fmt.Println("reliability probe:", time.Since(start).Round(time.Second))
-	for _, cat := range []string{"http", "llm", "mcp-http", "stdio", "cache", "index"} {
+	for _, cat := range []string{"http", "llm", "mcp-http", "stdio", "cache", "index", "terminal"} {
 		fmt.Printf("  %-9s %4d inputs and faults\n", cat, p.counts[cat])
 		total += p.counts[cat]
 	}
@@ -178,6 +182,7 @@ func (p *probe) run(ctx context.Context) error {
 	}
 	p.caches(ctx)
 	p.index(ctx)
+	p.terminal(ctx)
 	return nil
 }
 
