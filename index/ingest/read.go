@@ -58,7 +58,9 @@ type WalkResult struct {
 // Walk expands paths (files or folders, walked recursively; hidden files and
 // folders such as .git or .ctxsel-index are skipped) into the supported files
 // they hold, sorted, each once. A file named explicitly must be of a
-// supported type.
+// supported type. Only regular files are read: a supported name on a device,
+// FIFO, socket or folder (a symlink counts as its target) is listed in
+// Problems.
 func Walk(paths []string) (WalkResult, error) {
 	var res WalkResult
 	seen := map[string]bool{}
@@ -83,6 +85,10 @@ func Walk(paths []string) (WalkResult, error) {
 			if !supported(p) {
 				return res, fmt.Errorf("%w: %s: unsupported file type (supported: %s)", errInput, p, strings.Join(Extensions, " "))
 			}
+			if !st.Mode().IsRegular() {
+				res.Problems = append(res.Problems, notRegular(p, st.Mode()))
+				continue
+			}
 			if err := add(p, st.Size()); err != nil {
 				return res, err
 			}
@@ -105,16 +111,24 @@ func Walk(paths []string) (WalkResult, error) {
 				}
 				return nil
 			}
-			if d.IsDir() || !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
+			if d.IsDir() {
 				return nil
 			}
 			if !supported(path) {
-				res.Skipped++
+				if d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0 {
+					res.Skipped++
+				}
 				return nil
 			}
-			info, err := d.Info()
+			// a symlink counts as what it points to (not followed into
+			// folders, which could loop)
+			info, err := os.Stat(path)
 			if err != nil {
-				res.Problems = append(res.Problems, FileProblem{Path: path, Reason: err.Error()})
+				res.Problems = append(res.Problems, FileProblem{Path: path, Reason: problemReason(SourceFile{Path: path}, err)})
+				return nil
+			}
+			if !info.Mode().IsRegular() {
+				res.Problems = append(res.Problems, notRegular(path, info.Mode()))
 				return nil
 			}
 			return add(path, info.Size())
@@ -124,6 +138,13 @@ func Walk(paths []string) (WalkResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// notRegular is the problem of a path whose file (a symlink's target) is
+// not a regular file: a device, a FIFO, a socket or a folder is never read.
+func notRegular(path string, mode fs.FileMode) FileProblem {
+	lst, err := os.Lstat(path)
+	return FileProblem{Path: path, Reason: (&notRegularError{mode: mode, link: err == nil && lst.Mode()&fs.ModeSymlink != 0}).Error()}
 }
 
 // errInput wraps problems with what the user asked to read.
@@ -153,15 +174,22 @@ var ErrNoDocuments = errors.New("no documents in file")
 // document's text is its decoded "text" string, unchanged. An HTML
 // document's text is the extracted visible text, cleaned by CleanText:
 // offsets point into that text, not into the markup.
-func ReadFile(f SourceFile) ([]SourceDoc, error) {
-	raw, err := os.ReadFile(f.Path)
+//
+// Reading is bounded by the default Limits (ReadFileWithin).
+func ReadFile(f SourceFile) ([]SourceDoc, error) { return ReadFileWithin(f, Limits{}) }
+
+// ReadFileWithin is ReadFile within read limits: a file that is not a
+// regular file, or is over a limit (a *LimitError), is an error.
+func ReadFileWithin(f SourceFile, lim Limits) ([]SourceDoc, error) {
+	lim = lim.resolved()
+	raw, err := readRegular(f.Path, lim.File)
 	if err != nil {
 		return nil, err
 	}
-	return parse(f, raw)
+	return parse(f, raw, lim)
 }
 
-func parse(f SourceFile, raw []byte) ([]SourceDoc, error) {
+func parse(f SourceFile, raw []byte, lim Limits) ([]SourceDoc, error) {
 	name := strings.ToLower(f.Path)
 	switch {
 	case strings.HasSuffix(name, ".jsonl.gz"):
@@ -169,13 +197,11 @@ func parse(f SourceFile, raw []byte) ([]SourceDoc, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", errInput, f.Path, err)
 		}
-		data, err := io.ReadAll(io.LimitReader(zr, 8<<30))
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", errInput, f.Path, err)
-		}
-		return parseJSONL(f, data)
+		// streamed: the decompressed bytes are never held whole, and a
+		// small file that decompresses to gigabytes stops at the limit
+		return parseJSONL(f, &cappedReader{r: zr, left: lim.Decompressed, max: lim.Decompressed}, lim.Decompressed)
 	case strings.HasSuffix(name, ".jsonl"):
-		return parseJSONL(f, raw)
+		return parseJSONL(f, bytes.NewReader(raw), int64(len(raw)))
 	case strings.HasSuffix(name, ".html"), strings.HasSuffix(name, ".htm"):
 		text, err := HTMLText(bytes.NewReader(raw))
 		if err != nil {
@@ -216,12 +242,14 @@ type jsonlLine struct {
 	} `json:"passages"`
 }
 
-func parseJSONL(f SourceFile, data []byte) ([]SourceDoc, error) {
+// parseJSONL reads the records of r, whose lines are at most maxLine
+// bytes (the bytes r can give at most: a longer line is r's error).
+func parseJSONL(f SourceFile, r io.Reader, maxLine int64) ([]SourceDoc, error) {
 	var docs []SourceDoc
 	seen := map[string]int{}
 	queries := 0
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, min(64<<10, maxLine+1)), int(min(maxLine+1, 1<<30)))
 	for line := 1; sc.Scan(); line++ {
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 {
@@ -229,6 +257,10 @@ func parseJSONL(f SourceFile, data []byte) ([]SourceDoc, error) {
 		}
 		var l jsonlLine
 		if err := json.Unmarshal(b, &l); err != nil {
+			if rerr := sc.Err(); rerr != nil {
+				// a read that failed (a limit, a damaged stream) cut the line
+				return nil, readError(f, rerr)
+			}
 			return nil, fmt.Errorf("%w: %s line %d: %v", errInput, f.Path, line, err)
 		}
 		id, err := jsonID(l.ID)
@@ -268,12 +300,21 @@ func parseJSONL(f SourceFile, data []byte) ([]SourceDoc, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", errInput, f.Path, err)
+		return nil, readError(f, err)
 	}
 	if len(docs) == 0 && queries > 0 {
 		return nil, fmt.Errorf("%s: %w: %d questions without document text (a LaRA query file? index the .txt documents it refers to)", f.Path, ErrNoDocuments, queries)
 	}
 	return docs, nil
+}
+
+// readError is a failure reading a .jsonl's lines: over a limit (the
+// *LimitError itself), or bad input.
+func readError(f SourceFile, err error) error {
+	if le := (*LimitError)(nil); errors.As(err, &le) {
+		return fmt.Errorf("%s: %w", f.Path, le)
+	}
+	return fmt.Errorf("%w: %s: %v", errInput, f.Path, err)
 }
 
 func jsonID(raw json.RawMessage) (string, error) {
