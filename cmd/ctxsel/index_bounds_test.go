@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestIndexAddBoundedReads: what is not a regular file, a file over
+// --max-file-bytes and a .jsonl.gz over --max-decompressed-bytes are each
+// named in a note with the flag that raises the limit; the files beside
+// them are indexed, and the run exits 3 with a summary.
+func TestIndexAddBoundedReads(t *testing.T) {
+	useHashEmbedder(t)
+	root := t.TempDir()
+	docs := filepath.Join(root, "docs")
+	os.MkdirAll(docs, 0o755)
+	os.WriteFile(filepath.Join(docs, "good.txt"), []byte("Mount Etna is an active volcano on Sicily."), 0o644)
+	os.WriteFile(filepath.Join(docs, "big.md"), bytes.Repeat([]byte("words "), 2000), 0o644)
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(make([]byte, 8<<20))
+	zw.Close()
+	os.WriteFile(filepath.Join(docs, "bomb.jsonl.gz"), z.Bytes(), 0o644)
+	wantNotes := []string{
+		"note: skipped " + filepath.Join(docs, "big.md") + ": 11.7 KiB (12000 bytes), over the per-file limit of 10.0 KiB (10240 bytes) (raise it with --max-file-bytes)",
+		"note: skipped " + filepath.Join(docs, "bomb.jsonl.gz") + ": decompresses to more than 1.0 MiB (1048576 bytes), the limit (raise it with --max-decompressed-bytes)",
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644); err == nil {
+		os.Symlink(filepath.Join(root, "pipe"), filepath.Join(docs, "pipe.txt"))
+		wantNotes = append(wantNotes, "note: skipped "+filepath.Join(docs, "pipe.txt")+": a symlink to a named pipe (FIFO), not a regular file")
+	}
+	idx := filepath.Join(root, "idx")
+	code, out, errs := runCLI(t, "", "index", "add", "--index", idx, "--max-file-bytes", "10240", "--max-decompressed-bytes", "1048576", docs)
+	if code != 3 || !strings.Contains(out, "1 documents added") {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errs)
+	}
+	for _, n := range wantNotes {
+		if !strings.Contains(errs, n+"\n") {
+			t.Errorf("no note %q in:\n%s", n, errs)
+		}
+	}
+	if want := fmt.Sprintf("%d files could not be indexed and were skipped", len(wantNotes)); !strings.Contains(errs, want) {
+		t.Errorf("no summary %q in:\n%s", want, errs)
+	}
+	// the default limits read them
+	code, out, errs = runCLI(t, "", "index", "add", "--index", idx, filepath.Join(docs, "big.md"))
+	if code != 0 || !strings.Contains(out, "1 documents added") {
+		t.Fatalf("default limits: exit %d:\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := runCLI(t, "", "index", "add", "--index", idx, "--max-file-bytes", "0", docs); code != 2 {
+		t.Errorf("--max-file-bytes 0: exit %d %s", code, errs)
+	}
+}
