@@ -7,8 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/cache"
+	"github.com/ctxsel/ctxsel/index/indextest"
 )
 
 // TestIndexAddBoundedReads: what is not a regular file, a file over
@@ -55,5 +60,61 @@ func TestIndexAddBoundedReads(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, "", "index", "add", "--index", idx, "--max-file-bytes", "0", docs); code != 2 {
 		t.Errorf("--max-file-bytes 0: exit %d %s", code, errs)
+	}
+}
+
+// TestIndexAddFullCacheDisk: with the embedding cache's file on a full
+// disk (/dev/full: every write fails with ENOSPC), index add indexes every
+// document, and the cache says once that it is bypassed.
+func TestIndexAddFullCacheDisk(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	useHashEmbedder(t)
+	root := t.TempDir()
+	cacheDir := filepath.Join(root, "cache")
+	var mu sync.Mutex
+	var notes []string
+	openEmbedder = func(string, string) (embed.Embedder, func() error, error) {
+		s, err := cache.OpenWith(cacheDir, cache.Options{Note: func(m string) { mu.Lock(); notes = append(notes, m); mu.Unlock() }})
+		if err != nil {
+			return nil, nil, err
+		}
+		return cache.Wrap(indextest.HashEmbedder{}, s), s.Close, nil
+	}
+	docs := filepath.Join(root, "docs")
+	os.MkdirAll(docs, 0o755)
+	const n = 60
+	for i := range n {
+		os.WriteFile(filepath.Join(docs, fmt.Sprintf("d%02d.txt", i)), []byte(strings.Repeat(fmt.Sprintf("Document %d is about topic %d. ", i, i), 30)), 0o644)
+	}
+	// a first run makes the cache's file; then its disk is full
+	if code, _, errs := runCLI(t, "", "index", "add", "--index", filepath.Join(root, "idx0"), filepath.Join(docs, "d00.txt")); code != 0 {
+		t.Fatalf("first add: %d %s", code, errs)
+	}
+	files, _ := filepath.Glob(filepath.Join(cacheDir, "*.log"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v", files)
+	}
+	os.Remove(files[0])
+	if err := os.Symlink("/dev/full", files[0]); err != nil {
+		t.Fatal(err)
+	}
+	idx := filepath.Join(root, "idx")
+	code, out, errs := runCLI(t, "", "index", "add", "--index", idx, "--chunker", "tokens:size=30,overlap=0", docs)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("%d documents added", n)) || !strings.Contains(out, fmt.Sprintf("index %s: %d documents", idx, n)) {
+		t.Fatalf("add with a full cache disk: exit %d\n%s\n%s", code, out, errs)
+	}
+	bypassed := 0
+	for _, m := range notes {
+		if strings.Contains(m, "cannot be written") && strings.Contains(m, "no space left on device") {
+			bypassed++
+		}
+	}
+	if bypassed != 1 {
+		t.Errorf("%d bypass notes, want 1: %q", bypassed, notes)
+	}
+	if code, o, e := runCLI(t, "", "index", "verify", "--index", idx); code != 0 {
+		t.Fatalf("verify: %d %s %s", code, o, e)
 	}
 }
