@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/embed/cache"
+	"github.com/ctxsel/ctxsel/embed/ollama"
 	"github.com/ctxsel/ctxsel/index/indextest"
 )
 
@@ -116,5 +117,22 @@ func TestIndexAddFullCacheDisk(t *testing.T) {
 	}
 	if code, o, e := runCLI(t, "", "index", "verify", "--index", idx); code != 0 {
 		t.Fatalf("verify: %d %s %s", code, o, e)
+	}
+}
+
+// TestUnusableCacheBypassed: an embedding cache folder that cannot be made
+// (its parent is a file) leaves the embedder uncached instead of failing.
+func TestUnusableCacheBypassed(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	t.Setenv(envEmbedCache, filepath.Join(file, "cache"))
+	t.Setenv(envEmbedModel, "m")
+	e, closeEmb, err := newEmbedderFor("ollama", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEmb()
+	if _, bare := e.(*ollama.Client); !bare {
+		t.Errorf("got %T, want the embedder uncached", e)
 	}
 }
