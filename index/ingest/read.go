@@ -199,9 +199,9 @@ func parse(f SourceFile, raw []byte, lim Limits) ([]SourceDoc, error) {
 		}
 		// streamed: the decompressed bytes are never held whole, and a
 		// small file that decompresses to gigabytes stops at the limit
-		return parseJSONL(f, &cappedReader{r: zr, left: lim.Decompressed, max: lim.Decompressed}, lim.Decompressed)
+		return parseJSONL(f, &cappedReader{r: zr, left: lim.Decompressed, max: lim.Decompressed})
 	case strings.HasSuffix(name, ".jsonl"):
-		return parseJSONL(f, bytes.NewReader(raw), int64(len(raw)))
+		return parseJSONL(f, bytes.NewReader(raw))
 	case strings.HasSuffix(name, ".html"), strings.HasSuffix(name, ".htm"):
 		text, err := HTMLText(bytes.NewReader(raw))
 		if err != nil {
@@ -242,25 +242,30 @@ type jsonlLine struct {
 	} `json:"passages"`
 }
 
-// parseJSONL reads the records of r, whose lines are at most maxLine
-// bytes (the bytes r can give at most: a longer line is r's error).
-func parseJSONL(f SourceFile, r io.Reader, maxLine int64) ([]SourceDoc, error) {
+// parseJSONL reads the records of r, one a line. Each byte is scanned
+// once (a line as long as the file costs its length, not its length
+// squared), and a failed read (over a limit, a damaged stream) ends the
+// parse before the line it cut is parsed.
+func parseJSONL(f SourceFile, r io.Reader) ([]SourceDoc, error) {
 	var docs []SourceDoc
 	seen := map[string]int{}
 	queries := 0
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, min(64<<10, maxLine+1)), int(min(maxLine+1, 1<<30)))
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for line, eof := 1, false; !eof; line++ {
+		var err error
+		buf, err = readLine(br, buf[:0])
+		if errors.Is(err, io.EOF) {
+			eof = true
+		} else if err != nil {
+			return nil, readError(f, err)
+		}
+		b := bytes.TrimSpace(buf)
 		if len(b) == 0 {
 			continue
 		}
 		var l jsonlLine
 		if err := json.Unmarshal(b, &l); err != nil {
-			if rerr := sc.Err(); rerr != nil {
-				// a read that failed (a limit, a damaged stream) cut the line
-				return nil, readError(f, rerr)
-			}
 			return nil, fmt.Errorf("%w: %s line %d: %v", errInput, f.Path, line, err)
 		}
 		id, err := jsonID(l.ID)
@@ -299,13 +304,22 @@ func parseJSONL(f SourceFile, r io.Reader, maxLine int64) ([]SourceDoc, error) {
 			return nil, fmt.Errorf("%w: %s line %d: want {\"id\": ..., \"text\": ...}", errInput, f.Path, line)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, readError(f, err)
-	}
 	if len(docs) == 0 && queries > 0 {
 		return nil, fmt.Errorf("%s: %w: %d questions without document text (a LaRA query file? index the .txt documents it refers to)", f.Path, ErrNoDocuments, queries)
 	}
 	return docs, nil
+}
+
+// readLine appends the next line of br to dst, its newline included;
+// io.EOF comes with the last line when it has none.
+func readLine(br *bufio.Reader, dst []byte) ([]byte, error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		dst = append(dst, frag...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return dst, err
+		}
+	}
 }
 
 // readError is a failure reading a .jsonl's lines: over a limit (the

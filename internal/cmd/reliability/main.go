@@ -114,7 +114,7 @@ func main() {
 	}
 	total := 0
 	fmt.Println("reliability probe:", time.Since(start).Round(time.Second))
-	for _, cat := range []string{"http", "llm", "mcp-http", "stdio", "cache", "index"} {
+	for _, cat := range []string{"http", "llm", "mcp-http", "stdio", "cache", "index", "ingest"} {
 		fmt.Printf("  %-9s %4d inputs and faults\n", cat, p.counts[cat])
 		total += p.counts[cat]
 	}
@@ -178,6 +178,7 @@ func (p *probe) run(ctx context.Context) error {
 	}
 	p.caches(ctx)
 	p.index(ctx)
+	p.ingest(ctx)
 	return nil
 }
 
