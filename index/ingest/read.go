@@ -254,7 +254,7 @@ func parseJSONL(f SourceFile, r io.Reader) ([]SourceDoc, error) {
 	var buf []byte
 	for line, eof := 1, false; !eof; line++ {
 		var err error
-		buf, err = readLine(br, buf[:0])
+		buf, err = readLine(br, buf)
 		if errors.Is(err, io.EOF) {
 			eof = true
 		} else if err != nil {
@@ -310,15 +310,32 @@ func parseJSONL(f SourceFile, r io.Reader) ([]SourceDoc, error) {
 	return docs, nil
 }
 
-// readLine appends the next line of br to dst, its newline included;
-// io.EOF comes with the last line when it has none.
-func readLine(br *bufio.Reader, dst []byte) ([]byte, error) {
+// readLine returns the next line of br, its newline included, in buf's
+// memory when it fits; io.EOF comes with the last line when it has none. A
+// long line is gathered in pieces and joined once at its end, so that a
+// read that fails on it (over a limit) has cost its length once, not the
+// copies a growing slice makes.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	var pieces [][]byte
+	n := 0
 	for {
 		frag, err := br.ReadSlice('\n')
-		dst = append(dst, frag...)
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return dst, err
+		if errors.Is(err, bufio.ErrBufferFull) {
+			pieces = append(pieces, bytes.Clone(frag))
+			n += len(frag)
+			continue
 		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		if pieces == nil {
+			return append(buf[:0], frag...), err
+		}
+		line := make([]byte, 0, n+len(frag))
+		for _, p := range pieces {
+			line = append(line, p...)
+		}
+		return append(line, frag...), err
 	}
 }
 
