@@ -248,3 +248,24 @@ func TestReadFileWithin(t *testing.T) {
 		t.Fatalf("over the limit: %v", err)
 	}
 }
+
+// TestIngestSymlinkedFolder: a folder named through a symlink is walked
+// (it used to be counted as one file of an unsupported type), its
+// documents named by the path as given.
+func TestIngestSymlinkedFolder(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"real/a.txt": "alpha words here", "real/sub/b.md": "beta words there"})
+	if err := os.Symlink("real", filepath.Join(root, "link")); err != nil {
+		t.Skipf("symlink: %v", err)
+	}
+	t.Chdir(root)
+	s, _ := index.OpenDir(filepath.Join(root, "idx"), index.DirOptions{Create: true})
+	defer s.Close()
+	rep, err := addGuarded(t, newIngester(t, s, nil), "link")
+	if err != nil || len(rep.Problems) != 0 || len(rep.Notices) != 0 {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	if ids := listIDs(t, s); strings.Join(ids, " ") != "link/a.txt link/sub/b.md" {
+		t.Fatalf("indexed %q", ids)
+	}
+}

@@ -94,8 +94,14 @@ func Walk(paths []string) (WalkResult, error) {
 			}
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil && path != p {
+		root := p
+		if lst, err := os.Lstat(p); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+			// a folder named through a symlink: WalkDir follows the root
+			// only when it ends in a separator
+			root = p + string(filepath.Separator)
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil && path != root {
 				res.Problems = append(res.Problems, FileProblem{Path: path, Reason: err.Error()})
 				if d != nil && d.IsDir() {
 					return filepath.SkipDir
@@ -105,7 +111,7 @@ func Walk(paths []string) (WalkResult, error) {
 			if err != nil {
 				return err
 			}
-			if path != p && strings.HasPrefix(d.Name(), ".") {
+			if path != root && strings.HasPrefix(d.Name(), ".") {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
