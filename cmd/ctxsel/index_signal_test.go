@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -56,8 +57,8 @@ func TestSignalChild(t *testing.T) {
 }
 
 // startSignalChild starts `index add` in a child process and waits until
-// it embeds, or until the file wait names exists.
-func startSignalChild(t *testing.T, stuck bool, wait string, args ...string) (*exec.Cmd, *strings.Builder, chan error, string) {
+// it embeds, and until ready (when given) says so.
+func startSignalChild(t *testing.T, stuck bool, ready func() bool, args ...string) (*exec.Cmd, *strings.Builder, chan error, string) {
 	t.Helper()
 	marker := filepath.Join(t.TempDir(), "embedding")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSignalChild$", "-test.count=1")
@@ -72,10 +73,14 @@ func startSignalChild(t *testing.T, stuck bool, wait string, args ...string) (*e
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	if wait == "" {
-		wait = marker
+	waitFor(t, marker, done, out)
+	for ready != nil && !ready() {
+		select {
+		case err := <-done:
+			t.Fatalf("child exited before it was ready: %v\n%s", err, out)
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
-	waitFor(t, wait, done, out)
 	return cmd, out, done, marker
 }
 
@@ -129,7 +134,12 @@ func TestIndexAddSignal(t *testing.T) {
 			}
 			idx := filepath.Join(root, "idx")
 			// signalled once its first batch is committed
-			cmd, out, done, _ := startSignalChild(t, false, filepath.Join(idx, "MANIFEST"), "index", "add", "--index", idx, "--chunker", "tokens:size=40,overlap=0", docs)
+			committed := func() bool {
+				_, o, _ := runCLI(t, "", "index", "stats", "--json", "--index", idx)
+				var st struct{ Docs int }
+				return json.Unmarshal([]byte(o), &st) == nil && st.Docs > 0
+			}
+			cmd, out, done, _ := startSignalChild(t, false, committed, "index", "add", "--index", idx, "--chunker", "tokens:size=40,overlap=0", docs)
 			cmd.Process.Signal(sig)
 			err := exited(t, cmd, done, out)
 			var ee *exec.ExitError
@@ -156,7 +166,7 @@ func TestIndexAddSignal(t *testing.T) {
 		docs := filepath.Join(root, "docs")
 		os.MkdirAll(docs, 0o755)
 		os.WriteFile(filepath.Join(docs, "a.txt"), []byte("A document to embed."), 0o644)
-		cmd, out, done, marker := startSignalChild(t, true, "", "index", "add", "--index", filepath.Join(root, "idx"), docs)
+		cmd, out, done, marker := startSignalChild(t, true, nil, "index", "add", "--index", filepath.Join(root, "idx"), docs)
 		cmd.Process.Signal(syscall.SIGINT)
 		waitFor(t, marker+".cancelled", done, out)
 		// again until it ends: the first may still be restoring the default

@@ -173,7 +173,7 @@ func (p *probe) signalDuringAdd(ctx context.Context, root string) {
 		var err error
 		ended := false
 		for deadline := time.Now().Add(caseLimit); !ended && time.Now().Before(deadline); {
-			if _, serr := os.Stat(filepath.Join(idx, "MANIFEST")); serr == nil {
+			if p.indexedDocs(ctx, idx) > 0 {
 				break
 			}
 			select {
