@@ -166,8 +166,8 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 	if c.left < 0 {
 		return 0, &LimitError{Limit: LimitDecompressed, Max: c.max}
 	}
-	if int64(len(p)) > c.left+1 {
-		p = p[:c.left+1]
+	if int64(len(p)) > c.left {
+		p = p[:c.left+1] // one byte past the limit tells a longer stream
 	}
 	n, err := c.r.Read(p)
 	c.left -= int64(n)

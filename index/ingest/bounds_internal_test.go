@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -44,6 +45,18 @@ func TestReadRegularGrows(t *testing.T) {
 	var le *LimitError
 	if !errors.As(err, &le) || le.Limit != LimitFile || le.Size != 10 {
 		t.Fatalf("over the limit: %v", err)
+	}
+}
+
+// TestNoLimitLimit: the largest limit a flag can give reads normally.
+func TestNoLimitLimit(t *testing.T) {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(`{"id":"a","text":"x"}`))
+	zw.Close()
+	lim := Limits{File: math.MaxInt64, Decompressed: math.MaxInt64}
+	if docs, err := parse(SourceFile{Path: "f.jsonl.gz"}, b.Bytes(), lim); err != nil || len(docs) != 1 {
+		t.Fatalf("%v %v", docs, err)
 	}
 }
 
