@@ -49,9 +49,7 @@ func (p *probe) cliRun(ctx context.Context, stdin io.Reader, env []string, args 
 	err := cmd.Run()
 	r := ctxselRun{code: exitCode(err), out: out.String(), hung: ctx.Err() != nil}
 	if cmd.ProcessState != nil {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = int64(ru.Maxrss) << 10 // KiB on Linux
-		}
+		r.maxRSS = maxRSS(cmd.ProcessState)
 	}
 	return r
 }
@@ -104,7 +102,7 @@ func (p *probe) ingest(ctx context.Context) {
 	cases := []fileCase{
 		{"zero.txt", "a symlink to a character device, not a regular file", func(path string) error { return os.Symlink("/dev/zero", path) }},
 		{"fifo.txt", "a symlink to a named pipe (FIFO), not a regular file", func(path string) error {
-			if err := syscall.Mkfifo(path+".pipe", 0o644); err != nil {
+			if err := mkfifo(path + ".pipe"); err != nil {
 				return err
 			}
 			return os.Symlink(path+".pipe", path)
