@@ -47,7 +47,7 @@ and prints one JSON object: the selected ids in the requested order, k, the
 tokens selected and an explanation of the cut. Plug it after any retriever.
 Fields are those of a candidate of the server's /v1/select, read by the same
 reader (exact names; ids non-empty, unique, valid UTF-8; texts valid UTF-8;
-a line at most 16 MiB, the server's max_body_bytes);
+a line at most `+strconv.FormatInt(maxLineBytes>>20, 10)+` MiB, the server's max_body_bytes);
 other fields are passed-along metadata and ignored, unless they look like a
 misspelt field ("Score", "tokns"), which is an error as in the server. Errors
 name the candidate by its place in the input, from 1.
