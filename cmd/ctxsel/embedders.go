@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,7 +30,8 @@ const (
 var embedderNames = []string{"use-lite", "openai", "ollama"}
 
 // newEmbedder builds a named embedder, wrapped in the on-disk cache unless
-// CTXSEL_EMBED_CACHE=off. close releases the cache.
+// CTXSEL_EMBED_CACHE=off (or the cache cannot be opened: a warning says
+// so). close releases the cache.
 func newEmbedder(name string) (e embed.Embedder, close func() error, err error) {
 	return newEmbedderFor(name, "")
 }
@@ -100,7 +102,10 @@ func newEmbedderFor(name, indexModel string) (e embed.Embedder, close func() err
 	}
 	store, err := cache.Open(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("embedding cache %s (set %s=off to run without): %w", dir, envEmbedCache, err)
+		// the cache only saves work: one that cannot be opened (a read-only
+		// or full disk) is bypassed, as one that cannot be written is
+		slog.Warn(fmt.Sprintf("embedding cache %s cannot be used (%v): going on without it (set %s to another folder, or off)", dir, err, envEmbedCache))
+		return e, func() error { return nil }, nil
 	}
 	return cache.Wrap(e, store), store.Close, nil
 }

@@ -165,7 +165,10 @@ query files hold questions, not documents, and are skipped with a note.
 Text must be UTF-8 (chunk offsets are byte offsets into the file as on disk):
 binary files, files in another charset (Latin-1, UTF-16: convert them with
 iconv), unreadable and malformed files are skipped, each named in a note, and
-the run ends with exit code 3 after indexing everything else.
+the run ends with exit code 3 after indexing everything else. So are what is
+not a regular file (a symlink counts as its target: devices, FIFOs, sockets
+are never read), files over --max-file-bytes (default 256 MiB) and .jsonl.gz
+files that decompress to more than --max-decompressed-bytes (default 256 MiB).
 
 Chunkers: tokens:size=600,overlap=100 (default; the LaRA/LDAR setting),
 sentences:max_tokens=600, semantic:threshold=0.75,max_tokens=600.
@@ -205,6 +208,8 @@ does, and removes the documents of files under PATH that were deleted.
 	encoding := fs.String("encoding", "", "token encoding for chunk sizes and counts (default: the index's, else "+token.Default+")")
 	sentences := fs.Bool("sentences", false, sentencesFlagHelp)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	maxFile := fs.Int64("max-file-bytes", ingest.DefaultMaxFileBytes, "skip, with a note, files larger than this many bytes (a .jsonl.gz: its compressed size)")
+	maxUnzipped := fs.Int64("max-decompressed-bytes", ingest.DefaultMaxDecompressedBytes, "skip, with a note, .jsonl.gz files that decompress to more than this many bytes")
 	if !sync {
 		fs.BoolVar(&sync, "sync", false, "also remove the documents of files under PATH that no longer exist")
 	}
@@ -215,6 +220,9 @@ does, and removes the documents of files under PATH that were deleted.
 	if len(paths) == 0 {
 		fs.Usage()
 		return usageError{fmt.Errorf("%s: no files or folders given", name)}
+	}
+	if *maxFile <= 0 || *maxUnzipped <= 0 {
+		return usageError{fmt.Errorf("%s: --max-file-bytes and --max-decompressed-bytes must be positive", name)}
 	}
 	store, err := openStore(ctx, *loc, true, *vectors)
 	if err != nil {
@@ -249,6 +257,7 @@ does, and removes the documents of files under PATH that were deleted.
 	}
 	bar := progress.New(stderr, "indexing")
 	in := &ingest.Ingester{Store: store, Embedder: e, Chunker: ch, Encoding: tk.Encoding(), Sync: sync,
+		Limits:   ingest.Limits{File: *maxFile, Decompressed: *maxUnzipped},
 		Progress: func(p ingest.Progress) { bar.Update(int(p.Bytes), int(p.TotalBytes)) }}
 	if *sentences || st.Config.SentenceModel != "" {
 		// the index's choice, once made, holds for every later add
@@ -260,6 +269,7 @@ does, and removes the documents of files under PATH that were deleted.
 		in.Sentences = se
 	}
 	rep, err := in.Add(ctx, paths)
+	limitHints(rep.Problems)
 	for _, p := range rep.Problems {
 		fmt.Fprintf(stderr, "note: skipped %s: %s\n", termtext.Line(p.Path), termtext.Line(p.Reason))
 	}
@@ -304,6 +314,17 @@ does, and removes the documents of files under PATH that were deleted.
 		return partialError{fmt.Errorf("%s: %d files could not be indexed and were skipped (named above); everything else was indexed", name, n)}
 	}
 	return nil
+}
+
+// limitHints adds to the reason of each file over a read limit the flag
+// that raises it.
+func limitHints(problems []ingest.FileProblem) {
+	flags := map[string]string{ingest.LimitFile: "--max-file-bytes", ingest.LimitDecompressed: "--max-decompressed-bytes"}
+	for i, p := range problems {
+		if f := flags[p.Limit]; f != "" {
+			problems[i].Reason += " (raise it with " + f + ")"
+		}
+	}
 }
 
 // committed says what a failed or interrupted run left in the index.

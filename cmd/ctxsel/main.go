@@ -56,12 +56,25 @@ func (e partialError) Error() string { return e.err.Error() }
 func (e partialError) Unwrap() error { return e.err }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	// Notes that libraries send to the default logger (slog.Warn: the
 	// embedding cache's) get run's escapes too.
 	log.SetOutput(termtext.NewWriter(os.Stderr))
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// signalContext is cancelled by the first SIGINT or SIGTERM, which asks the
+// command to stop cleanly (index add keeps what it committed and releases
+// its locks); the signals' default action is then restored, so a second one
+// ends the process at once.
+func signalContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
 }
 
 // run runs one command with everything it prints passed through termtext:

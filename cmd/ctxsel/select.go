@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/internal/wire"
+	"github.com/ctxsel/ctxsel/server"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -43,7 +46,8 @@ Reads candidates as JSON lines, one per passage, in any order:
 and prints one JSON object: the selected ids in the requested order, k, the
 tokens selected and an explanation of the cut. Plug it after any retriever.
 Fields are those of a candidate of the server's /v1/select, read by the same
-reader (exact names; ids non-empty, unique, valid UTF-8; texts valid UTF-8);
+reader (exact names; ids non-empty, unique, valid UTF-8; texts valid UTF-8;
+a line at most `+strconv.FormatInt(maxLineBytes>>20, 10)+` MiB, the server's max_body_bytes);
 other fields are passed-along metadata and ignored, unless they look like a
 misspelt field ("Score", "tokns"), which is an error as in the server. Errors
 name the candidate by its place in the input, from 1.
@@ -114,7 +118,10 @@ Examples:
 // refused rather than ignored. texts[i] is candidate i's text ("" when it
 // has none), for a text selector; a text without "tokens" is counted.
 func readCandidates(r io.Reader, encoding string) (*ctxsel.Curve, []string, error) {
-	in, err := io.ReadAll(r)
+	in, err := io.ReadAll(&lineBound{r: r, max: maxLineBytes, line: 1})
+	if errors.Is(err, ctxsel.ErrInvalidInput) {
+		return nil, nil, err
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("select: read candidates: %w", err)
 	}
@@ -153,6 +160,39 @@ func readCandidates(r io.Reader, encoding string) (*ctxsel.Curve, []string, erro
 		return nil, nil, wire.InStream(err)
 	}
 	return curve, texts, nil
+}
+
+// maxLineBytes bounds one line of select's input as the server bounds a
+// request body (its default max_body_bytes): a line that long is refused
+// with a message instead of being read into memory whole.
+var maxLineBytes = server.DefaultConfig().MaxBodyBytes
+
+// lineBound reads r, failing with invalid input once a line grows past
+// max bytes.
+type lineBound struct {
+	r        io.Reader
+	max, run int64 // the limit; bytes of the current line so far
+	line     int
+}
+
+func (l *lineBound) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for rest := p[:n]; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		seg := int64(len(rest))
+		if i >= 0 {
+			seg = int64(i)
+		}
+		if l.run+seg > l.max {
+			return n, fmt.Errorf("%w: select: line %d of the input is longer than %d bytes, the limit (the server's max_body_bytes): one candidate a line", ctxsel.ErrInvalidInput, l.line, l.max)
+		}
+		if i < 0 {
+			l.run += seg
+			break
+		}
+		l.run, l.line, rest = 0, l.line+1, rest[i+1:]
+	}
+	return n, err
 }
 
 func cmdStrategies(args []string, stdout, stderr io.Writer) error {

@@ -68,6 +68,16 @@
 // append). On systems without flock (Windows, Plan 9, …) the lock is a no-op
 // and a directory must have a single writer process.
 //
+// # A cache that cannot be written
+//
+// The cache only saves work, so failing to write it (a full disk, a
+// read-only or vanished directory, an I/O error) never fails a call: the
+// first such failure is reported once through Options.Note, and the Store
+// stops writing for the rest of its life: it answers what it holds in
+// memory, and keeps new vectors there too, but writes nothing
+// (Stats().WriteError says why). A model whose file cannot be opened at
+// all is answered by the embedder alone.
+//
 // Memory: every cached vector is held in memory (4 bytes per dimension plus
 // about 100 bytes of overhead per text).
 package cache
@@ -120,6 +130,9 @@ type Stats struct {
 	// Quarantined lists files renamed aside as corrupt, and the copies of
 	// torn tails cut away.
 	Quarantined []string
+	// WriteError, when set, is why the store stopped writing (it still
+	// answers from memory).
+	WriteError error
 }
 
 // Store is an on-disk embedding cache. Create one with Open.
@@ -133,6 +146,8 @@ type Store struct {
 	// what opening found in files that belong to no model (unreadable
 	// headers, misnamed files)
 	aside recordlog.Stats
+	// writeErr is the write failure that turned writing off
+	writeErr error
 
 	hits, misses atomic.Int64
 }
@@ -211,6 +226,7 @@ func (s *Store) Stats() Stats {
 		Misses:         s.misses.Load(),
 		RecoveredBytes: s.aside.RecoveredBytes,
 		Quarantined:    append([]string(nil), s.aside.Quarantined...),
+		WriteError:     s.writeErr,
 	}
 	for _, m := range s.models {
 		st.Vectors += len(m.vecs)
@@ -350,20 +366,25 @@ func (m *model) add(k key, v []float32) {
 	m.vecs[k] = dst
 }
 
-// get returns copies of the vectors stored under keys, nil for misses.
+// get returns copies of the vectors stored under keys, nil for misses. A
+// model whose file cannot be opened has none (and writing is turned off).
 func (s *Store) get(n ns, keys []key) ([][]float32, error) {
+	out := make([][]float32, len(keys))
 	s.mu.RLock()
 	m := s.models[n]
 	if m == nil && !s.closed {
 		s.mu.RUnlock()
 		s.mu.Lock()
 		var err error
-		if !s.closed {
-			m, err = s.model(n)
+		closed := s.closed
+		if !closed && s.writeErr == nil {
+			if m, err = s.model(n); err != nil {
+				s.bypass(err)
+			}
 		}
 		s.mu.Unlock()
-		if err != nil {
-			return nil, err
+		if m == nil && !closed {
+			return out, nil
 		}
 		s.mu.RLock()
 	}
@@ -371,7 +392,6 @@ func (s *Store) get(n ns, keys []key) ([][]float32, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	out := make([][]float32, len(keys))
 	for i, k := range keys {
 		if v, ok := m.vecs[k]; ok {
 			out[i] = append([]float32(nil), v...)
@@ -381,7 +401,8 @@ func (s *Store) get(n ns, keys []key) ([][]float32, error) {
 }
 
 // put appends the vectors not yet stored. Every vector must have one
-// dimension and finite components (embed.CheckVectors).
+// dimension and finite components (embed.CheckVectors). A failure to
+// write turns writing off (bypass) instead of failing.
 func (s *Store) put(n ns, keys []key, vecs [][]float32) error {
 	if len(keys) == 0 {
 		return nil
@@ -395,14 +416,20 @@ func (s *Store) put(n ns, keys []key, vecs [][]float32) error {
 	if s.closed {
 		return ErrClosed
 	}
+	if s.writeErr != nil {
+		s.keep(n, keys, vecs)
+		return nil
+	}
 	m, err := s.model(n)
 	if err != nil {
-		return err
+		s.bypass(err)
+		return nil
 	}
 	if m.dim == 0 {
 		// the file's dimension may be another process's: read it first
 		if err := m.log.Refresh(); err != nil {
-			return fmt.Errorf("cache: %w", err)
+			s.bypass(err)
+			return nil
 		}
 	}
 	if m.dim != 0 && m.dim != dim {
@@ -417,7 +444,31 @@ func (s *Store) put(n ns, keys []key, vecs [][]float32) error {
 	// Other processes may have appended some of these meanwhile: the log
 	// reads them first, and writes only what is still missing.
 	if _, err := m.log.Append(recs, func(k key) bool { _, ok := m.vecs[k]; return ok }); err != nil {
-		return fmt.Errorf("cache: %w", err)
+		s.bypass(err)
+		s.keep(n, keys, vecs)
 	}
 	return nil
+}
+
+// keep holds vectors the store could not write, in memory only, when
+// their model's file is open. s.mu is held for writing.
+func (s *Store) keep(n ns, keys []key, vecs [][]float32) {
+	m := s.models[n]
+	if m == nil || m.dim != 0 && m.dim != len(vecs[0]) {
+		return
+	}
+	m.dim = len(vecs[0])
+	for i, k := range keys {
+		m.add(k, vecs[i])
+	}
+}
+
+// bypass turns writing off after err, saying so once. s.mu is held for
+// writing.
+func (s *Store) bypass(err error) {
+	if s.writeErr != nil {
+		return
+	}
+	s.writeErr = err
+	s.opts.Note(fmt.Sprintf("embedding cache %s cannot be written (%v): going on without it; new vectors are computed, not stored", s.dir, err))
 }

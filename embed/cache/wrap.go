@@ -17,8 +17,10 @@ import (
 //
 // Vectors from e are validated (count, one dimension matching what is
 // already cached for the model, finite values) before anything is stored.
-// An error storing them fails the call. Two concurrent calls missing on the
-// same text may both send it to e; the store keeps one copy.
+// A store that cannot be written or read is bypassed with one note (see
+// "A cache that cannot be written"): the call still answers. Two
+// concurrent calls missing on the same text may both send it to e; the
+// store keeps one copy.
 //
 // Keys are sha256 of the text as given (before any prefix the backend adds;
 // prefixes are part of the ModelID). Wrap(e, nil) returns e unchanged.

@@ -32,7 +32,7 @@ func FuzzParseOffsets(f *testing.F) {
 		if !supported(name) || strings.HasSuffix(strings.ToLower(name), ".gz") {
 			return
 		}
-		docs, err := parse(SourceFile{Path: name, ID: name}, raw)
+		docs, err := parse(SourceFile{Path: name, ID: name}, raw, Limits{}.resolved())
 		if err != nil {
 			return
 		}

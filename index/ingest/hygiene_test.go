@@ -145,10 +145,11 @@ func TestIngestUnreadableFiles(t *testing.T) {
 	if len(got) != 2 || !strings.HasSuffix(got[0], "dangling.txt") || !strings.HasSuffix(got[1], "folder.txt") {
 		t.Fatalf("problems %+v", rep.Problems)
 	}
-	for _, p := range rep.Problems {
-		if !strings.HasPrefix(p.Reason, "open: ") && !strings.HasPrefix(p.Reason, "read: ") {
-			t.Errorf("%s: reason %q", p.Path, p.Reason)
-		}
+	if r := rep.Problems[0].Reason; r != "stat: no such file or directory" {
+		t.Errorf("dangling link: reason %q", r)
+	}
+	if r := rep.Problems[1].Reason; r != "a symlink to a folder, not a regular file" {
+		t.Errorf("link to a folder: reason %q", r)
 	}
 }
 

@@ -37,8 +37,9 @@ import (
 // whichever comes first; whole documents only), each batch atomically on the
 // embedded index, so an interrupted run keeps every batch committed before it.
 //
-// A file that cannot be indexed (unreadable, binary, not UTF-8, malformed)
-// does not stop the run: it is skipped and listed in Report.Problems.
+// A file that cannot be indexed (unreadable, binary, not UTF-8, malformed,
+// not a regular file, over a read limit) does not stop the run: it is
+// skipped and listed in Report.Problems.
 type Ingester struct {
 	Store    index.Store
 	Embedder embed.Embedder
@@ -62,6 +63,9 @@ type Ingester struct {
 	// read from a file under one of the paths given to Add that no longer
 	// exists (Report.Gone counts them).
 	Sync bool
+	// Limits bound what one file may cost to read (zero fields: the
+	// defaults); a file over one is skipped and listed in Report.Problems.
+	Limits Limits
 	// Progress, when set, is called as work completes.
 	Progress func(Progress)
 }
@@ -79,6 +83,9 @@ const (
 type FileProblem struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+	// Limit names the read limit the file is over (LimitFile,
+	// LimitDecompressed), or is empty.
+	Limit string `json:"limit,omitempty"`
 }
 
 // Progress reports how far an ingestion is. Bytes count the input files'
@@ -139,6 +146,7 @@ type run struct {
 	rep   Report
 	prog  Progress
 	cfg   index.Config
+	lim   Limits
 
 	batch, commitChunks int
 	interval            time.Duration
@@ -202,7 +210,7 @@ func (in *Ingester) Add(ctx context.Context, paths []string) (Report, error) {
 // begin checks the ingester against the store and reads what it holds.
 func (in *Ingester) begin(ctx context.Context) (*run, error) {
 	r := &run{in: in, ctx: ctx, start: time.Now(), batch: in.EmbedBatch, commitChunks: in.CommitChunks, interval: in.CommitInterval,
-		inRun: map[string]string{}, lastCommit: time.Now()}
+		inRun: map[string]string{}, lastCommit: time.Now(), lim: in.Limits.resolved()}
 	if in.Store == nil || in.Embedder == nil || in.Chunker == nil {
 		return r, fmt.Errorf("%w: ingester needs a store, an embedder and a chunker", ctxsel.ErrInvalidInput)
 	}
@@ -282,9 +290,13 @@ func (r *run) report() {
 	}
 }
 
-// skip lists a file that cannot be indexed; the run goes on.
-func (r *run) skip(f SourceFile, reason string) {
-	r.rep.Problems = append(r.rep.Problems, FileProblem{Path: f.Path, Reason: reason})
+// skip lists a file that cannot be indexed, and why; the run goes on.
+func (r *run) skip(f SourceFile, why error) {
+	p := FileProblem{Path: f.Path, Reason: problemReason(f, why)}
+	if le := (*LimitError)(nil); errors.As(why, &le) {
+		p.Limit = le.Limit
+	}
+	r.rep.Problems = append(r.rep.Problems, p)
 	r.done1(f)
 }
 
@@ -301,9 +313,9 @@ func (r *run) file(f SourceFile) error {
 	r.rep.Files++
 	r.prog.Files++
 	prev := r.bySource[f.Abs]
-	raw, err := readRaw(f)
+	raw, err := readRegular(f.Path, r.lim.File)
 	if err != nil {
-		r.skip(f, problemReason(f, err))
+		r.skip(f, err)
 		return nil
 	}
 	srcHash := index.Hash(raw)
@@ -313,10 +325,10 @@ func (r *run) file(f SourceFile) error {
 		return nil
 	}
 	if problem := fileProblem(f, raw); problem != "" {
-		r.skip(f, problem)
+		r.skip(f, errors.New(problem))
 		return nil
 	}
-	docs, err := parse(f, raw)
+	docs, err := parse(f, raw, r.lim)
 	if errors.Is(err, ErrNoDocuments) {
 		if len(r.questionFiles) < 3 {
 			r.questionFiles = append(r.questionFiles, f.Path)
@@ -326,7 +338,7 @@ func (r *run) file(f SourceFile) error {
 		return nil
 	}
 	if err != nil {
-		r.skip(f, problemReason(f, err))
+		r.skip(f, err)
 		return nil
 	}
 	docs = r.claim(f, prev, docs)
@@ -690,12 +702,4 @@ func under(path string, roots []string) bool {
 		}
 	}
 	return false
-}
-
-func readRaw(f SourceFile) ([]byte, error) {
-	raw, err := os.ReadFile(f.Path)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.Path, err)
-	}
-	return raw, nil
 }

@@ -58,7 +58,9 @@ type WalkResult struct {
 // Walk expands paths (files or folders, walked recursively; hidden files and
 // folders such as .git or .ctxsel-index are skipped) into the supported files
 // they hold, sorted, each once. A file named explicitly must be of a
-// supported type.
+// supported type. Only regular files are read: a supported name on a device,
+// FIFO, socket or folder (a symlink counts as its target) is listed in
+// Problems.
 func Walk(paths []string) (WalkResult, error) {
 	var res WalkResult
 	seen := map[string]bool{}
@@ -83,13 +85,23 @@ func Walk(paths []string) (WalkResult, error) {
 			if !supported(p) {
 				return res, fmt.Errorf("%w: %s: unsupported file type (supported: %s)", errInput, p, strings.Join(Extensions, " "))
 			}
+			if !st.Mode().IsRegular() {
+				res.Problems = append(res.Problems, notRegular(p, st.Mode()))
+				continue
+			}
 			if err := add(p, st.Size()); err != nil {
 				return res, err
 			}
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil && path != p {
+		root := p
+		if lst, err := os.Lstat(p); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+			// a folder named through a symlink: WalkDir follows the root
+			// only when it ends in a separator
+			root = p + string(filepath.Separator)
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil && path != root {
 				res.Problems = append(res.Problems, FileProblem{Path: path, Reason: err.Error()})
 				if d != nil && d.IsDir() {
 					return filepath.SkipDir
@@ -99,22 +111,30 @@ func Walk(paths []string) (WalkResult, error) {
 			if err != nil {
 				return err
 			}
-			if path != p && strings.HasPrefix(d.Name(), ".") {
+			if path != root && strings.HasPrefix(d.Name(), ".") {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
 				return nil
 			}
-			if d.IsDir() || !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
+			if d.IsDir() {
 				return nil
 			}
 			if !supported(path) {
-				res.Skipped++
+				if d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0 {
+					res.Skipped++
+				}
 				return nil
 			}
-			info, err := d.Info()
+			// a symlink counts as what it points to (not followed into
+			// folders, which could loop)
+			info, err := os.Stat(path)
 			if err != nil {
-				res.Problems = append(res.Problems, FileProblem{Path: path, Reason: err.Error()})
+				res.Problems = append(res.Problems, FileProblem{Path: path, Reason: problemReason(SourceFile{Path: path}, err)})
+				return nil
+			}
+			if !info.Mode().IsRegular() {
+				res.Problems = append(res.Problems, notRegular(path, info.Mode()))
 				return nil
 			}
 			return add(path, info.Size())
@@ -124,6 +144,13 @@ func Walk(paths []string) (WalkResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// notRegular is the problem of a path whose file (a symlink's target) is
+// not a regular file: a device, a FIFO, a socket or a folder is never read.
+func notRegular(path string, mode fs.FileMode) FileProblem {
+	lst, err := os.Lstat(path)
+	return FileProblem{Path: path, Reason: (&notRegularError{mode: mode, link: err == nil && lst.Mode()&fs.ModeSymlink != 0}).Error()}
 }
 
 // errInput wraps problems with what the user asked to read.
@@ -153,15 +180,22 @@ var ErrNoDocuments = errors.New("no documents in file")
 // document's text is its decoded "text" string, unchanged. An HTML
 // document's text is the extracted visible text, cleaned by CleanText:
 // offsets point into that text, not into the markup.
-func ReadFile(f SourceFile) ([]SourceDoc, error) {
-	raw, err := os.ReadFile(f.Path)
+//
+// Reading is bounded by the default Limits (ReadFileWithin).
+func ReadFile(f SourceFile) ([]SourceDoc, error) { return ReadFileWithin(f, Limits{}) }
+
+// ReadFileWithin is ReadFile within read limits: a file that is not a
+// regular file, or is over a limit (a *LimitError), is an error.
+func ReadFileWithin(f SourceFile, lim Limits) ([]SourceDoc, error) {
+	lim = lim.resolved()
+	raw, err := readRegular(f.Path, lim.File)
 	if err != nil {
 		return nil, err
 	}
-	return parse(f, raw)
+	return parse(f, raw, lim)
 }
 
-func parse(f SourceFile, raw []byte) ([]SourceDoc, error) {
+func parse(f SourceFile, raw []byte, lim Limits) ([]SourceDoc, error) {
 	name := strings.ToLower(f.Path)
 	switch {
 	case strings.HasSuffix(name, ".jsonl.gz"):
@@ -169,13 +203,11 @@ func parse(f SourceFile, raw []byte) ([]SourceDoc, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", errInput, f.Path, err)
 		}
-		data, err := io.ReadAll(io.LimitReader(zr, 8<<30))
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", errInput, f.Path, err)
-		}
-		return parseJSONL(f, data)
+		// streamed: the decompressed bytes are never held whole, and a
+		// small file that decompresses to gigabytes stops at the limit
+		return parseJSONL(f, &cappedReader{r: zr, left: lim.Decompressed, max: lim.Decompressed})
 	case strings.HasSuffix(name, ".jsonl"):
-		return parseJSONL(f, raw)
+		return parseJSONL(f, bytes.NewReader(raw))
 	case strings.HasSuffix(name, ".html"), strings.HasSuffix(name, ".htm"):
 		text, err := HTMLText(bytes.NewReader(raw))
 		if err != nil {
@@ -216,14 +248,25 @@ type jsonlLine struct {
 	} `json:"passages"`
 }
 
-func parseJSONL(f SourceFile, data []byte) ([]SourceDoc, error) {
+// parseJSONL reads the records of r, one a line. Each byte is scanned
+// once (a line as long as the file costs its length, not its length
+// squared), and a failed read (over a limit, a damaged stream) ends the
+// parse before the line it cut is parsed.
+func parseJSONL(f SourceFile, r io.Reader) ([]SourceDoc, error) {
 	var docs []SourceDoc
 	seen := map[string]int{}
 	queries := 0
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for line, eof := 1, false; !eof; line++ {
+		var err error
+		buf, err = readLine(br, buf)
+		if errors.Is(err, io.EOF) {
+			eof = true
+		} else if err != nil {
+			return nil, readError(f, err)
+		}
+		b := bytes.TrimSpace(buf)
 		if len(b) == 0 {
 			continue
 		}
@@ -267,13 +310,48 @@ func parseJSONL(f SourceFile, data []byte) ([]SourceDoc, error) {
 			return nil, fmt.Errorf("%w: %s line %d: want {\"id\": ..., \"text\": ...}", errInput, f.Path, line)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", errInput, f.Path, err)
-	}
 	if len(docs) == 0 && queries > 0 {
 		return nil, fmt.Errorf("%s: %w: %d questions without document text (a LaRA query file? index the .txt documents it refers to)", f.Path, ErrNoDocuments, queries)
 	}
 	return docs, nil
+}
+
+// readLine returns the next line of br, its newline included, in buf's
+// memory when it fits; io.EOF comes with the last line when it has none. A
+// long line is gathered in pieces and joined once at its end, so that a
+// read that fails on it (over a limit) has cost its length once, not the
+// copies a growing slice makes.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	var pieces [][]byte
+	n := 0
+	for {
+		frag, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			pieces = append(pieces, bytes.Clone(frag))
+			n += len(frag)
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		if pieces == nil {
+			return append(buf[:0], frag...), err
+		}
+		line := make([]byte, 0, n+len(frag))
+		for _, p := range pieces {
+			line = append(line, p...)
+		}
+		return append(line, frag...), err
+	}
+}
+
+// readError is a failure reading a .jsonl's lines: over a limit (the
+// *LimitError itself), or bad input.
+func readError(f SourceFile, err error) error {
+	if le := (*LimitError)(nil); errors.As(err, &le) {
+		return fmt.Errorf("%s: %w", f.Path, le)
+	}
+	return fmt.Errorf("%w: %s: %v", errInput, f.Path, err)
 }
 
 func jsonID(raw json.RawMessage) (string, error) {

@@ -34,7 +34,7 @@ func FuzzParseJSONL(f *testing.F) {
 	f.Add([]byte(`{"id":"q","passages":[{"id":"p","text":"t"}]}`))
 	f.Add([]byte(`{"question":"q?"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		docs, err := parseJSONL(SourceFile{Path: "f.jsonl"}, data)
+		docs, err := parseJSONL(SourceFile{Path: "f.jsonl"}, bytes.NewReader(data))
 		if err != nil {
 			return
 		}

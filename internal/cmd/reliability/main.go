@@ -118,7 +118,7 @@ func main() {
 	}
 	total := 0
 	fmt.Println("reliability probe:", time.Since(start).Round(time.Second))
-	for _, cat := range []string{"http", "llm", "mcp-http", "stdio", "cache", "index", "terminal"} {
+	for _, cat := range []string{"http", "llm", "mcp-http", "stdio", "cache", "index", "terminal", "ingest"} {
 		fmt.Printf("  %-9s %4d inputs and faults\n", cat, p.counts[cat])
 		total += p.counts[cat]
 	}
@@ -183,6 +183,7 @@ func (p *probe) run(ctx context.Context) error {
 	p.caches(ctx)
 	p.index(ctx)
 	p.terminal(ctx)
+	p.ingest(ctx)
 	return nil
 }
 
