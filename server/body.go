@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"unsafe"
 
 	"github.com/ctxsel/ctxsel/internal/wire"
@@ -25,14 +23,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (string, error
 	// Every route is wrapped, so w is the wrapper's; were it not, the body
 	// would go unaccounted rather than never given back.
 	sw, _ := w.(*statusWriter)
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		// Requiring JSON also keeps browsers on other sites from posting
-		// here with a plain form: a JSON content type needs CORS approval.
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return "", &wire.FieldError{Status: http.StatusUnsupportedMediaType, Path: wire.Field("Content-Type"),
-				Msg: fmt.Sprintf("%q: send application/json", ct)}
-		}
+	// requireJSON has checked this on every route; kept here so a handler
+	// that reads a body can never be served without it.
+	if field, msg := jsonBodyError(r); msg != "" {
+		return "", &wire.FieldError{Status: http.StatusUnsupportedMediaType, Path: wire.Field(field), Msg: msg}
 	}
 	limit := s.cfg.MaxBodyBytes
 	if r.ContentLength > limit {

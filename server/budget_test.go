@@ -46,7 +46,7 @@ func TestBodyBudgetAcrossRequests(t *testing.T) {
 				return
 			}
 			defer conn.Close()
-			fmt.Fprintf(conn, "POST /v1/select HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+			fmt.Fprintf(conn, "POST /v1/select HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
 			answered := make(chan struct{})
 			go func() { // the endless body
 				chunk := append(fmt.Appendf(nil, "%x\r\n", chunkLen), append(bytes.Repeat([]byte{' '}, chunkLen), "\r\n"...)...)

@@ -134,7 +134,10 @@ func (s *Server) MCPServer() *mcp.Server {
 // in plain text.
 func (s *Server) mcpHandler(m *mcp.Server) http.HandlerFunc {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m },
-		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, MaxRequestBodyBytes: s.cfg.MaxBodyBytes + 1})
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, MaxRequestBodyBytes: s.cfg.MaxBodyBytes + 1,
+			// wrap checks Host on every route (hostcheck.go); the SDK's
+			// own check would refuse the names --allowed-hosts adds.
+			DisableLocalhostProtection: len(s.cfg.AllowedHosts) > 0})
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, err := s.readBody(w, r)

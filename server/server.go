@@ -92,6 +92,9 @@ type Server struct {
 
 	// bodies bounds the memory request bodies hold across requests.
 	bodies byteBudget
+	// hosts is which Host values are served (hostcheck.go): set from
+	// Config.Addr, then from the listener Serve is given.
+	hosts atomic.Pointer[hostPolicy]
 
 	ready atomic.Bool
 	// backendDown is the last /readyz verdict of the Asker's check.
@@ -158,6 +161,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.selectors = []ctxsel.TextSelector{opts.Picker}
 	}
 	s.bodies.limit = cfg.MaxInflightBodyBytes
+	s.hosts.Store(newHostPolicy(cfg.Addr, cfg.AllowedHosts))
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -181,7 +185,11 @@ func New(cfg Config, opts Options) (*Server, error) {
 		if pattern == "/" {
 			pattern = "/{$}"
 		}
-		mux.Handle(rt.method+" "+pattern, s.wrap(rt.path, rt.auth, rt.h))
+		h := rt.h
+		if rt.method == http.MethodPost {
+			h = requireJSON(h)
+		}
+		mux.Handle(rt.method+" "+pattern, s.wrap(rt.path, rt.auth, h))
 		// Without this, the mux answers a wrong method with a plain-text
 		// 405; every error of this API is JSON.
 		mux.Handle(pattern, s.wrap(rt.path, false, methodNotAllowed(rt.method)))
@@ -190,7 +198,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		// Outside the route table: MCP is JSON-RPC, not part of the
 		// OpenAPI document. Any method; the SDK answers wrong ones.
 		names = append(names, "/mcp")
-		mux.Handle("/mcp", s.wrap("/mcp", true, s.mcpHandler(s.MCPServer())))
+		mux.Handle("/mcp", s.wrap("/mcp", true, requireJSON(s.mcpHandler(s.MCPServer()))))
 	}
 	names = append(names, "other")
 	mux.Handle("/", s.wrap("other", false, func(w http.ResponseWriter, r *http.Request) {
@@ -230,6 +238,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	addr := ln.Addr().String()
+	// The address really listened on decides the Host check.
+	s.hosts.Store(newHostPolicy(addr, s.cfg.AllowedHosts))
 	s.log.Info("ctxsel serve listening", "addr", addr, "url", "http://"+addr+"/",
 		"auth", len(s.keys) > 0, "embedder", s.embedderName(), "ask", s.asker != nil)
 	s.ready.Store(true)
@@ -414,6 +424,10 @@ func (s *Server) wrap(name string, auth bool, h http.HandlerFunc) http.Handler {
 				panic(p)
 			}
 		}()
+		if !s.hosts.Load().allows(r.Host) {
+			refuse(w, http.StatusForbidden, "Host", hostRefusedMsg)
+			return
+		}
 		if auth && len(s.keys) > 0 && !s.authorized(r) {
 			unauthorized(w, w.shape)
 			return
