@@ -514,13 +514,16 @@ func (s *Server) failure(ctx context.Context, err error) (status int, field, msg
 	var busy *busyError
 	id := RequestID(ctx)
 	switch {
+	case errors.Is(err, ErrUnavailable):
+		s.log.Error("request failed: the index is unavailable", "request_id", id, "error", logDetail(err))
+		return http.StatusServiceUnavailable, "", "the index is unavailable (request " + id + "; details in the server log)"
 	case errors.As(err, &busy):
 		return http.StatusServiceUnavailable, "", busy.Error()
 	case errors.As(err, &be):
 		s.log.Warn("embedding failed", "request_id", id, "error", err.Error())
 		return http.StatusBadGateway, "", "embedder failed (request " + id + ")"
 	case errors.As(err, &ue):
-		s.log.Warn(ue.what+" failed", "request_id", id, "error", ue.err.Error())
+		s.log.Warn(ue.what+" failed", "request_id", id, "error", logDetail(ue.err))
 		return http.StatusBadGateway, "", ue.what + " failed: a service behind this server failed (request " + id + "; details in the server log)"
 	case errors.As(err, &fe):
 		status := fe.Status
@@ -542,7 +545,7 @@ func (s *Server) failure(ctx context.Context, err error) (status int, field, msg
 		// not a server fault. 499 is nginx's "client closed request".
 		return 499, "", "request canceled by the client"
 	default:
-		s.log.Error("request failed", "request_id", id, "error", err.Error())
+		s.log.Error("request failed", "request_id", id, "error", logDetail(err))
 		return http.StatusInternalServerError, "", "internal error (request " + id + ")"
 	}
 }
@@ -555,6 +558,22 @@ func (s *Server) failure(ctx context.Context, err error) (status int, field, msg
 type upstreamError struct {
 	what string // "ask", "search", "picker"
 	err  error
+}
+
+// ErrUnavailable marks an Asker's error as the index's unavailability
+// (deleted, unreadable or damaged under the running server, failing its
+// ReadyChecker check as well): the request is answered 503, not as the
+// client's fault, and the detail is logged.
+var ErrUnavailable = errors.New("the index is unavailable")
+
+// logDetail is err's text for the log: an error rewritten for clients (an
+// index location replaced by "the index") gives its original text there.
+func logDetail(err error) string {
+	var d interface{ LogDetail() string }
+	if errors.As(err, &d) {
+		return d.LogDetail()
+	}
+	return err.Error()
 }
 
 func (e *upstreamError) Error() string { return e.what + " failed: " + e.err.Error() }
