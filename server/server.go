@@ -90,8 +90,10 @@ type Server struct {
 	// register at init and never change afterwards.
 	strategies []byte
 
-	// bodies bounds the memory request bodies hold across requests.
-	bodies byteBudget
+	// bodies bounds the memory request bodies hold across requests;
+	// clients bounds each client's share of it while bodies arrive.
+	bodies  byteBudget
+	clients clientBudget
 	// hosts is which Host values are served (hostcheck.go): set from
 	// Config.Addr, then from the listener Serve is given.
 	hosts atomic.Pointer[hostPolicy]
@@ -161,6 +163,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.selectors = []ctxsel.TextSelector{opts.Picker}
 	}
 	s.bodies.limit = cfg.MaxInflightBodyBytes
+	s.clients.limit = clientShare(cfg.MaxInflightBodyBytes, cfg.MaxBodyBytes)
 	s.hosts.Store(newHostPolicy(cfg.Addr, cfg.AllowedHosts))
 	if s.log == nil {
 		s.log = slog.Default()
@@ -596,6 +599,11 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	if !s.ready.Load() {
 		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"shutting down"}`+"\n"))
+		return
+	}
+	if s.bodies.free() < min(readyBodyBytes, s.bodies.limit) {
+		// Every POST would be refused now: say so.
+		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"busy","reason":"request bodies in flight hold the memory budget for them (max_inflight_body_bytes)"}`+"\n"))
 		return
 	}
 	if rc, ok := s.asker.(ReadyChecker); ok {
