@@ -29,7 +29,7 @@ const maxBatch = 32
 
 // codeCut is the JSON-RPC error code of a call in a batch that the
 // request's deadline cut (an implementation-defined server error).
-const codeCut = -32002
+const codeCut = -32003
 
 // batchMember is one message of a batch: its raw JSON, and its id when it
 // is a call (nil for a notification or a response, which get no reply).
