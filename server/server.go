@@ -104,6 +104,11 @@ type Server struct {
 	idPrefix    string
 	idCounter   atomic.Uint64
 
+	// stopping is canceled (stop) when shutdown_timeout passes: the
+	// requests still running are cut with 503 (shutdown.go).
+	stopping context.Context
+	stop     context.CancelFunc
+
 	// hook, when set (by tests), runs before every handler: it is how a
 	// test forces a panic or holds a request in flight.
 	hook func(*http.Request)
@@ -162,6 +167,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if opts.Picker != nil {
 		s.selectors = []ctxsel.TextSelector{opts.Picker}
 	}
+	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.bodies.limit = cfg.MaxInflightBodyBytes
 	s.clients.limit = clientShare(cfg.MaxInflightBodyBytes, cfg.MaxBodyBytes)
 	s.hosts.Store(newHostPolicy(cfg.Addr, cfg.AllowedHosts))
@@ -261,6 +267,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	err := hs.Shutdown(sctx)
 	<-errc // http.ErrServerClosed, at once
 	if err != nil {
+		s.cutInFlight(hs)
 		_ = hs.Close()
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -388,10 +395,15 @@ func (s *Server) wrap(name string, auth bool, h http.HandlerFunc) http.Handler {
 		// The request's one deadline (the bounds policy's), from here on.
 		ctx, cancel := s.limits().bound(context.WithValue(r.Context(), ctxKey{}, id))
 		defer cancel()
+		ctx, release := s.cutAtShutdown(ctx)
+		defer release()
 		r = r.WithContext(ctx)
 		defer func() {
 			s.bodies.give(w.bodyHeld) // the body is no longer used
 			p := recover()
+			if p == nil {
+				s.answerCut(w, r, name)
+			}
 			started := w.code != 0 // the response was under way before the panic
 			if p != nil && p != http.ErrAbortHandler {
 				s.log.Error("panic in handler", "request_id", id, "route", name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -536,6 +548,8 @@ func (s *Server) failure(ctx context.Context, err error) (status int, field, msg
 		return status, fe.Field(), fe.Msg
 	case errors.Is(err, ctxsel.ErrInvalidInput):
 		return http.StatusBadRequest, "", err.Error()
+	case cutByShutdown(ctx):
+		return http.StatusServiceUnavailable, "", shutdownCutMsg
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		return http.StatusGatewayTimeout, "", "timed out after " + s.cfg.RequestTimeout.String() + " (request_timeout)"
 	case errors.Is(err, context.DeadlineExceeded):
