@@ -243,7 +243,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ReadTimeout:       s.cfg.ReadTimeout.D(),
 		WriteTimeout:      s.cfg.WriteTimeout.D(),
 		IdleTimeout:       s.cfg.IdleTimeout.D(),
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	addr := ln.Addr().String()
@@ -253,7 +253,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		"auth", len(s.keys) > 0, "embedder", s.embedderName(), "ask", s.asker != nil)
 	s.ready.Store(true)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(jsonErrorsListener{ln}) }()
 	select {
 	case err := <-errc:
 		s.ready.Store(false)
