@@ -31,7 +31,8 @@ func TestServeDamagedIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeAsker()
-	srv, err := server.New(server.DefaultConfig(), server.Options{Asker: asker, Logger: slog.New(slog.DiscardHandler)})
+	var log strings.Builder
+	srv, err := server.New(server.DefaultConfig(), server.Options{Asker: asker, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +60,11 @@ func TestServeDamagedIndex(t *testing.T) {
 	code, body := get("POST", "/v1/ask", `{"query":"volcano"}`)
 	if code < 500 || strings.Contains(body, root) || strings.Contains(body, ".ctxseg") || strings.Contains(body, "checksum") {
 		t.Errorf("damaged index: /v1/ask %d %s", code, body)
+	}
+	// The log's advice names the index for the operator (the client's
+	// copy said "the index", and so did the log: "--index the index").
+	if !strings.Contains(log.String(), "--index "+idx) || strings.Contains(log.String(), "--index the index") {
+		t.Errorf("the log's advice does not name the index:\n%s", log.String())
 	}
 }
 
