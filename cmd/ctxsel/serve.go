@@ -95,7 +95,8 @@ concurrency limit (--llm-concurrency) and the LLM call cache.
 
 `+llmHelp+`
 
-SIGTERM or Ctrl-C stops accepting connections and finishes in-flight requests.
+SIGTERM or Ctrl-C stops accepting connections and finishes in-flight requests;
+those still running after --shutdown-timeout are answered 503.
 
 Examples:
   ctxsel serve --addr 127.0.0.1:8080
