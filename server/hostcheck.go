@@ -119,4 +119,4 @@ func checkAllowedHosts(hosts []string) error {
 
 // hostRefusedMsg is what a request with a Host outside the policy is told;
 // it does not echo the Host back.
-const hostRefusedMsg = "the Host header names no host this server answers to: it listens on a loopback address and serves only localhost, 127.0.0.1 and [::1] (a guard against DNS rebinding); start it with --allowed-hosts NAME to serve another name"
+const hostRefusedMsg = "the Host header names no host this server answers to (a guard against DNS rebinding: on a loopback address it serves only localhost, 127.0.0.1 and [::1]); start it with --allowed-hosts NAME to serve another name"
