@@ -2,7 +2,9 @@ package ask
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
@@ -59,7 +61,7 @@ func (a *Asker) Ask(ctx context.Context, req server.AskRequest) (server.AskRespo
 	ans, err := Ask(ctx, a.store, a.e, req.Query, Options{Resolved: req.Strategy, Deps: a.opts.Deps, Order: req.Order,
 		Candidates: req.TopN, Retriever: index.Retriever(req.Retriever), LLM: a.llm, Window: a.opts.Window})
 	if err != nil {
-		return server.AskResponse{}, a.clientSafe(ctx, fmt.Errorf("ask: %w", err))
+		return server.AskResponse{}, a.clientSafe(ctx, a.unavailable(ctx, fmt.Errorf("ask: %w", err)))
 	}
 	resp := server.AskResponse{Selection: ans.Selection, Scores: ans.Scores}
 	if ans.Reply != nil {
@@ -97,7 +99,7 @@ func (a *Asker) SelectorDeps() ctxsel.Deps {
 func (a *Asker) Search(ctx context.Context, query string, topN int) ([]server.Passage, error) {
 	ans, err := Ask(ctx, a.store, a.e, query, Options{Strategy: "full", Candidates: topN, NoWindow: true})
 	if err != nil {
-		return nil, a.clientSafe(ctx, fmt.Errorf("search: %w", err))
+		return nil, a.clientSafe(ctx, a.unavailable(ctx, fmt.Errorf("search: %w", err)))
 	}
 	out := make([]server.Passage, 0, len(ans.Passages))
 	for _, p := range ans.Passages {
@@ -111,6 +113,11 @@ func (a *Asker) Search(ctx context.Context, query string, topN int) ([]server.Pa
 // another back end must answer for its statistics.
 func (a *Asker) Ready(ctx context.Context) error {
 	if d, ok := a.store.(*index.Dir); ok {
+		// A deleted directory reads as an index with nothing in it yet:
+		// under a running server it is a vanished one.
+		if _, err := os.Stat(d.Path()); err != nil {
+			return fmt.Errorf("index %s: %w", d.Path(), err)
+		}
 		chk, err := d.Check(ctx, false)
 		if err != nil {
 			return err
@@ -118,6 +125,20 @@ func (a *Asker) Ready(ctx context.Context) error {
 		return chk.Err(d.Path())
 	}
 	_, err := a.store.Stats(ctx)
+	return err
+}
+
+// unavailable marks err server.ErrUnavailable when the index fails its
+// readiness check too (deleted, unreadable, damaged): the request failed
+// because the index did, not the client ("holds no passages" of a deleted
+// directory is not bad input).
+func (a *Asker) unavailable(ctx context.Context, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if rerr := a.Ready(context.WithoutCancel(ctx)); rerr != nil {
+		return fmt.Errorf("%w: %w (the index fails its check: %v)", server.ErrUnavailable, err, rerr)
+	}
 	return err
 }
 
@@ -144,3 +165,8 @@ type redacted struct {
 
 func (e *redacted) Error() string { return e.msg }
 func (e *redacted) Unwrap() error { return e.err }
+
+// LogDetail is the text before redaction, for the server's log (which may
+// name the location: its advice then reads "--index /srv/idx", not
+// "--index the index").
+func (e *redacted) LogDetail() string { return e.err.Error() }

@@ -28,6 +28,7 @@ func TestAskerServesAsk(t *testing.T) {
 	post := func(body string) (int, map[string]any) {
 		t.Helper()
 		req := httptest.NewRequest(http.MethodPost, "/v1/ask", strings.NewReader(body))
+		req.Host = "127.0.0.1" // the server listens on loopback: only loopback Host values are served
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		srv.Handler().ServeHTTP(rec, req)

@@ -179,6 +179,7 @@ func TestServedAskReadsStoredSentences(t *testing.T) {
 			t.Fatal(err)
 		}
 		req := httptest.NewRequest(http.MethodPost, "/v1/ask", strings.NewReader(`{"query":"`+sentenceQuestion+`","strategy":"evidence:budget=120"}`))
+		req.Host = "127.0.0.1" // the server listens on loopback: only loopback Host values are served
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		srv.Handler().ServeHTTP(rec, req)

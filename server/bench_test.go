@@ -90,6 +90,7 @@ func BenchmarkSelect(b *testing.B) {
 		cpu0 := processCPU()
 		for b.Loop() {
 			req := httptest.NewRequest(http.MethodPost, "/v1/select", bytes.NewReader(body))
+			req.Host = "127.0.0.1" // the server listens on loopback: only loopback Host values are served
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)

@@ -4,12 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"os"
-	"slices"
-	"strings"
 	"unsafe"
 
 	"github.com/ctxsel/ctxsel/internal/wire"
@@ -21,26 +18,39 @@ import (
 // allocates is reserved from the server-wide budget (max_inflight_body_bytes)
 // and held until the handler returns (wrap gives it back); a request over
 // the budget gets 503.
+//
+// The budget is charged by bytes received, never by the length a client
+// announces: a connection that announces 16 MB and sends a byte holds 4 KB.
+// While a body is still arriving its bytes also count against its client's
+// share (clientBudget), so one client sending slowly on many connections
+// cannot take the whole budget from the others.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (string, error) {
 	// Every route is wrapped, so w is the wrapper's; were it not, the body
 	// would go unaccounted rather than never given back.
 	sw, _ := w.(*statusWriter)
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		// Requiring JSON also keeps browsers on other sites from posting
-		// here with a plain form: a JSON content type needs CORS approval.
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return "", &wire.FieldError{Status: http.StatusUnsupportedMediaType, Path: wire.Field("Content-Type"),
-				Msg: fmt.Sprintf("%q: send application/json", ct)}
-		}
+	// requireJSON has checked this on every route; kept here so a handler
+	// that reads a body can never be served without it.
+	if field, msg := jsonBodyError(r); msg != "" {
+		return "", &wire.FieldError{Status: http.StatusUnsupportedMediaType, Path: wire.Field(field), Msg: msg}
 	}
 	limit := s.cfg.MaxBodyBytes
 	if r.ContentLength > limit {
 		return "", s.bodyTooLarge()
 	}
-	alloc := func(n int) bool {
+	client := clientKey(r)
+	var pending int64 // this body's bytes in its client's share
+	defer func() { s.clients.give(client, pending) }()
+	// alloc reserves n bytes from the server's budget, and from the
+	// client's share while the body is still arriving.
+	alloc := func(n int, arriving bool) bool {
 		if sw == nil {
 			return true
+		}
+		if arriving {
+			if !s.clients.take(client, int64(n)) {
+				return false
+			}
+			pending += int64(n)
 		}
 		if !s.bodies.take(int64(n)) {
 			return false
@@ -58,35 +68,35 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (string, error
 			Msg: "busy: request bodies in flight hold the server's memory budget for them (max_inflight_body_bytes); retry shortly"}
 	}
 	rd := http.MaxBytesReader(w, r.Body, limit)
-	// Grow with what arrives rather than trusting the declared length:
-	// a client that announces 16 MB and sends a byte a second must not get
-	// 16 MB reserved. net/http ends the body at Content-Length, so reading
-	// stops there without a last read for EOF.
+	// The body is read into blocks that grow with what has arrived (4 KB,
+	// then doubling up to 1 MB), each reserved before it is read into, and
+	// joined once at the end: at most twice the body is ever reserved, and
+	// a body of one block (most) is not copied. net/http ends the body at
+	// Content-Length, so reading stops there without a last read for EOF.
 	want := r.ContentLength // -1 when unknown (chunked)
-	size := max(4096, min(want, 1<<20))
-	if !alloc(int(size)) {
-		return "", busy()
+	ceiling := limit + 1    // past the limit, MaxBytesReader fails the read
+	if want >= 0 {
+		ceiling = want
 	}
-	buf := make([]byte, 0, size)
-	for want < 0 || int64(len(buf)) < want {
-		if len(buf) == cap(buf) {
-			ceiling := int(limit) + 1
-			if want >= 0 {
-				ceiling = int(want)
-			}
-			// The old buffer stays reserved too: it is garbage, but
-			// garbage is memory until the collector runs.
-			grow := min(cap(buf), ceiling-len(buf))
-			if !alloc(len(buf) + grow) {
+	var blocks [][]byte
+	var total int64
+	size := int64(4096)
+	for want < 0 || total < want {
+		if len(blocks) == 0 || len(blocks[len(blocks)-1]) == cap(blocks[len(blocks)-1]) {
+			size = min(size, ceiling-total)
+			if !alloc(int(size), true) {
 				return "", busy()
 			}
-			buf = slices.Grow(buf, grow)
+			blocks = append(blocks, make([]byte, 0, size))
+			size = min(2*size, 1<<20)
 		}
-		n, err := rd.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
+		cur := blocks[len(blocks)-1]
+		n, err := rd.Read(cur[len(cur):cap(cur)])
+		blocks[len(blocks)-1] = cur[:len(cur)+n]
+		total += int64(n)
 		if errors.Is(err, io.EOF) {
-			if want >= 0 && int64(len(buf)) < want {
-				return "", wire.Bad("", "the request body ended after %d of %d bytes", len(buf), want)
+			if want >= 0 && total < want {
+				return "", wire.Bad("", "the request body ended after %d of %d bytes", total, want)
 			}
 			break
 		}
@@ -94,8 +104,20 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (string, error
 			return "", s.bodyReadError(r, err)
 		}
 	}
-	if len(buf) == 0 {
+	if total == 0 {
 		return "", wire.Bad("", "empty request body: send a JSON object")
+	}
+	buf := blocks[0]
+	if len(blocks) > 1 {
+		// The blocks stay reserved: they are garbage now, but garbage is
+		// memory until the collector runs.
+		if !alloc(int(total), false) {
+			return "", busy()
+		}
+		buf = make([]byte, 0, total)
+		for _, b := range blocks {
+			buf = append(buf, b...)
+		}
 	}
 	// The decoder slices ids and texts out of this string. buf is this
 	// request's own and is never written again, so viewing it as a string

@@ -165,6 +165,7 @@ func TestBoundsDeadlineOnEveryTransport(t *testing.T) {
 func TestMCPHTTPBoundsAndErrorShape(t *testing.T) {
 	post := func(s *Server, body string, header ...string) (int, string, string) {
 		req := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
+		req.Host = "127.0.0.1" // the server listens on loopback: only loopback Host values are served
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		for i := 0; i+1 < len(header); i += 2 {

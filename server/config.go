@@ -22,7 +22,7 @@ import (
 //
 // A config file is JSON with these keys (durations as Go durations, "5s"):
 //
-//	{"addr": "127.0.0.1:8080", "insecure_public": false,
+//	{"addr": "127.0.0.1:8080", "insecure_public": false, "allowed_hosts": ["ctxsel.lan"],
 //	 "max_body_bytes": 16777216, "max_inflight_body_bytes": 67108864,
 //	 "max_candidates": 100000, "max_text_bytes": 65536,
 //	 "max_vector_dim": 8192, "max_curve_points": 2000, "token_encoding": "cl100k_base",
@@ -41,6 +41,12 @@ type Config struct {
 	APIKeys []string `json:"-"`
 	// InsecurePublic allows a non-loopback Addr without API keys.
 	InsecurePublic bool `json:"insecure_public"`
+	// AllowedHosts are the Host header values served besides the loopback
+	// ones (host names or addresses, with or without :PORT; "*" for any).
+	// A server listening on a loopback address serves only loopback Host
+	// values unless they are listed here (a guard against DNS rebinding);
+	// one listening elsewhere checks Host only when the list is given.
+	AllowedHosts []string `json:"allowed_hosts"`
 
 	// MaxBodyBytes bounds a request body (an /mcp POST and a ctxsel mcp
 	// stdio line included); larger ones get 413 (a JSON-RPC error over MCP)
@@ -135,6 +141,9 @@ func (c Config) Validate() error {
 		return bad("embed_concurrency must be positive")
 	case c.EmbedQueue < 0:
 		return bad("embed_queue must be zero or more")
+	}
+	if err := checkAllowedHosts(c.AllowedHosts); err != nil {
+		return err
 	}
 	for alias, model := range c.EmbeddingAliases {
 		if strings.TrimSpace(alias) == "" || strings.TrimSpace(model) == "" || alias != strings.TrimSpace(alias) || model != strings.TrimSpace(model) {

@@ -252,6 +252,7 @@ func FuzzSelectRequest(f *testing.F) {
 		}
 
 		req := httptest.NewRequest(http.MethodPost, "/v1/select", strings.NewReader(body))
+		req.Host = "127.0.0.1" // the server listens on loopback: only loopback Host values are served
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		s.Handler().ServeHTTP(rec, req)

@@ -124,6 +124,7 @@ func FuzzEmbeddingsRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		req := httptest.NewRequest(http.MethodPost, "/v1/embeddings", strings.NewReader(body))
+		req.Host = "127.0.0.1" // the server listens on loopback: only loopback Host values are served
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		s.Handler().ServeHTTP(rec, req)

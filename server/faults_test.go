@@ -113,7 +113,7 @@ func TestSlowloris(t *testing.T) {
 	go func() {
 		// An endless header, 20 bytes a second: without the timeout this
 		// would hold the connection for as long as the client likes.
-		head := "POST /v1/select HTTP/1.1\r\nHost: x\r\nX-Slow: " + strings.Repeat("a", 1<<16)
+		head := "POST /v1/select HTTP/1.1\r\nHost: localhost\r\nX-Slow: " + strings.Repeat("a", 1<<16)
 		n := 0
 		defer func() { wrote <- n }()
 		for i := range len(head) {
@@ -158,7 +158,7 @@ func TestSlowBody(t *testing.T) {
 	}
 	defer conn.Close()
 	body := readmeExample
-	fmt.Fprintf(conn, "POST /v1/select HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	fmt.Fprintf(conn, "POST /v1/select HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -223,7 +223,7 @@ func TestOversizedBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /v1/select HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", 1<<30)
+	fmt.Fprintf(conn, "POST /v1/select HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", 1<<30)
 	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {

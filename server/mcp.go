@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -133,8 +132,16 @@ func (s *Server) MCPServer() *mcp.Server {
 // JSON-RPC error object, and so is every error the SDK itself would answer
 // in plain text.
 func (s *Server) mcpHandler(m *mcp.Server) http.HandlerFunc {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m },
-		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, MaxRequestBodyBytes: s.cfg.MaxBodyBytes + 1})
+	opts := mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, MaxRequestBodyBytes: s.cfg.MaxBodyBytes + 1,
+		// wrap checks Host on every route (hostcheck.go); the SDK's
+		// own check would refuse the names --allowed-hosts adds.
+		DisableLocalhostProtection: len(s.cfg.AllowedHosts) > 0}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m }, &opts)
+	// The members of a batch are answered in JSON, to be gathered into
+	// the batch's reply (mcpbatch.go).
+	batchOpts := opts
+	batchOpts.JSONResponse = true
+	hb := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m }, &batchOpts)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, err := s.readBody(w, r)
@@ -150,6 +157,10 @@ func (s *Server) mcpHandler(m *mcp.Server) http.HandlerFunc {
 			if id, code, msg := checkPost([]byte(body)); code != 0 {
 				s.log.Warn("mcp: malformed request answered with an error", "request_id", RequestID(r.Context()), "code", code, "reason", msg)
 				writeRPCError(w, http.StatusBadRequest, id, code, msg)
+				return
+			}
+			if members, ok := batchMembers(r, body); ok {
+				s.serveBatch(w, r, hb, members)
 				return
 			}
 			r.Body = io.NopCloser(strings.NewReader(body))
@@ -192,17 +203,7 @@ func checkPost(body []byte) (json.RawMessage, int64, string) {
 // writeRPCError writes a JSON-RPC error response object (id null when none
 // could be read).
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	b := []byte(`{"jsonrpc":"2.0","id":`)
-	b = append(b, id...)
-	b = append(b, `,"error":{"code":`...)
-	b = strconv.AppendInt(b, code, 10)
-	b = append(b, `,"message":`...)
-	b = wire.AppendString(b, msg)
-	b = append(b, "}}\n"...)
-	writeJSON(w, status, b)
+	writeJSON(w, status, append(rpcError(id, code, msg), '\n'))
 }
 
 // rpcErrorWriter turns the plain-text errors the SDK writes (http.Error:

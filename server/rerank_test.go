@@ -283,6 +283,7 @@ func FuzzRerankRequest(f *testing.F) {
 			t.Fatalf("decoded invalid JSON %q", body)
 		}
 		req := httptest.NewRequest(http.MethodPost, "/v1/rerank", strings.NewReader(body))
+		req.Host = "127.0.0.1" // the server listens on loopback: only loopback Host values are served
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		s.Handler().ServeHTTP(rec, req)

@@ -90,14 +90,24 @@ type Server struct {
 	// register at init and never change afterwards.
 	strategies []byte
 
-	// bodies bounds the memory request bodies hold across requests.
-	bodies byteBudget
+	// bodies bounds the memory request bodies hold across requests;
+	// clients bounds each client's share of it while bodies arrive.
+	bodies  byteBudget
+	clients clientBudget
+	// hosts is which Host values are served (hostcheck.go): set from
+	// Config.Addr, then from the listener Serve is given.
+	hosts atomic.Pointer[hostPolicy]
 
 	ready atomic.Bool
 	// backendDown is the last /readyz verdict of the Asker's check.
 	backendDown atomic.Bool
 	idPrefix    string
 	idCounter   atomic.Uint64
+
+	// stopping is canceled (stop) when shutdown_timeout passes: the
+	// requests still running are cut with 503 (shutdown.go).
+	stopping context.Context
+	stop     context.CancelFunc
 
 	// hook, when set (by tests), runs before every handler: it is how a
 	// test forces a panic or holds a request in flight.
@@ -157,7 +167,10 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if opts.Picker != nil {
 		s.selectors = []ctxsel.TextSelector{opts.Picker}
 	}
+	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.bodies.limit = cfg.MaxInflightBodyBytes
+	s.clients.limit = clientShare(cfg.MaxInflightBodyBytes, cfg.MaxBodyBytes)
+	s.hosts.Store(newHostPolicy(cfg.Addr, cfg.AllowedHosts))
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -181,7 +194,11 @@ func New(cfg Config, opts Options) (*Server, error) {
 		if pattern == "/" {
 			pattern = "/{$}"
 		}
-		mux.Handle(rt.method+" "+pattern, s.wrap(rt.path, rt.auth, rt.h))
+		h := rt.h
+		if rt.method == http.MethodPost {
+			h = requireJSON(h)
+		}
+		mux.Handle(rt.method+" "+pattern, s.wrap(rt.path, rt.auth, h))
 		// Without this, the mux answers a wrong method with a plain-text
 		// 405; every error of this API is JSON.
 		mux.Handle(pattern, s.wrap(rt.path, false, methodNotAllowed(rt.method)))
@@ -190,7 +207,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		// Outside the route table: MCP is JSON-RPC, not part of the
 		// OpenAPI document. Any method; the SDK answers wrong ones.
 		names = append(names, "/mcp")
-		mux.Handle("/mcp", s.wrap("/mcp", true, s.mcpHandler(s.MCPServer())))
+		mux.Handle("/mcp", s.wrap("/mcp", true, requireJSON(s.mcpHandler(s.MCPServer()))))
 	}
 	names = append(names, "other")
 	mux.Handle("/", s.wrap("other", false, func(w http.ResponseWriter, r *http.Request) {
@@ -226,15 +243,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ReadTimeout:       s.cfg.ReadTimeout.D(),
 		WriteTimeout:      s.cfg.WriteTimeout.D(),
 		IdleTimeout:       s.cfg.IdleTimeout.D(),
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	addr := ln.Addr().String()
+	// The address really listened on decides the Host check.
+	s.hosts.Store(newHostPolicy(addr, s.cfg.AllowedHosts))
 	s.log.Info("ctxsel serve listening", "addr", addr, "url", "http://"+addr+"/",
 		"auth", len(s.keys) > 0, "embedder", s.embedderName(), "ask", s.asker != nil)
 	s.ready.Store(true)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(jsonErrorsListener{ln}) }()
 	select {
 	case err := <-errc:
 		s.ready.Store(false)
@@ -248,6 +267,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	err := hs.Shutdown(sctx)
 	<-errc // http.ErrServerClosed, at once
 	if err != nil {
+		s.cutInFlight(hs)
 		_ = hs.Close()
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -375,10 +395,15 @@ func (s *Server) wrap(name string, auth bool, h http.HandlerFunc) http.Handler {
 		// The request's one deadline (the bounds policy's), from here on.
 		ctx, cancel := s.limits().bound(context.WithValue(r.Context(), ctxKey{}, id))
 		defer cancel()
+		ctx, release := s.cutAtShutdown(ctx)
+		defer release()
 		r = r.WithContext(ctx)
 		defer func() {
 			s.bodies.give(w.bodyHeld) // the body is no longer used
 			p := recover()
+			if p == nil {
+				s.answerCut(w, r, name)
+			}
 			started := w.code != 0 // the response was under way before the panic
 			if p != nil && p != http.ErrAbortHandler {
 				s.log.Error("panic in handler", "request_id", id, "route", name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -414,6 +439,10 @@ func (s *Server) wrap(name string, auth bool, h http.HandlerFunc) http.Handler {
 				panic(p)
 			}
 		}()
+		if !s.hosts.Load().allows(r.Host) {
+			refuse(w, http.StatusForbidden, "Host", hostRefusedMsg)
+			return
+		}
 		if auth && len(s.keys) > 0 && !s.authorized(r) {
 			unauthorized(w, w.shape)
 			return
@@ -500,13 +529,16 @@ func (s *Server) failure(ctx context.Context, err error) (status int, field, msg
 	var busy *busyError
 	id := RequestID(ctx)
 	switch {
+	case errors.Is(err, ErrUnavailable):
+		s.log.Error("request failed: the index is unavailable", "request_id", id, "error", logDetail(err))
+		return http.StatusServiceUnavailable, "", "the index is unavailable (request " + id + "; details in the server log)"
 	case errors.As(err, &busy):
 		return http.StatusServiceUnavailable, "", busy.Error()
 	case errors.As(err, &be):
 		s.log.Warn("embedding failed", "request_id", id, "error", err.Error())
 		return http.StatusBadGateway, "", "embedder failed (request " + id + ")"
 	case errors.As(err, &ue):
-		s.log.Warn(ue.what+" failed", "request_id", id, "error", ue.err.Error())
+		s.log.Warn(ue.what+" failed", "request_id", id, "error", logDetail(ue.err))
 		return http.StatusBadGateway, "", ue.what + " failed: a service behind this server failed (request " + id + "; details in the server log)"
 	case errors.As(err, &fe):
 		status := fe.Status
@@ -516,6 +548,8 @@ func (s *Server) failure(ctx context.Context, err error) (status int, field, msg
 		return status, fe.Field(), fe.Msg
 	case errors.Is(err, ctxsel.ErrInvalidInput):
 		return http.StatusBadRequest, "", err.Error()
+	case cutByShutdown(ctx):
+		return http.StatusServiceUnavailable, "", shutdownCutMsg
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		return http.StatusGatewayTimeout, "", "timed out after " + s.cfg.RequestTimeout.String() + " (request_timeout)"
 	case errors.Is(err, context.DeadlineExceeded):
@@ -528,7 +562,7 @@ func (s *Server) failure(ctx context.Context, err error) (status int, field, msg
 		// not a server fault. 499 is nginx's "client closed request".
 		return 499, "", "request canceled by the client"
 	default:
-		s.log.Error("request failed", "request_id", id, "error", err.Error())
+		s.log.Error("request failed", "request_id", id, "error", logDetail(err))
 		return http.StatusInternalServerError, "", "internal error (request " + id + ")"
 	}
 }
@@ -541,6 +575,22 @@ func (s *Server) failure(ctx context.Context, err error) (status int, field, msg
 type upstreamError struct {
 	what string // "ask", "search", "picker"
 	err  error
+}
+
+// ErrUnavailable marks an Asker's error as the index's unavailability
+// (deleted, unreadable or damaged under the running server, failing its
+// ReadyChecker check as well): the request is answered 503, not as the
+// client's fault, and the detail is logged.
+var ErrUnavailable = errors.New("the index is unavailable")
+
+// logDetail is err's text for the log: an error rewritten for clients (an
+// index location replaced by "the index") gives its original text there.
+func logDetail(err error) string {
+	var d interface{ LogDetail() string }
+	if errors.As(err, &d) {
+		return d.LogDetail()
+	}
+	return err.Error()
 }
 
 func (e *upstreamError) Error() string { return e.what + " failed: " + e.err.Error() }
@@ -563,6 +613,11 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	if !s.ready.Load() {
 		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"shutting down"}`+"\n"))
+		return
+	}
+	if s.bodies.free() < min(readyBodyBytes, s.bodies.limit) {
+		// Every POST would be refused now: say so.
+		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"busy","reason":"request bodies in flight hold the memory budget for them (max_inflight_body_bytes)"}`+"\n"))
 		return
 	}
 	if rc, ok := s.asker.(ReadyChecker); ok {

@@ -42,7 +42,8 @@ func newTestServer(t testing.TB, mod func(*Config), opts Options) *Server {
 func call(t testing.TB, s *Server, method, path, body string, headers ...string) *httptest.ResponseRecorder {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	if body != "" {
+	req.Host = "127.0.0.1" // the server listens on loopback: only loopback Host values are served
+	if body != "" || method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
@@ -296,6 +297,7 @@ func TestHTTPBasics(t *testing.T) {
 		{"POST", "/v1/select", readmeExample, "application/vnd.api+json", 200, `"ids"`},
 	} {
 		req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+		req.Host = "127.0.0.1" // the server listens on loopback: only loopback Host values are served
 		if tc.ctype != "" {
 			req.Header.Set("Content-Type", tc.ctype)
 		}

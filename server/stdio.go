@@ -428,7 +428,7 @@ func (c *stdioConn) awaitPending(ctx context.Context) {
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	b, err := jsonrpc.EncodeMessage(msg)
+	b, err := jsonrpc.EncodeMessage(withWireCode(msg))
 	if err != nil {
 		return fmt.Errorf("mcp stdio: %w", err)
 	}

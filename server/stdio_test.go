@@ -233,3 +233,17 @@ func FuzzStdioFrames(f *testing.F) {
 		}
 	})
 }
+
+// A call before initialize gets a JSON-RPC error code (the SDK's plain
+// error went out as code 0), and the session then initializes normally.
+func TestStdioCallBeforeInitialize(t *testing.T) {
+	s := newTestServer(t, nil, Options{})
+	replies := serveStdio(t, s, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n"+stdioInit+"\n"+stdioInitialized+"\n"+`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`+"\n")
+	early := replyTo(replies, "2")
+	if len(early) != 1 || early[0].Error == nil || early[0].Error.Code != codeNotInitialized || !strings.Contains(early[0].Error.Message, "initialize") {
+		t.Fatalf("tools/list before initialize: %+v", early)
+	}
+	if late := replyTo(replies, "3"); len(late) != 1 || late[0].Error != nil {
+		t.Fatalf("tools/list after initialize: %+v", late)
+	}
+}

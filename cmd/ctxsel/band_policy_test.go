@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -67,7 +66,7 @@ func TestBandPolicyFromEnv(t *testing.T) {
 			{"/v1/ask", `{"query":"volcano on an island","strategy":"band:max_k=30","top_n":12}`},
 		} {
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, req.route, strings.NewReader(req.body)))
+			h.ServeHTTP(rec, localPost(req.route, req.body))
 			if rec.Code != 200 || !strings.Contains(rec.Body.String(), tc.want) {
 				t.Errorf("$%s=%q: %s %s: %d %s, want %q", envBandPolicy, tc.env, req.route, req.body, rec.Code, rec.Body, tc.want)
 			}

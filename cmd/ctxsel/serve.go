@@ -57,10 +57,13 @@ Runs the HTTP selection service and its web page (open http://ADDR/):
 
 Auth: set CTXSEL_API_KEYS=key1,key2 to require "Authorization: Bearer KEY" on
 /v1/* and /metrics. A non-loopback --addr without keys is refused unless
---insecure-public is given.
+--insecure-public is given. On a loopback --addr every route answers only
+requests whose Host is localhost, 127.0.0.1 or [::1] (so a web page that
+rebinds its DNS name to 127.0.0.1 cannot read answers): name others with
+--allowed-hosts. Every POST must send Content-Type: application/json.
 
 The config file is JSON; flags given on the command line win over it:
-  {"addr": "127.0.0.1:8080", "max_body_bytes": 16777216, "max_inflight_body_bytes": 67108864,
+  {"addr": "127.0.0.1:8080", "allowed_hosts": ["ctxsel.lan"], "max_body_bytes": 16777216, "max_inflight_body_bytes": 67108864,
    "max_candidates": 100000,
    "max_text_bytes": 65536, "max_vector_dim": 8192, "max_curve_points": 2000,
    "read_header_timeout": "5s", "read_timeout": "30s", "write_timeout": "90s",
@@ -92,7 +95,8 @@ concurrency limit (--llm-concurrency) and the LLM call cache.
 
 `+llmHelp+`
 
-SIGTERM or Ctrl-C stops accepting connections and finishes in-flight requests.
+SIGTERM or Ctrl-C stops accepting connections and finishes in-flight requests;
+those still running after --shutdown-timeout are answered 503.
 
 Examples:
   ctxsel serve --addr 127.0.0.1:8080
@@ -101,6 +105,15 @@ Examples:
 	addr := fs.String("addr", def.Addr, "host:port to listen on")
 	configPath := fs.String("config", "", "JSON config file (see above)")
 	insecure := fs.Bool("insecure-public", false, "allow a non-loopback address without CTXSEL_API_KEYS")
+	var allowedHosts []string
+	fs.Func("allowed-hosts", "HOST[:PORT],...: Host header values served besides localhost, 127.0.0.1 and [::1] (a name a reverse proxy or container forwards; * for any). On a loopback --addr only loopback Host values are served without it (a guard against DNS rebinding); on another address it turns the Host check on", func(v string) error {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				allowedHosts = append(allowedHosts, h)
+			}
+		}
+		return nil
+	})
 	embedder := fs.String("embedder", "use-lite", "embedder for texts (text candidates, rerank documents, /v1/embeddings): "+strings.Join(embedderNames, ", ")+
 		", or none to refuse texts (use-lite runs offline, loaded on first use; openai and ollama read CTXSEL_EMBED_MODEL, CTXSEL_EMBED_BASE_URL, … as ctxsel eval does)")
 	aliases := map[string]string{}
@@ -153,6 +166,8 @@ Examples:
 			cfg.Addr = *addr
 		case "insecure-public":
 			cfg.InsecurePublic = *insecure
+		case "allowed-hosts":
+			cfg.AllowedHosts = allowedHosts
 		case "embedder":
 			file.Embedder = *embedder
 		case "embedding-alias":

@@ -101,7 +101,7 @@ func TestServeAskSelfRoute(t *testing.T) {
 	}
 	post := func(body string) (int, string) {
 		rec := httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/ask", strings.NewReader(body)))
+		s.Handler().ServeHTTP(rec, localPost("/v1/ask", body))
 		return rec.Code, rec.Body.String()
 	}
 	code, body := post(`{"query":"Where is Etna?","strategy":"selfroute:k=1"}`)
@@ -176,7 +176,7 @@ func TestServeReaderFlag(t *testing.T) {
 	}
 	post := func(h http.Handler, body string) (int, string) {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/ask", strings.NewReader(body)))
+		h.ServeHTTP(rec, localPost("/v1/ask", body))
 		return rec.Code, rec.Body.String()
 	}
 	type usage struct {
@@ -286,6 +286,7 @@ func TestServeAskFlagsDegenerateReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := httptest.NewRequest("POST", "/v1/ask", strings.NewReader(`{"query":"Which volcano?"}`))
+	req.Host = "127.0.0.1" // the server listens on loopback: only loopback Host values are served
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, req)

@@ -91,6 +91,7 @@ func TestServeEmbedderFlags(t *testing.T) {
 	post := func(h http.Handler, path, body string) (int, string) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		req.Host = "127.0.0.1" // the server listens on loopback: only loopback Host values are served
 		req.Header.Set("Content-Type", "application/json")
 		h.ServeHTTP(rec, req)
 		return rec.Code, rec.Body.String()

@@ -11,10 +11,13 @@
 // replies degenerately (empty, finish_reason length, 10 MB); ctxsel mcp
 // over stdio with malformed and random lines between pings; the LLM call
 // cache, the embedding cache and a mine checkpoint damaged four ways; the
-// index's files damaged three ways each; text that drives a terminal
-// (escape sequences, C1 controls, bidi overrides) in documents, a file
-// name, LLM replies and errors, through every command that prints it
-// (terminal_cases.go).
+// index's files damaged three ways each; and the server cases of issue 27
+// (server_cases.go): a rebinding Host and a POST without JSON on every
+// route, idle 16 MB bodies, /mcp batches, 100 KB of headers, a call before
+// initialize, the index deleted under a running server, shutdown cutting
+// an ask; text that drives a terminal (escape sequences, C1 controls,
+// bidi overrides) in documents, a file name, LLM replies and errors,
+// through every command that prints it (terminal_cases.go).
 //
 // Findings: a process exit on a bad frame, a request past its deadline,
 // upstream text or an internal path in a client-facing body, a 5xx for bad
@@ -118,7 +121,7 @@ func main() {
 	}
 	total := 0
 	fmt.Println("reliability probe:", time.Since(start).Round(time.Second))
-	for _, cat := range []string{"http", "llm", "mcp-http", "stdio", "cache", "index", "terminal", "ingest"} {
+	for _, cat := range []string{"http", "llm", "mcp-http", "server", "stdio", "cache", "index", "terminal", "ingest"} {
 		fmt.Printf("  %-9s %4d inputs and faults\n", cat, p.counts[cat])
 		total += p.counts[cat]
 	}
@@ -176,6 +179,7 @@ func (p *probe) run(ctx context.Context) error {
 	p.httpInputs(ctx)
 	p.llmFaults(ctx)
 	p.mcpHTTP(ctx)
+	p.serverCases(ctx)
 	p.stdio(ctx)
 	if serve.ProcessState != nil {
 		p.fail("serve exited during the probe")
