@@ -215,3 +215,39 @@ func TestReportGenres(t *testing.T) {
 		t.Fatalf("a path with = read as a genre: %q %q", g, p)
 	}
 }
+
+// The genre converters never panic on a malformed raw file, and whatever
+// they convert loads back (every span inside its passage, gold set).
+func FuzzGenreConverters(f *testing.F) {
+	f.Add(`{"data":[{"title":"s01_e01_c01","paragraphs":[{"utterances:":[{"uid":0,"speakers":["A"],"utterance":"Hi ."}],"qas":[{"id":"q","question":"Who?","answers":[{"answer_text":"A","utterance_id":0}]}]}]}]}`)
+	f.Add(`[{"specific_query_list":[{"query":"Q?","answer":"A","relevant_text_span":[["0","0"]]}],"meeting_transcripts":[{"speaker":"A","content":"Yes {vocalsound}"}]}]`)
+	f.Add(`[{"table":{"uid":"t","table":[["","2020"],["Sales","1,000"],[]]},"paragraphs":[{"order":1,"text":"Sales were 1,000."}],"questions":[{"uid":"q","question":"Sales?","answer":"1,000","derivation":"","answer_type":"span","answer_from":"table-text","rel_paragraphs":["1","x"]}]}]`)
+	f.Add(`{"data":[{"title":"p","paragraphs":[{"context":"We sell. We share.","qas":[{"id":"q","question":"Share?","answers":[{"text":"share","answer_start":12}]}]}]}]}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		convs := []func() ([]dataset.Record, []string, error){
+			func() ([]dataset.Record, []string, error) {
+				return convertFriendsQA([]byte(raw), map[string]bool{}, "")
+			},
+			func() ([]dataset.Record, []string, error) { return convertQMSum([]byte(raw), map[string]bool{}, "") },
+			func() ([]dataset.Record, []string, error) { return convertTATQA([]byte(raw), map[string]bool{}, "") },
+			func() ([]dataset.Record, []string, error) {
+				return convertSQuAD([]byte(raw), map[string]bool{}, 2, "", "policyqa", "policy")
+			},
+		}
+		for _, conv := range convs {
+			recs, _, err := conv()
+			if err != nil || len(recs) == 0 {
+				continue
+			}
+			for _, r := range recs {
+				for _, p := range r.Passages {
+					for _, g := range p.GoldSpans {
+						if g[0] < 0 || g[1] <= g[0] || g[1] > len(p.Text) || !p.Gold {
+							t.Fatalf("%s: span %v of a %d-byte passage (gold %v)", r.ID, g, len(p.Text), p.Gold)
+						}
+					}
+				}
+			}
+		}
+	})
+}
