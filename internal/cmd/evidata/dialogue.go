@@ -73,11 +73,7 @@ func convertFriendsQA(raw []byte, skip map[string]bool, source string) ([]datase
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, nil, fmt.Errorf("friendsqa: %w", err)
 	}
-	type scene struct {
-		n     int
-		first int // the scene's first passage in its episode
-		di    int
-	}
+	type scene struct{ n, di int }
 	episodes := map[string][]scene{}
 	var order []string
 	for di, d := range f.Data {
@@ -101,7 +97,6 @@ func convertFriendsQA(raw []byte, skip map[string]bool, source string) ([]datase
 		at := map[[2]int]int{} // (data index, uid) → passage index
 		for si := range scenes {
 			d := f.Data[scenes[si].di]
-			scenes[si].first = len(passages)
 			for _, p := range d.Paragraphs {
 				for _, u := range p.Utterances {
 					text := oneLine(u.Text)

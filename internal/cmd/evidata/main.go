@@ -19,7 +19,7 @@
 // paragraphs and table), are joined (--sep, "\n\n" by default) into chunks
 // of at most --tokens tokens (cl100k_base; a longer passage stays alone),
 // gold spans shifted with them. Chunks never cut a passage, so a unit the
-// converter made a passage (a turn, a row block) is never split; index
+// converter made a passage (a turn, a table) is never split; index
 // add's token chunker (600 tokens, 100 overlap) may cut one.
 //
 // hotpotqa reads HotpotQA's distractor format (a JSON array, or one record a
