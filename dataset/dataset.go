@@ -53,12 +53,16 @@ func (r *Record) SpanCount() int {
 // Record is one question with its passages, in the common format of
 // ../shared/data/README.md.
 type Record struct {
-	ID       string          `json:"id"`
-	Question string          `json:"question"`
-	Answers  []string        `json:"answers"`
-	Passages []Passage       `json:"passages"`
-	Task     string          `json:"task,omitempty"`
-	Meta     json.RawMessage `json:"meta,omitempty"`
+	ID       string    `json:"id"`
+	Question string    `json:"question"`
+	Answers  []string  `json:"answers"`
+	Passages []Passage `json:"passages"`
+	Task     string    `json:"task,omitempty"`
+	// Genre names the kind of text the passages are (dialogue, meeting,
+	// policy, finance-table, …), so figures can be pooled per genre; empty
+	// for the encyclopedic sets that predate it. Optional.
+	Genre string          `json:"genre,omitempty"`
+	Meta  json.RawMessage `json:"meta,omitempty"`
 }
 
 // GoldCount is the number of gold passages.

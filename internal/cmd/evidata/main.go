@@ -10,13 +10,17 @@
 //	go run ./internal/cmd/evidata musique  --in musique.json --out data/evidence/m.jsonl.gz
 //	go run ./internal/cmd/evidata squad    --in dev.json    --out data/evidence/y.jsonl.gz [--per-paragraph 2] [--limit N]
 //	go run ./internal/cmd/evidata merge OUT.jsonl.gz IN.jsonl.gz...
-//	go run ./internal/cmd/evidata regroup --tokens 600 --in X.jsonl.gz --out Y.jsonl.gz
+//	go run ./internal/cmd/evidata regroup --tokens 600 [--order shuffle|document] [--sep S] --in X.jsonl.gz --out Y.jsonl.gz
 //	go run ./internal/cmd/evidata report [--strategies A,B] REPORT.json...
 //
 // regroup emulates an index's long chunks: each question's passages, in a
-// seeded shuffled order, are joined ("\n\n") into chunks of at most --tokens
-// tokens (cl100k_base; a longer passage stays alone), gold spans shifted
-// with them.
+// seeded shuffled order (--order shuffle, for independent paragraphs) or in
+// the order given (--order document: a transcript's turns, a report's
+// paragraphs and table), are joined (--sep, "\n\n" by default) into chunks
+// of at most --tokens tokens (cl100k_base; a longer passage stays alone),
+// gold spans shifted with them. Chunks never cut a passage, so a unit the
+// converter made a passage (a turn, a table) is never split; index
+// add's token chunker (600 tokens, 100 overlap) may cut one.
 //
 // hotpotqa reads HotpotQA's distractor format (a JSON array, or one record a
 // line) in any of three shapes seen in public copies: context and
@@ -38,6 +42,19 @@
 // first answer's start (more sentences if the answer runs across them).
 // Unanswerable (v2.0) questions are skipped; --per-paragraph keeps the first
 // N questions of each paragraph.
+//
+// Genres beyond encyclopedic prose, each record's genre set (dataset.Record.Genre),
+// each question's passages its whole document's units in document order (regroup
+// them with --order document):
+//
+//	go run ./internal/cmd/evidata friendsqa --in friendsqa_dev.json --out f.jsonl.gz   # dialogue: gold turns
+//	go run ./internal/cmd/evidata qmsum     --in val.jsonl          --out q.jsonl.gz   # meeting: gold turn ranges
+//	go run ./internal/cmd/evidata policyqa  --in dev.json           --out p.jsonl.gz   # policy: the answer's sentence
+//	go run ./internal/cmd/evidata tatqa     --in tatqa_dev.json     --out t.jsonl.gz   # finance-table: gold rows, sentences
+//
+// policyqa reads PolicyQA, SQuAD's format over privacy policies, as squad
+// does (passages: every segment of the policy). friendsqa, qmsum and tatqa
+// are described at their converters (dialogue.go, table.go).
 package main
 
 import (
@@ -72,7 +89,7 @@ func main() {
 
 func run(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: evidata hotpotqa|2wiki|musique|squad --in FILE --out FILE.jsonl.gz [flags], evidata merge OUT IN..., evidata regroup --in X --out Y")
+		return errors.New("usage: evidata hotpotqa|2wiki|musique|squad|policyqa|friendsqa|qmsum|tatqa --in FILE --out FILE.jsonl.gz [flags], evidata merge OUT IN..., evidata regroup --in X --out Y")
 	}
 	kind := args[0]
 	if kind == "merge" {
@@ -89,7 +106,7 @@ func run(args []string, stdout io.Writer) error {
 	out := fs.String("out", "", "output .jsonl.gz")
 	limit := fs.Int("limit", 0, "keep at most N questions (0 = all)")
 	exclude := fs.String("exclude", "", "common-format files (comma-separated) whose questions (by id or text) are left out")
-	perParagraph := fs.Int("per-paragraph", 2, "squad: questions kept per paragraph")
+	perParagraph := fs.Int("per-paragraph", 2, "squad, policyqa: questions kept per paragraph")
 	source := fs.String("source", "", "provenance written into each record's meta (repo · path · commit)")
 	idPrefix := fs.String("id-prefix", "", "hotpotqa: for records without an id, this prefix and a hash of the question")
 	idField := fs.String("id-field", "", "read each record's id from this field (a copy that renamed _id)")
@@ -128,9 +145,17 @@ func run(args []string, stdout io.Writer) error {
 	case "musique":
 		recs, notes, err = convertMuSiQue(raw, skip, *source)
 	case "squad":
-		recs, notes, err = convertSQuAD(raw, skip, *perParagraph, *source)
+		recs, notes, err = convertSQuAD(raw, skip, *perParagraph, *source, "squad", "")
+	case "policyqa":
+		recs, notes, err = convertSQuAD(raw, skip, *perParagraph, *source, "policyqa", "policy")
+	case "friendsqa":
+		recs, notes, err = convertFriendsQA(raw, skip, *source)
+	case "qmsum":
+		recs, notes, err = convertQMSum(raw, skip, *source)
+	case "tatqa":
+		recs, notes, err = convertTATQA(raw, skip, *source)
 	default:
-		return fmt.Errorf("unknown source kind %q (want hotpotqa, 2wiki, musique or squad)", kind)
+		return fmt.Errorf("unknown source kind %q (want hotpotqa, 2wiki, musique, squad, policyqa, friendsqa, qmsum or tatqa)", kind)
 	}
 	if err != nil {
 		return err
@@ -181,9 +206,15 @@ func regroup(args []string, stdout io.Writer) error {
 	in := fs.String("in", "", "common-format file")
 	out := fs.String("out", "", "output .jsonl.gz")
 	size := fs.Int("tokens", 600, "chunk size in tokens")
+	order := fs.String("order", "shuffle", "shuffle: passages in a seeded order per question (independent paragraphs); document: in the order given (turns, rows, sections, where order carries meaning)")
+	sep := fs.String("sep", "\n\n", "what joins two passages in a chunk (\"\\n\" for one turn a line)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *order != "shuffle" && *order != "document" {
+		return fmt.Errorf("--order %q: want shuffle or document", *order)
+	}
+	*sep = strings.ReplaceAll(*sep, `\n`, "\n")
 	recs, err := dataset.LoadFile(*in)
 	if err != nil {
 		return err
@@ -195,9 +226,11 @@ func regroup(args []string, stdout io.Writer) error {
 	n := 0
 	for ri, r := range recs {
 		ps := slices.Clone(r.Passages)
-		sum := sha256.Sum256([]byte(r.ID))
-		rng := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:8]), 1))
-		rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
+		if *order == "shuffle" {
+			sum := sha256.Sum256([]byte(r.ID))
+			rng := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:8]), 1))
+			rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
+		}
 		var chunks []dataset.Passage
 		cur, curTok := dataset.Passage{}, 0
 		flush := func() {
@@ -214,7 +247,7 @@ func regroup(args []string, stdout io.Writer) error {
 			}
 			off := 0
 			if cur.Text != "" {
-				cur.Text += "\n\n"
+				cur.Text += *sep
 				off = len(cur.Text)
 			}
 			cur.Text += p.Text
@@ -542,10 +575,10 @@ type squadFile struct {
 	} `json:"data"`
 }
 
-func convertSQuAD(raw []byte, skip map[string]bool, perParagraph int, source string) ([]dataset.Record, []string, error) {
+func convertSQuAD(raw []byte, skip map[string]bool, perParagraph int, source, task, genre string) ([]dataset.Record, []string, error) {
 	var f squadFile
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, nil, fmt.Errorf("squad: %w", err)
+		return nil, nil, fmt.Errorf("%s: %w", task, err)
 	}
 	var out []dataset.Record
 	impossible, unlocated := 0, 0
@@ -584,7 +617,7 @@ func convertSQuAD(raw []byte, skip map[string]bool, perParagraph int, source str
 					unlocated++
 					continue
 				}
-				rec := dataset.Record{ID: qa.ID, Question: strings.TrimSpace(qa.Question), Task: "squad"}
+				rec := dataset.Record{ID: qa.ID, Question: strings.TrimSpace(qa.Question), Task: task, Genre: genre}
 				seen := map[string]bool{}
 				for _, ans := range qa.Answers {
 					if t := strings.TrimSpace(ans.Text); t != "" && !seen[t] {

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel/dataset"
+)
+
+// FriendsQA: a question's passages are its episode's turns in scene order;
+// its gold units the utterances its answers name, whole, speaker included.
+func TestConvertFriendsQA(t *testing.T) {
+	raw := `{"version":"0.1","data":[
+	{"title":"s09_e02_c02","paragraphs":[{"utterances:":[
+	  {"uid":0,"speakers":["Mona Lee"],"utterance":"The kettle is  broken again ."},
+	  {"uid":1,"speakers":["Tom Park","Mona Lee"],"utterance":"We bought it on Tuesday ."}],
+	 "qas":[{"id":"s09_e02_c02_When","question":"When did they buy the kettle ?","answers":[
+	   {"answer_text":"Tuesday","utterance_id":1,"inner_start":4,"inner_end":4,"is_speaker":false},
+	   {"answer_text":"on Tuesday","utterance_id":1,"inner_start":3,"inner_end":4,"is_speaker":false}]},
+	  {"id":"s09_e02_c02_When","question":"When is it broken ?","answers":[{"answer_text":"again","utterance_id":0}]}]}]},
+	{"title":"s09_e02_c01","paragraphs":[{"utterances:":[
+	  {"uid":0,"speakers":["Tom Park"],"utterance":"Morning ."},
+	  {"uid":1,"speakers":["Mona Lee"],"utterance":" "}],
+	 "qas":[{"id":"s09_e02_c01_Who","question":"Who says morning ?","answers":[{"answer_text":"Tom Park","utterance_id":0,"is_speaker":true}]},
+	  {"id":"s09_e02_c01_What","question":"What is blank ?","answers":[{"answer_text":"x","utterance_id":1}]}]}]}]}`
+	recs, notes, err := convertFriendsQA([]byte(raw), map[string]bool{}, "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || !strings.Contains(notes[0], "2 scenes in 1 episodes") || !strings.Contains(notes[0], "1 whose answers name no utterance") {
+		t.Fatalf("%d records, %v", len(recs), notes)
+	}
+	// scene c01 comes first; the blank utterance is no turn
+	var texts []string
+	for _, p := range recs[0].Passages {
+		texts = append(texts, p.Text)
+	}
+	if got := strings.Join(texts, "\n"); got != "Tom Park: Morning .\nMona Lee: The kettle is broken again .\nTom Park, Mona Lee: We bought it on Tuesday ." {
+		t.Fatalf("turns %q", got)
+	}
+	byID := map[string]dataset.Record{}
+	for _, r := range recs {
+		byID[r.ID] = r
+		if r.Genre != "dialogue" || r.Task != "friendsqa" {
+			t.Fatalf("%s: genre %q task %q", r.ID, r.Genre, r.Task)
+		}
+	}
+	when := byID["s09_e02_c02_When"]
+	if got := strings.Join(spanTexts(when), "|"); got != "Tom Park, Mona Lee: We bought it on Tuesday ." || strings.Join(when.Answers, "|") != "Tuesday|on Tuesday" {
+		t.Fatalf("gold %q answers %q", got, when.Answers)
+	}
+	// a repeated id gets a suffix, not dropped
+	if got := strings.Join(spanTexts(byID["s09_e02_c02_When#2"]), "|"); got != "Mona Lee: The kettle is broken again ." {
+		t.Fatalf("repeated id: %q", got)
+	}
+	if got := strings.Join(spanTexts(byID["s09_e02_c01_Who"]), "|"); got != "Tom Park: Morning ." {
+		t.Fatalf("speaker answer: %q", got)
+	}
+	if _, _, err := convertFriendsQA([]byte(`{"data":[{"title":"pilot","paragraphs":[]}]}`), nil, ""); err == nil {
+		t.Fatal("accepted a scene title that names no episode")
+	}
+}
+
+// QMSum: specific queries only; their turn ranges (inclusive, as strings)
+// are the gold turns; markup is removed and a turn left empty dropped.
+func TestConvertQMSum(t *testing.T) {
+	meeting := `{"topic_list":[],"general_query_list":[{"query":"Summarise the meeting.","answer":"They met."}],
+	"specific_query_list":[
+	 {"query":"What did they decide on the budget?","answer":"To cut it.","relevant_text_span":[["1","2"]]},
+	 {"query":"Out of range?","answer":"x","relevant_text_span":[["7","9"]]}],
+	"meeting_transcripts":[
+	 {"speaker":"Chair A","content":"Let us start . {vocalsound}"},
+	 {"speaker":"Member B","content":"The budget {disfmarker} we cut it ."},
+	 {"speaker":"Chair A","content":"{vocalsound}"},
+	 {"speaker":"Member C","content":"Agreed ."}]}`
+	raw, err := jsonRows([]byte(meeting+"\n"+strings.Replace(meeting, "Let us start", "Welcome", 1)+"\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, notes, err := convertQMSum(raw, map[string]bool{}, "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || !strings.Contains(notes[0], "2 turn ranges outside the transcript dropped, 2 queries without a gold turn") {
+		t.Fatalf("%d records, %v", len(recs), notes)
+	}
+	r := recs[0]
+	if len(r.Passages) != 3 || r.Passages[0].Text != "Chair A: Let us start ." || r.Genre != "meeting" {
+		t.Fatalf("%+v", r)
+	}
+	// turn 2 was only markup: the range 1–2 keeps turn 1
+	if got := strings.Join(spanTexts(r), "|"); got != "Member B: The budget we cut it ." {
+		t.Fatalf("gold %q", got)
+	}
+	if recs[0].ID == recs[1].ID || !strings.HasPrefix(r.ID, "qmsum-") {
+		t.Fatalf("ids %q %q", recs[0].ID, recs[1].ID)
+	}
+}
+
+// TAT-QA: the table in Markdown, a gold row a span of it (found by the
+// derivation's numbers); a text answer's sentence in its paragraph.
+func TestConvertTATQA(t *testing.T) {
+	raw := `[{"table":{"uid":"tb1","table":[["","Year ended",""],["","2021","2020"],["Revenue","$ 1,200.5","$ 990"],["Costs","(300)","250"],["Staff","12","11"]]},
+	"paragraphs":[{"uid":"a","order":1,"text":"Revenue grew in 2021. The board met twice."},{"uid":"b","order":2,"text":"Staff are paid monthly. Bonuses are paid in March."}],
+	"questions":[
+	 {"uid":"q1","question":"What is the change in revenue?","answer":210.5,"derivation":"1,200.5 - 990","answer_type":"arithmetic","answer_from":"table","rel_paragraphs":[]},
+	 {"uid":"q2","question":"When are bonuses paid?","answer":["March"],"derivation":"","answer_type":"span","answer_from":"text","rel_paragraphs":["2"]},
+	 {"uid":"q3","question":"What is unlocatable?","answer":["nothing"],"derivation":"","answer_type":"span","answer_from":"text","rel_paragraphs":["1"]}]}]`
+	recs, notes, err := convertTATQA([]byte(raw), map[string]bool{}, "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || !strings.Contains(notes[0], "1 whose evidence could not be located") {
+		t.Fatalf("%d records, %v", len(recs), notes)
+	}
+	table := recs[0].Passages[0].Text
+	want := "|  | Year ended |  |\n|---|---|---|\n|  | 2021 | 2020 |\n| Revenue | $ 1,200.5 | $ 990 |\n| Costs | (300) | 250 |\n| Staff | 12 | 11 |"
+	if table != want {
+		t.Fatalf("table\n%s", table)
+	}
+	if got := spanTexts(recs[0]); len(got) != 1 || got[0] != "| Revenue | $ 1,200.5 | $ 990 |" {
+		t.Fatalf("gold rows %q", got)
+	}
+	if got := strings.Join(spanTexts(recs[1]), "|"); got != "Bonuses are paid in March." || recs[1].Genre != "finance-table" {
+		t.Fatalf("gold %q", got)
+	}
+	if got := strings.Join(numbers("$(1,200.50) and 12% of 3"), " "); got != "1200.5 12 3" {
+		t.Fatalf("numbers %q", got)
+	}
+	if rowHasValue([]string{"", "2021", "2020"}) || !rowHasValue([]string{"Revenue", "1,200"}) {
+		t.Fatal("header rows: years are labels, other numbers values")
+	}
+}
+
+// PolicyQA is SQuAD's format: the answer's sentence, genre policy.
+func TestConvertPolicyQA(t *testing.T) {
+	raw := `{"version":"1","data":[{"title":"example.com","paragraphs":[
+	{"context":"We collect your email. We never sell it.","qas":[{"id":"p1","question":"Do they sell data?","answers":[{"text":"never sell it","answer_start":26}]}]},
+	{"context":"Cookies are used.","qas":[]}]}]}`
+	recs, _, err := convertSQuAD([]byte(raw), map[string]bool{}, 2, "src", "policyqa", "policy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Genre != "policy" || recs[0].Task != "policyqa" || len(recs[0].Passages) != 2 {
+		t.Fatalf("%+v", recs)
+	}
+	if got := strings.Join(spanTexts(recs[0]), "|"); got != "We never sell it." {
+		t.Fatalf("gold %q", got)
+	}
+}
+
+// regroup --order document keeps the passages' order and joins them with
+// --sep; the default shuffles.
+func TestRegroupDocumentOrder(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl.gz")
+	rec := dataset.Record{ID: "q", Question: "Who?", Genre: "dialogue"}
+	for i, turn := range []string{"A: one two three.", "B: four five six.", "A: seven eight nine.", "B: ten eleven twelve."} {
+		p := dataset.Passage{ID: string(rune('a' + i)), Text: turn}
+		if i == 2 {
+			p.Gold, p.GoldSpans = true, [][2]int{{0, len(turn)}}
+		}
+		rec.Passages = append(rec.Passages, p)
+	}
+	if err := write(in, []dataset.Record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl.gz")
+	var log bytes.Buffer
+	if err := regroup([]string{"--tokens", "14", "--order", "document", "--sep", `\n`, "--in", in, "--out", out}, &log); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := dataset.LoadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recs[0]
+	if len(r.Passages) != 2 || r.Passages[0].Text != "A: one two three.\nB: four five six." || r.Passages[1].Text != "A: seven eight nine.\nB: ten eleven twelve." {
+		t.Fatalf("chunks %+v", r.Passages)
+	}
+	if got := strings.Join(spanTexts(r), "|"); got != "A: seven eight nine." || r.Genre != "dialogue" {
+		t.Fatalf("gold %q genre %q", got, r.Genre)
+	}
+	if err := regroup([]string{"--order", "sideways", "--in", in, "--out", out}, &log); err == nil {
+		t.Fatal("accepted --order sideways")
+	}
+}
+
+// report pools each genre of more than one file on its own.
+func TestReportGenres(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, n int, recall float64) string {
+		p := filepath.Join(dir, name)
+		b, _ := json.Marshal(map[string]any{"results": []map[string]any{{"strategy": "evidence:budget=300", "evidence_questions": n, "evidence_recall": recall}}})
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var out bytes.Buffer
+	args := []string{"dialogue=" + write("f.json", 10, 0.2), "dialogue=" + write("g.json", 30, 0.6), "policy=" + write("p.json", 20, 0.9)}
+	if err := report(args, &out); err != nil {
+		t.Fatal(err)
+	}
+	// dialogue: (10·0.2 + 30·0.6)/40 = 0.5; all: (2 + 18 + 18)/60 = 0.633
+	if !strings.Contains(out.String(), "| **dialogue** | `evidence:budget=300` | 40 | 0.500 |") || !strings.Contains(out.String(), "| **pooled** | `evidence:budget=300` | 60 | 0.633 |") ||
+		strings.Contains(out.String(), "**policy**") {
+		t.Fatalf("%s", out.String())
+	}
+	if g, p := genreArg("/tmp/a=b.json"); g != "" || p != "/tmp/a=b.json" {
+		t.Fatalf("a path with = read as a genre: %q %q", g, p)
+	}
+}
+
+// The genre converters never panic on a malformed raw file, and whatever
+// they convert loads back (every span inside its passage, gold set).
+func FuzzGenreConverters(f *testing.F) {
+	f.Add(`{"data":[{"title":"s01_e01_c01","paragraphs":[{"utterances:":[{"uid":0,"speakers":["A"],"utterance":"Hi ."}],"qas":[{"id":"q","question":"Who?","answers":[{"answer_text":"A","utterance_id":0}]}]}]}]}`)
+	f.Add(`[{"specific_query_list":[{"query":"Q?","answer":"A","relevant_text_span":[["0","0"]]}],"meeting_transcripts":[{"speaker":"A","content":"Yes {vocalsound}"}]}]`)
+	f.Add(`[{"table":{"uid":"t","table":[["","2020"],["Sales","1,000"],[]]},"paragraphs":[{"order":1,"text":"Sales were 1,000."}],"questions":[{"uid":"q","question":"Sales?","answer":"1,000","derivation":"","answer_type":"span","answer_from":"table-text","rel_paragraphs":["1","x"]}]}]`)
+	f.Add(`{"data":[{"title":"p","paragraphs":[{"context":"We sell. We share.","qas":[{"id":"q","question":"Share?","answers":[{"text":"share","answer_start":12}]}]}]}]}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		convs := []func() ([]dataset.Record, []string, error){
+			func() ([]dataset.Record, []string, error) {
+				return convertFriendsQA([]byte(raw), map[string]bool{}, "")
+			},
+			func() ([]dataset.Record, []string, error) { return convertQMSum([]byte(raw), map[string]bool{}, "") },
+			func() ([]dataset.Record, []string, error) { return convertTATQA([]byte(raw), map[string]bool{}, "") },
+			func() ([]dataset.Record, []string, error) {
+				return convertSQuAD([]byte(raw), map[string]bool{}, 2, "", "policyqa", "policy")
+			},
+		}
+		for _, conv := range convs {
+			recs, _, err := conv()
+			if err != nil || len(recs) == 0 {
+				continue
+			}
+			for _, r := range recs {
+				for _, p := range r.Passages {
+					for _, g := range p.GoldSpans {
+						if g[0] < 0 || g[1] <= g[0] || g[1] > len(p.Text) || !p.Gold {
+							t.Fatalf("%s: span %v of a %d-byte passage (gold %v)", r.ID, g, len(p.Text), p.Gold)
+						}
+					}
+				}
+			}
+		}
+	})
+}
