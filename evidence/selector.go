@@ -529,6 +529,8 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 				ev.KeptScore = min(ev.KeptScore, x.p)
 			} else if pk.repeat != nil && pk.repeat[p.first+j] {
 				repeats++
+			} else if x.kind == Context {
+				continue // a context line is no evidence of its own
 			} else if ev.DroppedScore == nil || x.p > *ev.DroppedScore {
 				v := x.p
 				ev.DroppedScore = &v
