@@ -145,7 +145,8 @@ func (w Window) describe() string {
 // Passage is a selected chunk.
 type Passage struct {
 	index.Hit
-	// ID is the chunk id ("doc#index") the prompt cites.
+	// ID is the chunk id ("doc#index") the prompt cites, without the
+	// directories of a document indexed by an absolute path (Labels).
 	ID string `json:"id"`
 	// Rank is the chunk's place among the candidates (0 = best match).
 	Rank int `json:"rank"`
