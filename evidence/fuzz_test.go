@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/evidence"
 )
 
 // FuzzSelect runs the selector on any passages and budget: it either fails

@@ -174,8 +174,18 @@ func checkUnits(t *testing.T, text string, u evidence.Units) {
 	// a fence opened at a line's start is closed inside the same unit
 	for j, sp := range u.Sentences {
 		s := text[sp[0]:sp[1]]
-		if u.Kind(j) != evidence.Code && strings.Count(s, "```") > 0 && (sp[0] == 0 || text[sp[0]-1] == '\n') && strings.HasPrefix(s, "```") {
+		if u.Kind(j) != evidence.Code && (sp[0] == 0 || text[sp[0]-1] == '\n') && strings.HasPrefix(s, "```") {
 			t.Fatalf("unit %q opens a fence but is not code", s)
+		}
+		if u.Kind(j) == evidence.Code {
+			fence := s[:3]
+			if fence != "```" && fence != "~~~" {
+				t.Fatalf("code unit %q opens no fence", s)
+			}
+			rest := s[3:]
+			if i := strings.LastIndexByte(rest, '\n'); !(i >= 0 && strings.HasPrefix(strings.TrimLeft(rest[i+1:], " \t"), fence)) && strings.TrimSpace(text[sp[1]:]) != "" {
+				t.Fatalf("code unit %q is cut before its closing fence", s)
+			}
 		}
 	}
 }
