@@ -526,7 +526,9 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 		for j := range p.n {
 			x := ss[p.first+j]
 			if pk.kept[p.first+j] {
-				ev.KeptScore = min(ev.KeptScore, x.p)
+				if x.kind != Context { // a context line is no evidence of its own
+					ev.KeptScore = min(ev.KeptScore, x.p)
+				}
 			} else if pk.repeat != nil && pk.repeat[p.first+j] {
 				repeats++
 			} else if x.kind == Context {

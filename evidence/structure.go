@@ -177,7 +177,7 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 		s := at(i)
 		t := strings.TrimLeft(s, " \t")
 		switch {
-		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+		case isFence(s):
 			fence := t[:3]
 			j := i + 1
 			for j < len(ls) && !strings.HasPrefix(strings.TrimLeft(at(j), " \t"), fence) {
@@ -189,7 +189,7 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 			continue
 		case i+1 < len(ls) && strings.Contains(s, "|") && tableRule.MatchString(strings.TrimSpace(at(i+1))):
 			j := i + 2
-			for j < len(ls) && strings.Contains(at(j), "|") && !blank(j) {
+			for j < len(ls) && strings.Contains(at(j), "|") && !blank(j) && !isFence(at(j)) {
 				j++
 			}
 			blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: 2})
@@ -213,7 +213,7 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 				from = i - 1
 			}
 			j := i + 1
-			for j < len(ls) && !blank(j) && !cueTiming.MatchString(head(strings.TrimLeft(at(j), " \t"))) {
+			for j < len(ls) && !blank(j) && !cueTiming.MatchString(head(strings.TrimLeft(at(j), " \t"))) && !isFence(at(j)) {
 				j++
 			}
 			blocks = append(blocks, block{kind: Turn, from: from, to: j, cue: true, headerRows: i + 1 - from})
@@ -259,8 +259,13 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 // startsBlock reports a line that opens a structure of its own (a fence,
 // a table row, a heading) and so ends a turn or an item.
 func startsBlock(s string) bool {
+	return isFence(s) || strings.HasPrefix(strings.TrimLeft(s, " \t"), "|") || atxHeading.MatchString(s)
+}
+
+// isFence reports a line that opens (or closes) a fenced code block.
+func isFence(s string) bool {
 	t := strings.TrimLeft(s, " \t")
-	return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") || strings.HasPrefix(t, "|") || atxHeading.MatchString(s)
+	return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
 }
 
 // isCueID reports a subtitle cue's number or a VTT cue's identifier line.
@@ -296,12 +301,12 @@ func alignedTable(text string, ls []line, i int) int {
 		return len(gaps) + 1, append(edges, len(s))
 	}
 	n, first := cells(i)
-	if n < alignedCell {
+	if n < alignedCell || isFence(text[ls[i].start:ls[i].end]) {
 		return i
 	}
 	shared := first
 	j := i + 1
-	for ; j < len(ls); j++ {
+	for ; j < len(ls) && !isFence(text[ls[j].start:ls[j].end]); j++ {
 		m, starts := cells(j)
 		if m != n {
 			break
