@@ -51,8 +51,10 @@ type line struct{ start, end int }
 // line's first bytes) and needs the structure to repeat before the text is
 // read as conversation, a table or a log, so prose keeps its sentences.
 var (
-	// "[10:02] Alice: …", "[2024-05-01 10:02] Bob Smith: …"
-	bracketTurn = regexp.MustCompile(`^\[[^\]\n]{1,40}\][ \t]*[^\s:\[\]][^:\n]{0,40}:(?:[ \t]|$)`)
+	// "[10:02] Alice: …", "[2024-05-01 10:02] Bob Smith: …": a time or date
+	// in the brackets, a name without sentence punctuation (not "[7] J. D.
+	// Hunter. 2007. Matplotlib: …", a reference list)
+	bracketTurn = regexp.MustCompile(`^\[[^\]\n]{0,30}\d[:./-]\d[^\]\n]{0,30}\][ \t]*[^\s:\[\]][^:\n.,;"“]{0,40}:(?:[ \t]|$)`)
 	// WhatsApp and similar: "12/03/2024, 14:05 - Alice: …", "[12.03.24, 14:05:09] Alice: …"
 	datedTurn = regexp.MustCompile(`^\[?\d{1,4}[./-]\d{1,2}[./-]\d{1,4},? \d{1,2}:\d{2}(?::\d{2})?(?:[ \x{202f}]?[AaPp]\.?[Mm]\.?)?\]?[ \t]+(?:-[ \t]+)?[^\s:][^:\n]{0,40}:(?:[ \t]|$)`)
 	// transcripts: "ALICE (00:01:02): …", "Dr. Bob (1:02): …", "00:01:02 Alice: …"
@@ -66,11 +68,13 @@ var (
 	// a Markdown table's separator row: "|---|:--:|", "--- | ---"
 	tableRule = regexp.MustCompile(`^\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$|^\|[ \t]*:?-{3,}:?[ \t]*\|[ \t]*$`)
 	// a list item: "- x", "* x", "+ x", "1. x", "2) x"
-	listItem = regexp.MustCompile(`^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+\S`)
+	// (a number's item starts with no digit or bracket: "438)  (134,605)" is a cut-off table cell)
+	listItem = regexp.MustCompile(`^[ \t]*(?:[-*+•][ \t]+\S|\d{1,3}[.)][ \t]+[^\s\d(\[\x{00a0}])`)
 	// a Markdown heading: "# Title" … "###### Title"
 	atxHeading = regexp.MustCompile(`^#{1,6}[ \t]+\S`)
-	// cells of a space-aligned table: runs of two or more spaces, or tabs
-	cellGap = regexp.MustCompile(`[ ]{2,}|\t+`)
+	// cells of a space-aligned table: runs of two or more spaces (no-break
+	// spaces too, as filings exported to text have them), or tabs
+	cellGap = regexp.MustCompile(`[ \x{00a0}]{2,}|\t+`)
 )
 
 // lookAt bounds what the line rules read of a line.
@@ -183,9 +187,15 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 			for j < len(ls) && !strings.HasPrefix(strings.TrimLeft(at(j), " \t"), fence) {
 				j++
 			}
-			j = min(j+1, len(ls))
-			blocks = append(blocks, block{kind: Code, from: i, to: j})
-			structured, i = true, j
+			if j == len(ls) {
+				// never closed in the passage: the closing fence of a block
+				// the chunk's start cut, or an opening one its end cut; the
+				// fence line alone is the unit, and what follows is read as
+				// text, never swallowed
+				j = i
+			}
+			blocks = append(blocks, block{kind: Code, from: i, to: j + 1})
+			structured, i = true, j+1
 			continue
 		case i+1 < len(ls) && strings.Contains(s, "|") && tableRule.MatchString(strings.TrimSpace(at(i+1))):
 			j := i + 2
@@ -200,7 +210,9 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 			for j < len(ls) && strings.HasPrefix(strings.TrimLeft(at(j), " \t"), "|") {
 				j++
 			}
-			blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: 1})
+			// no rule under a first row: a table cut by the chunk's start,
+			// its header in the chunk before: every line is a row
+			blocks = append(blocks, block{kind: Row, from: i, to: j})
 			structured, i = true, j
 			continue
 		case cueTiming.MatchString(head(t)):
@@ -286,8 +298,8 @@ func isCueID(s string) bool {
 func alignedTable(text string, ls []line, i int) int {
 	cells := func(k int) (int, []int) {
 		s := text[ls[k].start:ls[k].end]
-		lead := len(s) - len(strings.TrimLeft(s, " \t"))
-		s = strings.TrimRight(s, " \t")
+		lead := len(s) - len(strings.TrimLeft(s, " \t\u00a0"))
+		s = strings.TrimRight(s, " \t\u00a0")
 		if lead >= len(s) || len(s) > 400 {
 			return 0, nil
 		}
@@ -384,9 +396,12 @@ func splitStructured(text string, ls []line, blocks []block) Units {
 				add(sp, bl.kind, needs())
 			}
 		case bl.kind == Row:
-			hdrEnd := ls[min(bl.from+bl.headerRows, bl.to)-1].end
+			hdrEnd := start
+			if bl.headerRows > 0 {
+				hdrEnd = ls[min(bl.from+bl.headerRows, bl.to)-1].end
+			}
 			ctx := -1
-			if bl.to-bl.from > bl.headerRows {
+			if bl.headerRows > 0 && bl.to-bl.from > bl.headerRows {
 				if sp, ok := trimmed(start, hdrEnd); ok {
 					add(sp, Context, needs())
 					ctx = len(u.Sentences) - 1

@@ -125,6 +125,9 @@ func TestSplitProseStaysSentences(t *testing.T) {
 		"Alice: hello there.\nBob went home. Alice: stayed.\nCarol came later.", // two "Name:" lines, one name at a line start
 		"[1] Smith, J. A history of maps.\nThe book covers the years 1500 to 1700.",
 		"The rates rose.  Then they fell.\nWages  stayed  flat.",
+		// a reference list is no chat; a table cell a chunk cut is no list item
+		"[7] J. D. Hunter. 2007. Matplotlib: A 2D graphics environment.\n[8] D. P. Kingma and J. Ba. 2014. Adam: A method for stochastic optimization.",
+		"438)               (134,605)\nThe balance fell in the quarter.",
 	} {
 		u := evidence.Split(text)
 		if u.Kinds != nil || u.Needs != nil {
@@ -183,7 +186,10 @@ func checkUnits(t *testing.T, text string, u evidence.Units) {
 				t.Fatalf("code unit %q opens no fence", s)
 			}
 			rest := s[3:]
-			if i := strings.LastIndexByte(rest, '\n'); !(i >= 0 && strings.HasPrefix(strings.TrimLeft(rest[i+1:], " \t"), fence)) && strings.TrimSpace(text[sp[1]:]) != "" {
+			// closed by its fence, or a lone fence line never closed in the text
+			i := strings.LastIndexByte(rest, '\n')
+			closed := i >= 0 && strings.HasPrefix(strings.TrimLeft(rest[i+1:], " \t"), fence)
+			if !closed && (i >= 0 || fenceAfter(text[sp[1]:], fence)) {
 				t.Fatalf("code unit %q is cut before its closing fence", s)
 			}
 		}
@@ -215,4 +221,36 @@ func TestSelectSendsContextLines(t *testing.T) {
 			t.Errorf("sent %d tokens (counted %d) for a budget of 60", ev.Tokens, counter(t).Count(ev.Text))
 		}
 	}
+}
+
+// fenceAfter reports a line of text after its first that opens with fence.
+func fenceAfter(text, fence string) bool {
+	lines := strings.Split(text, "\n")
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(strings.TrimLeft(l, " \t"), fence) {
+			return true
+		}
+	}
+	return false
+}
+
+// A chunk's edges cut structures: a table without its header row (no rule
+// under its first line) has rows and no header; a fence never closed in
+// the passage is a unit alone and the text after it stays text.
+func TestSplitCutStructures(t *testing.T) {
+	text := "| kNN | 0.602 | 0.87 |\n| lstm | 0.714 | 1.79 |\n\nThe LSTM wins."
+	us := units(text, evidence.Split(text))
+	if r := find(t, us, "| kNN | 0.602 | 0.87 |"); r.kind != evidence.Row || r.needs != nil {
+		t.Errorf("first row of a cut table: %+v", r)
+	}
+	text = "x = 1\n```\n\nThe loss is the mean. It falls fast.\n\n- a point"
+	u := evidence.Split(text)
+	us = units(text, u)
+	if c := find(t, us, "```"); c.kind != evidence.Code {
+		t.Errorf("lone fence: %+v", c)
+	}
+	if s := find(t, us, "It falls fast."); s.kind != evidence.Sentence {
+		t.Errorf("text after a lone fence: %+v", s)
+	}
+	checkUnits(t, text, u)
 }
