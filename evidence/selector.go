@@ -663,7 +663,10 @@ type SentenceFeatures struct {
 	// Passage is the passage's input index (into TextQuery.Texts).
 	Passage int
 	// Span is the sentence's byte offsets into that passage.
-	Span     [2]int
+	Span [2]int
+	// Kind is its unit's kind (Split: a prose sentence, a turn's
+	// sentence, a row, …); Context units have P 0 and are never gold.
+	Kind     Kind
 	Tokens   int
 	Features []float64
 	// P is the selector's model's probability for it.
@@ -688,7 +691,7 @@ func (s *Selector) Features(ctx context.Context, q ctxsel.TextQuery) ([]Sentence
 	}
 	out := make([]SentenceFeatures, len(prep.ss))
 	for i, x := range prep.ss {
-		out[i] = SentenceFeatures{Passage: prep.ps[x.passage].input, Span: x.span, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p}
+		out[i] = SentenceFeatures{Passage: prep.ps[x.passage].input, Span: x.span, Kind: x.kind, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p}
 	}
 	return out, nil
 }
