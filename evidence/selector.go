@@ -539,7 +539,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 			}
 		}
 		ev.Sentences = p.n
-		ev.Why = passageWhy(ev, p.rank, repeats)
+		ev.Why = passageWhy(ev, p.rank, repeats, p.units.Kinds != nil)
 		sel.Indices = append(sel.Indices, p.input)
 		sel.IDs = append(sel.IDs, q.Curve.Candidate(p.input).ID)
 		sel.Evidence = append(sel.Evidence, ev)
@@ -551,9 +551,15 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 }
 
 // passageWhy says what was kept of a passage and why, in words; repeats
-// are its sentences another passage sends.
-func passageWhy(ev ctxsel.Evidence, rank, repeats int) string {
-	kept := fmt.Sprintf("kept %d of %d sentences of the passage ranked %d", len(ev.Spans), ev.Sentences, rank)
+// are its sentences another passage sends; units says the passage was cut
+// into units of line structure (turns, rows, … and their context lines),
+// not only sentences.
+func passageWhy(ev ctxsel.Evidence, rank, repeats int, units bool) string {
+	what := "sentences"
+	if units {
+		what = "units (context lines included)"
+	}
+	kept := fmt.Sprintf("kept %d of %d %s of the passage ranked %d", len(ev.Spans), ev.Sentences, what, rank)
 	switch {
 	case repeats == 1:
 		kept += "; 1 more is sent from another passage"
