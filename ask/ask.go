@@ -535,6 +535,7 @@ func (a *Answer) fit(curve *ctxsel.Curve, sel ctxsel.Selection, hits []index.Hit
 	if sel.K == 0 && before > 0 {
 		return sel, invalidf("no selected passage fits the reader's window of %s", a.Window.describe())
 	}
+	sel.IDs = a.Selection.IDs // show named the same passages by their labels
 	a.Selection = sel
 	return sel, nil
 }

@@ -1,6 +1,8 @@
 package ask_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/ctxsel/ctxsel/index/ingest"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
+	"github.com/ctxsel/ctxsel/server"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -76,6 +79,23 @@ func TestAskNamesNoAbsolutePath(t *testing.T) {
 				t.Fatalf("%q: passage id %q, doc %q", strategy, p.ID, p.Doc)
 			}
 		}
+		for _, id := range a.Selection.IDs {
+			if strings.Contains(id, dir) {
+				t.Fatalf("%q: selected id %q", strategy, id)
+			}
+		}
+	}
+	// nor does what /v1/ask answers a remote client
+	srvAsk, err := server.New(server.DefaultConfig(), server.Options{Asker: ask.NewAsker(s, indextest.HashEmbedder{}, nil, ask.AskerOptions{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/v1/ask", strings.NewReader(`{"query":"What is the name of Maya's cat?"}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	srvAsk.Handler().ServeHTTP(rec, req)
+	if rec.Code != 200 || strings.Contains(rec.Body.String(), filepath.ToSlash(filepath.Dir(abs))) || !strings.Contains(rec.Body.String(), "chat/conv-26.txt#0") {
+		t.Fatalf("/v1/ask: %d %s", rec.Code, rec.Body)
 	}
 }
 
