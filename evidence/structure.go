@@ -21,8 +21,8 @@ const (
 	// Turn is a sentence of one speaker's turn in a conversation (after
 	// its "[time] Name:" prefix), of a subtitle cue, or a log's line.
 	Turn
-	// Row is a table's row (Markdown, HTML as ingestion renders it, or
-	// columns aligned by spaces); its table's header row is its context.
+	// Row is a table's row (Markdown, or columns aligned by spaces); its
+	// table's header row is its context.
 	Row
 	// Item is a sentence of a list item.
 	Item
