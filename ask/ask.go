@@ -145,7 +145,8 @@ func (w Window) describe() string {
 // Passage is a selected chunk.
 type Passage struct {
 	index.Hit
-	// ID is the chunk id ("doc#index") the prompt cites.
+	// ID is the chunk id ("doc#index") the prompt cites, without the
+	// directories of a document indexed by an absolute path (Labels).
 	ID string `json:"id"`
 	// Rank is the chunk's place among the candidates (0 = best match).
 	Rank int `json:"rank"`
@@ -534,6 +535,7 @@ func (a *Answer) fit(curve *ctxsel.Curve, sel ctxsel.Selection, hits []index.Hit
 	if sel.K == 0 && before > 0 {
 		return sel, invalidf("no selected passage fits the reader's window of %s", a.Window.describe())
 	}
+	sel.IDs = a.Selection.IDs // show named the same passages by their labels
 	a.Selection = sel
 	return sel, nil
 }

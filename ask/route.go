@@ -32,16 +32,23 @@ type RouteStep struct {
 
 // show makes sel the answer's selection: its passages and the prompt.
 func (a *Answer) show(sel ctxsel.Selection, hits []index.Hit, tmpl llm.Template, counter token.Counter) error {
+	labels := Labels(hits)
+	// the answer names its passages as the prompt does (a remote client
+	// gets the selection's ids too)
+	sel.IDs = make([]string, len(sel.Indices))
+	for i, idx := range sel.Indices {
+		sel.IDs[i] = labels[idx]
+	}
 	a.Selection = sel
 	a.Passages = make([]Passage, len(sel.Indices))
 	ps := make([]llm.Passage, len(sel.Indices))
 	for i, idx := range sel.Indices {
-		a.Passages[i] = Passage{Hit: hits[idx], ID: hits[idx].ID(), Rank: idx}
+		a.Passages[i] = Passage{Hit: hits[idx], ID: labels[idx], Rank: idx}
 		if sel.Evidence != nil { // a pruning selector's text is what is sent
 			ev := sel.Evidence[i]
 			a.Passages[i].Evidence = &ev
 		}
-		ps[i] = llm.Passage{Label: hits[idx].ID(), Text: a.Passages[i].Sent()}
+		ps[i] = llm.Passage{Label: labels[idx], Text: a.Passages[i].Sent()}
 	}
 	var err error
 	if a.Prompt, err = tmpl.Render(a.Question, llm.FormatContext(ps)); err != nil {

@@ -15,6 +15,11 @@ import (
 // text for the span to count as kept (evidence_recall).
 const SpanCoverage = 0.8
 
+// TouchCoverage is the share of a gold span's bytes that must be in the
+// sent text for the span to count as touched (touched_recall): a pruner
+// that sends fragments of gold units touches far more than it keeps.
+const TouchCoverage = 0.3
+
 // EvidenceResult is a strategy's figures on the evidence it sends, over the
 // questions with sentence labels (gold_spans). It is embedded in Result.
 type EvidenceResult struct {
@@ -26,6 +31,10 @@ type EvidenceResult struct {
 	// texts). EvidenceTokens is the strategy's mean tokens on them.
 	EvidenceRecall float64 `json:"evidence_recall"`
 	EvidenceTokens float64 `json:"evidence_tokens"`
+	// TouchedRecall is the same share with at least TouchCoverage of
+	// their bytes sent: beside EvidenceRecall, it shows a selector that
+	// sends fragments of gold units (whole passages touch what they keep).
+	TouchedRecall float64 `json:"touched_recall"`
 	// EvidenceEnvelope is the better of fixed top-k and fixed token budgets
 	// of whole passages of the same scorer at EvidenceTokens, measured the
 	// same way; EvidenceGain = EvidenceRecall − EvidenceEnvelope, with its
@@ -129,15 +138,17 @@ func (e *recordEvidence) holds(text string) bool {
 // counted reports whether the question counts for answer_present.
 func (e *recordEvidence) counted() bool { return len(e.answers) > 0 }
 
-// measureSelection returns how many gold spans sel sends (at SpanCoverage)
-// and whether its sent text holds an answer.
-func (e *recordEvidence) measureSelection(sel ctxsel.Selection) (kept int, present bool) {
+// measureSelection returns how many gold spans sel sends (at SpanCoverage),
+// how many it touches (at TouchCoverage) and whether its sent text holds
+// an answer.
+func (e *recordEvidence) measureSelection(sel ctxsel.Selection) (kept, touched int, present bool) {
 	for i, idx := range sel.Indices {
 		if idx < 0 || idx >= len(e.texts) {
 			continue
 		}
 		if sel.Evidence == nil {
 			kept += len(e.spans[idx])
+			touched += len(e.spans[idx])
 			present = present || e.answerIn(idx)
 			continue
 		}
@@ -147,15 +158,19 @@ func (e *recordEvidence) measureSelection(sel ctxsel.Selection) (kept int, prese
 			sent = append([][2]int{*ev.Header}, sent...)
 		}
 		for _, g := range e.spans[idx] {
-			if covered(g, sent) >= SpanCoverage*float64(g[1]-g[0]) {
+			c := covered(g, sent)
+			if c >= SpanCoverage*float64(g[1]-g[0]) {
 				kept++
+			}
+			if c >= TouchCoverage*float64(g[1]-g[0]) {
+				touched++
 			}
 		}
 		if len(e.answers) > 0 && !present {
 			present = e.holds(ev.Text)
 		}
 	}
-	return kept, present
+	return kept, touched, present
 }
 
 // covered counts the bytes of g inside spans (disjoint).
@@ -242,6 +257,22 @@ func metricFrontiers(qs []questionStats, m metric) (topk, budget []FrontierPoint
 	return topk, budget
 }
 
+// touchedRecall is a strategy's mean touched-span share over the
+// questions with sentence labels.
+func touchedRecall(qs []questionStats, idx int) float64 {
+	v, n := 0.0, 0
+	for i := range qs {
+		if q := &qs[i]; q.ev != nil && q.ev.total > 0 {
+			v += float64(q.perStrategy[idx].spansTouched) / float64(q.ev.total)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return v / float64(n)
+}
+
 // evidenceFigures are a strategy's mean kept-span share (or answer
 // presence) and mean tokens over the questions m counts.
 func evidenceFigures(qs []questionStats, idx int, m metric, answers bool) (value, tokens float64, n int) {
@@ -285,7 +316,8 @@ func evidenceResults(rep *Report, stats []questionStats) {
 		if evTop != nil {
 			v, tok, n := evidenceFigures(stats, si, evidenceMetric, false)
 			env := envelope(evTop, evBud, tok)
-			rep.Results[si].EvidenceResult = &EvidenceResult{EvidenceQuestions: n, EvidenceRecall: v, EvidenceTokens: tok, EvidenceEnvelope: env, EvidenceGain: v - env}
+			rep.Results[si].EvidenceResult = &EvidenceResult{EvidenceQuestions: n, EvidenceRecall: v, EvidenceTokens: tok, EvidenceEnvelope: env, EvidenceGain: v - env,
+				TouchedRecall: touchedRecall(stats, si)}
 		}
 		if ansTop != nil {
 			v, tok, n := evidenceFigures(stats, si, answerMetric, true)

@@ -64,7 +64,7 @@ func TestEvidenceFigures(t *testing.T) {
 	}
 	// "The capital is Paris." is 21 bytes: 16 bytes keep 76 %, 17 keep 81 %
 	rep, err := Run(context.Background(), evidenceRecords(), fakeScorer{}, Options{Strategies: specs, Counter: fakeCounter{},
-		TextSelectors: []ctxsel.TextSelector{lastSentence{}, cutSentence{lastSentence{cut: 16}}, cutSentence2{lastSentence{cut: 17}}}})
+		TextSelectors: []ctxsel.TextSelector{lastSentence{}, cutSentence{lastSentence{cut: 16}}, cutSentence2{lastSentence{cut: 17}}, cutSentence5{lastSentence{cut: 5}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,16 +76,19 @@ func TestEvidenceFigures(t *testing.T) {
 		evidence float64
 		present  float64
 		prunes   bool
+		touched  float64
 	}{
 		// q1: top-1 is a (1 of 2 spans, holds Paris); q2: top-1 is d (1 of 1)
-		{"topk:k=1", (0.5 + 1) / 2, 1, false},
-		{"topk:k=3", 1, 1, false},
+		{"topk:k=1", (0.5 + 1) / 2, 1, false, (0.5 + 1) / 2},
+		{"topk:k=3", 1, 1, false, 1},
 		// q1: a's and b's last sentences (a's gold); q2: d's last sentence (gold)
-		{"last", (0.5 + 1) / 2, 1, true},
+		{"last", (0.5 + 1) / 2, 1, true, (0.5 + 1) / 2},
 		// 76 % of a gold span (16 of 21 bytes) is not enough, and "Paris"
-		// is cut off; 81 % (17 bytes) is
-		{"cut16", 0, 0, true},
-		{"cut17", (0.5 + 1) / 2, 0, true},
+		// is cut off; 81 % (17 bytes) is; both touch it (≥ 30 %)
+		{"cut16", 0, 0, true, (0.5 + 1) / 2},
+		{"cut17", (0.5 + 1) / 2, 0, true, (0.5 + 1) / 2},
+		// 24 % (5 bytes) does not touch it
+		{"cut5", 0, 0, true, 0},
 	}
 	for i, w := range want {
 		r := rep.Results[i]
@@ -94,6 +97,9 @@ func TestEvidenceFigures(t *testing.T) {
 		}
 		if r.EvidenceRecall != w.evidence || r.AnswerPresent != w.present || r.Prunes != w.prunes {
 			t.Errorf("%s: evidence %v present %v prunes %v, want %v %v %v", w.name, r.EvidenceRecall, r.AnswerPresent, r.Prunes, w.evidence, w.present, w.prunes)
+		}
+		if r.TouchedRecall != w.touched {
+			t.Errorf("%s: touched recall %v, want %v", w.name, r.TouchedRecall, w.touched)
 		}
 		if r.PresenceQuestions != 1 || r.YesNoQuestions != 1 || r.EvidenceQuestions != 2 {
 			t.Errorf("%s: counted %d answers (%d yes/no), %d evidence questions", w.name, r.PresenceQuestions, r.YesNoQuestions, r.EvidenceQuestions)
@@ -109,7 +115,7 @@ func TestEvidenceFigures(t *testing.T) {
 	if err := WriteTable(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"0.750†", "evidence recall", "answer present", "1 yes/no questions left out"} {
+	for _, s := range []string{"0.750†", "evidence recall", "touched recall", "answer present", "1 yes/no questions left out"} {
 		if !strings.Contains(buf.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, buf.String())
 		}
@@ -118,7 +124,7 @@ func TestEvidenceFigures(t *testing.T) {
 	if err := WriteJSON(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`"evidence_recall": 0.75`, `"answer_present": 1`, `"prunes": true`, `"evidence_gain_se"`} {
+	for _, s := range []string{`"evidence_recall": 0.75`, `"touched_recall": 0.75`, `"answer_present": 1`, `"prunes": true`, `"evidence_gain_se"`} {
 		if !strings.Contains(buf.String(), s) {
 			t.Errorf("json lacks %q", s)
 		}
@@ -154,5 +160,9 @@ func (cutSentence) Name() string { return "cut16" }
 type cutSentence2 struct{ lastSentence }
 
 func (cutSentence2) Name() string { return "cut17" }
+
+type cutSentence5 struct{ lastSentence }
+
+func (cutSentence5) Name() string { return "cut5" }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }

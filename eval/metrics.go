@@ -103,10 +103,11 @@ type selStats struct {
 	sel             ctxsel.Selection
 	steps           []ctxsel.RouteStep
 	call            *callStats // a ctxsel.MeteredSelector's own usage
-	// spansKept counts the gold spans sent, present whether an answer is
-	// in the sent text, pruned whether the selection sent pruned texts.
-	spansKept       int
-	present, pruned bool
+	// spansKept counts the gold spans sent (spansTouched those touched),
+	// present whether an answer is in the sent text, pruned whether the
+	// selection sent pruned texts.
+	spansKept, spansTouched int
+	present, pruned         bool
 }
 
 func (s *selStats) setSelection(sel ctxsel.Selection, q *questionStats) {
@@ -118,7 +119,7 @@ func (s *selStats) setSelection(sel ctxsel.Selection, q *questionStats) {
 	}
 	s.pruned = sel.Evidence != nil
 	if q.ev != nil {
-		s.spansKept, s.present = q.ev.measureSelection(sel)
+		s.spansKept, s.spansTouched, s.present = q.ev.measureSelection(sel)
 	}
 }
 

@@ -150,6 +150,14 @@ func evidenceColumns(ev, an bool) []column[Result] {
 			}
 			return figure{e.EvidenceRecall, e.EvidenceTokens, e.EvidenceEnvelope, e.EvidenceGain, e.EvidenceGainSE}, true
 		})...)
+		// gold units touched (≥ 30 % of their bytes sent) beside those kept
+		// (≥ 80 %): a selector that sends fragments shows here
+		cols = append(cols, column[Result]{"touched recall", "touched", func(r Result) string {
+			if e := r.EvidenceResult; e != nil {
+				return fmt.Sprintf("%.3f", e.TouchedRecall)
+			}
+			return ""
+		}})
 	}
 	if an {
 		cols = append(cols, figureColumns("answer present", "answer", func(r Result) (figure, bool) {

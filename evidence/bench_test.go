@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/embed/cache"
@@ -20,7 +21,9 @@ import (
 // HotpotQA text (a paragraph's own "title\n" and sentences, then more
 // paragraphs' sentences) and a real question, scored by BM25 (the curve
 // the selector cuts). The titles are real, so the second hop finds links.
-func benchPassages(b *testing.B, n, size int) (ctxsel.TextQuery, *token.Tiktoken) {
+// With chat, every passage is that text as a chat export: two sentences a
+// turn, each turn a "[date time] Speaker:" line (evidence.Turn units).
+func benchPassages(b *testing.B, n, size int, chat bool) (ctxsel.TextQuery, *token.Tiktoken) {
 	b.Helper()
 	recs, err := dataset.LoadFile("../../shared/data/hotpotqa_dev500.jsonl")
 	if err != nil {
@@ -48,6 +51,9 @@ func benchPassages(b *testing.B, n, size int) (ctxsel.TextQuery, *token.Tiktoken
 			next++
 		}
 		texts[i] = strings.TrimSpace(t.String())
+		if chat {
+			texts[i] = asChat(texts[i], i)
+		}
 	}
 	question := recs[0].Question
 	docs := make([][]string, n)
@@ -81,7 +87,7 @@ func BenchmarkEvidence(b *testing.B) {
 	}
 	for _, n := range []int{20, 100} {
 		for _, size := range []int{150, 600} {
-			q, c := benchPassages(b, n, size)
+			q, c := benchPassages(b, n, size, false)
 			for _, hop := range []int{0, evidence.HopOff} {
 				name := fmt.Sprintf("passages=%d/tokens=%d", n, size)
 				if hop == evidence.HopOff {
@@ -132,5 +138,60 @@ func BenchmarkEvidence(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// asChat writes a passage's sentences as a chat export's turns.
+func asChat(text string, seed int) string {
+	speakers := []string{"Ana", "Ben", "Chidi", "Dana"}
+	var b strings.Builder
+	sents := chunk.SplitSentences(text)
+	for j := 0; j < len(sents); j += 2 {
+		end := sents[min(j+1, len(sents)-1)][1]
+		fmt.Fprintf(&b, "[2024-03-%02d %02d:%02d] %s: %s\n", 1+seed%28, 9+j/120, (j/2)%60, speakers[(seed+j/2)%len(speakers)],
+			strings.ReplaceAll(text[sents[j][0]:end], "\n", " "))
+	}
+	return b.String()
+}
+
+// BenchmarkEvidenceChat is BenchmarkEvidence's warm step on 20 passages
+// of about 600 tokens written as chat exports (turns with their
+// "[time] Speaker:" prefixes: context lines beside the sentences), beside
+// the same text as prose in the same run. Run on one core: go test -bench
+// EvidenceChat -cpu 1.
+func BenchmarkEvidenceChat(b *testing.B) {
+	model, err := uselite.New(uselite.Options{Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, chat := range []bool{false, true} {
+		q, c := benchPassages(b, 20, 600, chat)
+		name := "prose/warm"
+		if chat {
+			name = "chat/warm"
+		}
+		b.Run(name, func(b *testing.B) {
+			store, err := cache.Open(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer store.Close()
+			e := cache.Wrap(model, store)
+			s, err := evidence.New(evidence.Options{Budget: 500, Passages: 20, Embedder: e, Counter: c})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.SelectTexts(context.Background(), q); err != nil { // fill the cache
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				sel, err := s.SelectTexts(context.Background(), q)
+				if err != nil || sel.Tokens > 500 {
+					b.Fatal(sel.Tokens, err)
+				}
+			}
+		})
 	}
 }

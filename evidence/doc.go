@@ -1,14 +1,16 @@
 // Package evidence selects sentences instead of whole passages: it splits
 // the best passages of a curve into evidence units (a header, the
 // passage's context line, and its sentences, grouped in sections when a
-// passage holds several titled parts), scores every sentence against the
+// passage holds several titled parts; in text made of lines, the turns,
+// rows, items and code blocks its structure gives, each sent with the
+// context lines it needs: structure.go), scores every sentence against the
 // question, follows the links its best sentences make to other passages
 // (the second hop), and packs the best sentences per token into a token
 // budget. What it sends of each passage is the header, then the kept
 // sentences in document order, a gap marked by " … ".
 //
 // A sentence's score is a Model: boosted trees (or, as in version 1 model
-// files, a logistic regression) over 28 features (FeatureNames): its own
+// files, a logistic regression) over 33 features (FeatureNames): its own
 // BM25 over the sentences of the candidate set, its own dense similarity
 // to the question (the embedded USE-lite model, which was trained on
 // sentences), its passage's score in the curve (a prior), its position,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,10 +163,28 @@ func checkPruned(t *testing.T, text string, ev ctxsel.Evidence) {
 		case j == prevIndex+1:
 			b.WriteString(text[prevEnd:sp[0]])
 		default:
-			b.WriteString(evidence.Gap)
+			b.WriteString(evidence.Joiner(text, u, j))
 		}
 		b.WriteString(text[sp[0]:sp[1]])
 		prevEnd, prevIndex = sp[1], j
+	}
+	// every unit sent is sent with its context line and heading path
+	sent := map[int]bool{}
+	for _, sp := range ev.Spans {
+		sent[index[sp]] = true
+	}
+	for j := range sent {
+		if u.Kind(j) == evidence.Context && !slices.ContainsFunc(ev.Spans, func(sp [2]int) bool { return u.Needs != nil && slices.Contains(u.Needs[index[sp]], j) }) {
+			t.Fatalf("context line %q sent alone", text[u.Sentences[j][0]:u.Sentences[j][1]])
+		}
+		if u.Needs == nil {
+			continue
+		}
+		for _, k := range u.Needs[j] {
+			if !sent[k] {
+				t.Fatalf("unit %q sent without %q", text[u.Sentences[j][0]:u.Sentences[j][1]], text[u.Sentences[k][0]:u.Sentences[k][1]])
+			}
+		}
 	}
 	if b.String() != ev.Text {
 		t.Fatalf("pruned text %q is not built from the passage's spans (%q)", ev.Text, b.String())

@@ -55,12 +55,22 @@ import (
 //	                  sentences of other passages) names its passage's title
 //	anchor_p          the first-pass probability of the best such anchor (0 without)
 //	hop_joined        1 when its passage joined the candidates by the second hop
+//	unit_turn         1 for a sentence of a conversation's turn, a subtitle cue or a log line
+//	unit_row          1 for a table's row
+//	unit_item         1 for a sentence of a list item
+//	unit_code         1 for a fenced code block
+//	context_bm25_z    the best bm25_z of the context lines it is sent with (its turn's
+//	                  "[time] Name:", its table's header, its heading path; 0 without)
+//
+// The unit features are 0 for prose (Split's sentences): a model that does
+// not name them (the embedded one) scores prose as before.
 var FeatureNames = []string{
 	"bm25_z", "bm25_rel", "dense_z", "dense", "passage_z", "passage_gap", "passage_rank",
 	"first", "position", "length", "header_bm25_z", "neighbour_bm25_z", "bridge", "bridged",
 	"dense_rel", "sentence_rank", "coverage", "coverage_idf", "passage_coverage",
 	"title_in_question", "title_overlap", "date", "date_question", "names_title", "sentences",
 	"linked", "anchor_p", "hop_joined",
+	"unit_turn", "unit_row", "unit_item", "unit_code", "context_bm25_z",
 }
 
 // V1Features are the features of a version 1 model: the first 14.
@@ -105,8 +115,12 @@ type sentence struct {
 	// own tokens and the joiner before it.
 	tokens int
 	terms  []string // lexical.Terms of text, for both passes' features
-	x      []float64
-	p      float64
+	kind   Kind
+	// needs are the units (indices into the candidates' sentences) sent
+	// with it: its context line and heading path (Units.Needs).
+	needs []int
+	x     []float64
+	p     float64
 }
 
 // candidates splits the candidate passages (input indices, best first) into
@@ -141,7 +155,13 @@ func (s *Selector) candidates(q ctxsel.TextQuery, ps []passage, ss []sentence, s
 		}
 		for j, sp := range u.Sentences {
 			t := text[sp[0]:sp[1]]
-			ss = append(ss, sentence{passage: len(ps), index: j, span: sp, text: t, tokens: s.counter.Count(t) + joinerTokens, terms: lexical.Terms(t)})
+			x := sentence{passage: len(ps), index: j, span: sp, text: t, tokens: s.counter.Count(t) + joinerTokens, terms: lexical.Terms(t), kind: u.Kind(j)}
+			if u.Needs != nil {
+				for _, k := range u.Needs[j] {
+					x.needs = append(x.needs, p.first+k)
+				}
+			}
+			ss = append(ss, x)
 		}
 		ps = append(ps, p)
 	}
@@ -386,10 +406,33 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 			dense[i] - bestDense, within[i], lq.coverage(terms[i]), lq.coverageIDF(terms[i]), secCov[si],
 			titleInQ[si], titleOverlap[si], date, dateQ, names, math.Log(float64(max(1, count))),
 			linked, sc.anchorP, joined,
+			unitIs(x.kind, Turn), unitIs(x.kind, Row), unitIs(x.kind, Item), unitIs(x.kind, Code), contextZ(x.needs, bmZ),
 		}
 		x.p = s.model.prob(x.x, s.cols)
+		if x.kind == Context {
+			x.p = 0 // sent only with a unit that needs it, never as evidence
+		}
 	}
 	return nil
+}
+
+func unitIs(k, want Kind) float64 {
+	if k == want {
+		return 1
+	}
+	return 0
+}
+
+// contextZ is the best bm25_z of the units needs names (0 without).
+func contextZ(needs []int, bmZ []float64) float64 {
+	if len(needs) == 0 {
+		return 0
+	}
+	best := math.Inf(-1)
+	for _, k := range needs {
+		best = max(best, bmZ[k])
+	}
+	return best
 }
 
 // minTitleKey is the shortest title (in runes) looked for in a text: a

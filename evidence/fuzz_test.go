@@ -3,10 +3,13 @@ package evidence_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/evidence"
 )
 
 // FuzzSelect runs the selector on any passages and budget: it either fails
@@ -16,6 +19,8 @@ import (
 // exact token counts that fit the budget.
 func FuzzSelect(f *testing.F) {
 	for _, s := range []string{
+		"[10:02] Ann: Hi. Who was born in London?\n[10:03] Bo: Ada was.\n[10:04] Ann: Thanks!",
+		"| City | Born |\n|---|---|\n| London | Ada |\n| Paris | Bo |", "```\ncode. more.\n```\nAfter.",
 		"Ada Lovelace\nShe was born in London. She wrote notes.", "# Head\n- a\n- b\n1. c", "U.S. Army. Dr. Who. 3.14 is pi.",
 		"“Quoted.” 'Go!' she said.", "你好。世界！", "", "\xff\xfe", "word " + "word word word word word word word word.",
 	} {
@@ -80,4 +85,24 @@ func itoa(n int) string {
 		b = append([]byte{byte('0' + n%10)}, b...)
 	}
 	return string(b)
+}
+
+// FuzzSplit checks Split on any text: spans inside it, in order, disjoint,
+// covering every non-space byte; needs pointing to earlier units; a fence
+// never cut; never a panic.
+func FuzzSplit(f *testing.F) {
+	for _, name := range []string{"chat.txt", "whatsapp.txt", "transcript.txt", "subtitles.srt", "service.log", "prices.md", "report.txt"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "units", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	for _, s := range []string{"", "```", "```\n", "|a|\n|---|", "1\n00:00:01,000 --> 00:00:02,000\n", "[x] A:\n[y] B:", "# T\n## U\n- a\n```\nx\n", "A  B  C\n1  2  3\n4  5  6"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		u := evidence.Split(text)
+		checkUnits(t, text, u)
+	})
 }

@@ -79,8 +79,13 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 		if !pk.opened[x.passage] {
 			c += ps[x.passage].headerTokens
 		}
-		if set.neighbors > 0 && x.index > 0 && !pk.kept[i-1] {
+		if set.neighbors > 0 && x.index > 0 && !pk.kept[i-1] && !slices.Contains(x.needs, i-1) {
 			c += ss[i-1].tokens
+		}
+		for _, k := range x.needs {
+			if !pk.kept[k] {
+				c += ss[k].tokens
+			}
 		}
 		return c
 	}
@@ -94,7 +99,7 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 		}
 		best, bestPri := -1, math.Inf(-1)
 		for i := range ss {
-			if pk.kept[i] || ss[i].p < set.floor || rp.blocked(i) {
+			if pk.kept[i] || ss[i].p < set.floor || rp.blocked(i) || ss[i].kind == Context {
 				continue
 			}
 			if !pk.opened[ss[i].passage] && set.maxOpen > 0 && open >= set.maxOpen {
@@ -112,6 +117,11 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 			break
 		}
 		left -= cost(best)
+		for _, k := range ss[best].needs { // its context line and heading path first
+			if !pk.kept[k] {
+				pk.keep(ss, k, set.floor, rp)
+			}
+		}
 		if set.neighbors > 0 && ss[best].index > 0 && !pk.kept[best-1] {
 			pk.keep(ss, best-1, set.floor, rp)
 		}
@@ -133,6 +143,7 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 		}
 		pk.buildPassage(ps, p, counter)
 	}
+	pk.dropOrphans(ps, ss, counter)
 	if len(pk.order) > 0 {
 		pk.lastKept = pk.order[len(pk.order)-1]
 	}
@@ -141,7 +152,7 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 	}
 	bestPri := math.Inf(-1)
 	for i := range ss {
-		if pk.kept[i] || (pk.repeat != nil && pk.repeat[i]) {
+		if pk.kept[i] || (pk.repeat != nil && pk.repeat[i]) || ss[i].kind == Context {
 			continue
 		}
 		if pri := priority(ss[i].p, cost(i), set.beta); pri > bestPri {
@@ -170,7 +181,7 @@ func expectedEvidence(ss []sentence, floor float64, rp *repeatSet) float64 {
 	best := map[string]float64{}
 	e := 0.0
 	for i, x := range ss {
-		if x.p < floor || rp.fragment(i) {
+		if x.p < floor || rp.fragment(i) || x.kind == Context {
 			continue
 		}
 		if k, ok := rp.key(i); ok {
@@ -183,6 +194,33 @@ func expectedEvidence(ss []sentence, floor float64, rp *repeatSet) float64 {
 		e += x.p
 	}
 	return e
+}
+
+// dropOrphans gives back the context lines no kept unit needs any more
+// (their unit was given back to fit the exact count): a "[time] Name:"
+// or a table header is never sent alone.
+func (pk *packing) dropOrphans(ps []passage, ss []sentence, counter token.Counter) {
+	needed := map[int]bool{}
+	for _, i := range pk.order {
+		for _, k := range ss[i].needs {
+			needed[k] = true
+		}
+	}
+	changed := map[int]bool{}
+	pk.order = slices.DeleteFunc(pk.order, func(i int) bool {
+		if ss[i].kind != Context || needed[i] {
+			return false
+		}
+		pk.kept[i] = false
+		changed[ss[i].passage] = true
+		return true
+	})
+	for p := range changed {
+		if !slices.ContainsFunc(pk.order, func(i int) bool { return ss[i].passage == p }) {
+			pk.opened[p] = false
+		}
+		pk.buildPassage(ps, p, counter)
+	}
 }
 
 // build writes every opened passage's text and counts it exactly.
@@ -219,6 +257,21 @@ func (pk *packing) buildPassage(ps []passage, pi int, counter token.Counter) {
 	pk.total += pk.tokens[pi]
 }
 
+// Joiner is what marks units left out before unit j of u (a passage of
+// text): Gap, or, in text with line structure (u.Kinds set), before a
+// unit that starts its line (a turn, a row, a cue, code, a heading), a
+// line break, so that a table stays a table and a turn keeps its line.
+func Joiner(text string, u Units, j int) string {
+	if u.Kinds == nil {
+		return Gap
+	}
+	start := u.Sentences[j][0]
+	if strings.TrimSpace(text[strings.LastIndexByte(text[:start], '\n')+1:start]) == "" {
+		return "\n"
+	}
+	return Gap
+}
+
 // passageText is what is sent of a passage: its header (when sent) and the
 // kept sentences (indices among its sentences, ascending), joined by the
 // passage's own white space where they are adjacent and by Gap where
@@ -245,7 +298,7 @@ func passageText(p passage, kept []int) string {
 		case j == prevIndex+1:
 			b.WriteString(p.text[prevEnd:sp[0]])
 		default:
-			b.WriteString(Gap)
+			b.WriteString(Joiner(p.text, p.units, j))
 		}
 		b.WriteString(p.text[sp[0]:sp[1]])
 		prevEnd, prevIndex = sp[1], j

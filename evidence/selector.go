@@ -526,16 +526,20 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 		for j := range p.n {
 			x := ss[p.first+j]
 			if pk.kept[p.first+j] {
-				ev.KeptScore = min(ev.KeptScore, x.p)
+				if x.kind != Context { // a context line is no evidence of its own
+					ev.KeptScore = min(ev.KeptScore, x.p)
+				}
 			} else if pk.repeat != nil && pk.repeat[p.first+j] {
 				repeats++
+			} else if x.kind == Context {
+				continue // a context line is no evidence of its own
 			} else if ev.DroppedScore == nil || x.p > *ev.DroppedScore {
 				v := x.p
 				ev.DroppedScore = &v
 			}
 		}
 		ev.Sentences = p.n
-		ev.Why = passageWhy(ev, p.rank, repeats)
+		ev.Why = passageWhy(ev, p.rank, repeats, p.units.Kinds != nil)
 		sel.Indices = append(sel.Indices, p.input)
 		sel.IDs = append(sel.IDs, q.Curve.Candidate(p.input).ID)
 		sel.Evidence = append(sel.Evidence, ev)
@@ -547,9 +551,15 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 }
 
 // passageWhy says what was kept of a passage and why, in words; repeats
-// are its sentences another passage sends.
-func passageWhy(ev ctxsel.Evidence, rank, repeats int) string {
-	kept := fmt.Sprintf("kept %d of %d sentences of the passage ranked %d", len(ev.Spans), ev.Sentences, rank)
+// are its sentences another passage sends; units says the passage was cut
+// into units of line structure (turns, rows, … and their context lines),
+// not only sentences.
+func passageWhy(ev ctxsel.Evidence, rank, repeats int, units bool) string {
+	what := "sentences"
+	if units {
+		what = "units (context lines included)"
+	}
+	kept := fmt.Sprintf("kept %d of %d %s of the passage ranked %d", len(ev.Spans), ev.Sentences, what, rank)
 	switch {
 	case repeats == 1:
 		kept += "; 1 more is sent from another passage"
@@ -659,7 +669,10 @@ type SentenceFeatures struct {
 	// Passage is the passage's input index (into TextQuery.Texts).
 	Passage int
 	// Span is the sentence's byte offsets into that passage.
-	Span     [2]int
+	Span [2]int
+	// Kind is its unit's kind (Split: a prose sentence, a turn's
+	// sentence, a row, …); Context units have P 0 and are never gold.
+	Kind     Kind
 	Tokens   int
 	Features []float64
 	// P is the selector's model's probability for it.
@@ -684,7 +697,7 @@ func (s *Selector) Features(ctx context.Context, q ctxsel.TextQuery) ([]Sentence
 	}
 	out := make([]SentenceFeatures, len(prep.ss))
 	for i, x := range prep.ss {
-		out[i] = SentenceFeatures{Passage: prep.ps[x.passage].input, Span: x.span, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p}
+		out[i] = SentenceFeatures{Passage: prep.ps[x.passage].input, Span: x.span, Kind: x.kind, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p}
 	}
 	return out, nil
 }

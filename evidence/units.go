@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -8,8 +9,10 @@ import (
 	"github.com/ctxsel/ctxsel/chunk"
 )
 
-// Units are a passage's evidence units: its header and its sentences, as
-// byte offsets [start, end) into the passage text.
+// Units are a passage's evidence units: its header and its sentences (or,
+// in text made of lines, its turns, rows, items and code blocks, with the
+// context lines they need), as byte offsets [start, end) into the passage
+// text.
 type Units struct {
 	// Header is the passage's context line, or nil: its first line when
 	// that line is a Markdown heading or a title (short, no closing
@@ -23,6 +26,22 @@ type Units struct {
 	// a blank line that reads as a title, or a Markdown heading, with more
 	// text after it. nil when there is none.
 	Headings []bool
+	// Kinds are the units' kinds, nil when every unit is a prose
+	// sentence (Split found no structure: today's sentences).
+	Kinds []Kind
+	// Needs lists, per unit, the units sent with it (indices of earlier
+	// units): its context line (a turn's prefix, a table's header) and
+	// its heading path (the Markdown headings above it in the passage).
+	// nil when no unit needs another.
+	Needs [][]int
+}
+
+// Kind is unit j's kind.
+func (u Units) Kind(j int) Kind {
+	if u.Kinds == nil {
+		return Sentence
+	}
+	return u.Kinds[j]
 }
 
 // maxHeaderWords is the longest first line read as a title.
@@ -30,8 +49,15 @@ const maxHeaderWords = 16
 
 // Split returns the evidence units of a passage. Pure: no header and no
 // sentences for an empty or all-space text; any string is split (invalid
-// UTF-8 gives spans inside it, but Selector rejects such texts).
+// UTF-8 gives spans inside it, but Selector rejects such texts). Prose is
+// cut into sentences (chunk.SplitSentences); a text with line structure
+// (structure.go: conversation turns, subtitle cues, log lines, tables,
+// lists, fenced code, Markdown headings) into the units of Kinds.
 func Split(text string) Units {
+	ls := splitLines(text)
+	if blocks, ok := structure(text, ls); ok {
+		return withHeader(text, splitStructured(text, ls, blocks))
+	}
 	sents := chunk.SplitSentences(text)
 	var u Units
 	if len(sents) > 1 {
@@ -44,6 +70,45 @@ func Split(text string) Units {
 		if j < len(sents)-1 && isHeading(text, sp) {
 			if u.Headings == nil {
 				u.Headings = make([]bool, len(sents))
+			}
+			u.Headings[j] = true
+		}
+	}
+	return u
+}
+
+// withHeader takes a structured split's first unit as the header when it
+// is the text's header line (a title or a Markdown heading before the
+// rest), and marks the units that open a section.
+func withHeader(text string, u Units) Units {
+	if len(u.Sentences) > 1 && u.Kinds[0] == Sentence {
+		if h := headerLine(text); h != nil && u.Sentences[0] == *h {
+			u.Header = h
+			u.Sentences, u.Kinds, u.Needs = u.Sentences[1:], u.Kinds[1:], u.Needs[1:]
+			for j, n := range u.Needs {
+				// the header is sent with every unit: no unit needs it
+				n = slices.DeleteFunc(slices.Clone(n), func(i int) bool { return i == 0 })
+				for k := range n {
+					n[k]--
+				}
+				u.Needs[j] = n
+			}
+		}
+	}
+	needed := false
+	for j, n := range u.Needs {
+		if len(n) == 0 {
+			u.Needs[j] = nil
+		}
+		needed = needed || len(n) > 0
+	}
+	if !needed {
+		u.Needs = nil
+	}
+	for j, sp := range u.Sentences {
+		if j < len(u.Sentences)-1 && u.Kinds[j] == Sentence && isHeading(text, sp) {
+			if u.Headings == nil {
+				u.Headings = make([]bool, len(u.Sentences))
 			}
 			u.Headings[j] = true
 		}

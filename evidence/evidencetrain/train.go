@@ -564,12 +564,17 @@ func collectRows(ctx context.Context, sets []*labelledSet, opt Options, m int, h
 			if err != nil {
 				return labelled{}, fmt.Errorf("evidence train: %s %s: %w", d.name, r.ID, err)
 			}
+			rows := 0
 			for _, f := range fs {
+				if f.Kind == evidence.Context {
+					continue // sent only with its unit, never scored as evidence
+				}
 				out.rows.X = append(out.rows.X, f.Features)
 				out.rows.Y = append(out.rows.Y, GoldSentence(r.Passages[f.Passage].GoldSpans, f.Span))
 				out.question = append(out.question, qn)
+				rows++
 			}
-			perQuestion = append(perQuestion, len(fs))
+			perQuestion = append(perQuestion, rows)
 			qn++
 		}
 	}

@@ -1,0 +1,453 @@
+package evidence
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/ctxsel/ctxsel/chunk"
+)
+
+// Kind is what an evidence unit is. Prose is cut into sentences; text
+// made of lines (a chat export, a transcript, subtitles, a log, a table,
+// a list, code) into the units a reader needs whole, each with the
+// context line it needs to be read (Units.Needs).
+type Kind uint8
+
+const (
+	// Sentence is a sentence of prose (a Markdown heading too).
+	Sentence Kind = iota
+	// Turn is a sentence of one speaker's turn in a conversation (after
+	// its "[time] Name:" prefix), of a subtitle cue, or a log's line.
+	Turn
+	// Row is a table's row (Markdown, or columns aligned by spaces); its
+	// table's header row is its context.
+	Row
+	// Item is a sentence of a list item.
+	Item
+	// Code is a fenced code block, whole: never cut inside.
+	Code
+	// Context is a context line: a turn's "[time] Name:" prefix, a cue's
+	// number and timing, a table's header row. It is never chosen for
+	// itself, only sent with a unit that needs it, and not scored as
+	// evidence (its probability is 0).
+	Context
+)
+
+var kindNames = [...]string{"sentence", "turn", "row", "item", "code", "context"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind?"
+}
+
+// line is one line of the text: [start, end) without its line break.
+type line struct{ start, end int }
+
+// Line-structure rules. Each is cheap (a few anchored patterns read on a
+// line's first bytes) and needs the structure to repeat before the text is
+// read as conversation, a table or a log, so prose keeps its sentences.
+var (
+	// "[10:02] Alice: …", "[2024-05-01 10:02] Bob Smith: …": a time or date
+	// in the brackets, a name without sentence punctuation (not "[7] J. D.
+	// Hunter. 2007. Matplotlib: …", a reference list)
+	bracketTurn = regexp.MustCompile(`^\[[^\]\n]{0,30}\d[:./-]\d[^\]\n]{0,30}\][ \t]*[^\s:\[\]][^:\n.,;"“]{0,40}:(?:[ \t]|$)`)
+	// WhatsApp and similar: "12/03/2024, 14:05 - Alice: …", "[12.03.24, 14:05:09] Alice: …"
+	datedTurn = regexp.MustCompile(`^\[?\d{1,4}[./-]\d{1,2}[./-]\d{1,4},? \d{1,2}:\d{2}(?::\d{2})?(?:[ \x{202f}]?[AaPp]\.?[Mm]\.?)?\]?[ \t]+(?:-[ \t]+)?[^\s:][^:\n]{0,40}:(?:[ \t]|$)`)
+	// transcripts: "ALICE (00:01:02): …", "Dr. Bob (1:02): …", "00:01:02 Alice: …"
+	timedTurn = regexp.MustCompile(`^(?:[^\s:()\[\]][^:()\n]{0,40}[ \t]\(\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?\):|\d{1,2}:\d{2}(?::\d{2})?[ \t]+[^\s:][^:\n]{0,40}:)(?:[ \t]|$)`)
+	// plain "Alice: …", "Dr Bob Smith: …": up to three capitalised words
+	namedTurn = regexp.MustCompile(`^\p{Lu}[\p{L}\p{N}'.-]{0,20}(?: \p{Lu}[\p{L}\p{N}'.-]{0,20}){0,2}:(?:[ \t]|$)`)
+	// a log event: "2024-05-01 10:02:03 …", "2024-05-01T10:02:03Z …", "[10:02:03] …", "May  1 10:02:03 host …"
+	logLine = regexp.MustCompile(`^(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}[.,\]\s]|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} )`)
+	// a subtitle cue's timing: "00:00:01,000 --> 00:00:04,000" (SRT), "00:01.000 --> 00:04.000" (VTT)
+	cueTiming = regexp.MustCompile(`^(?:\d{1,2}:)?\d{2}:\d{2}[.,]\d{3}[ \t]+-->[ \t]+(?:\d{1,2}:)?\d{2}:\d{2}[.,]\d{3}`)
+	// a Markdown table's separator row: "|---|:--:|", "--- | ---"
+	tableRule = regexp.MustCompile(`^\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$|^\|[ \t]*:?-{3,}:?[ \t]*\|[ \t]*$`)
+	// a list item: "- x", "* x", "+ x", "1. x", "2) x"
+	// (a number's item starts with no digit or bracket: "438)  (134,605)" is a cut-off table cell)
+	listItem = regexp.MustCompile(`^[ \t]*(?:[-*+•][ \t]+\S|\d{1,3}[.)][ \t]+[^\s\d(\[\x{00a0}])`)
+	// a Markdown heading: "# Title" … "###### Title"
+	atxHeading = regexp.MustCompile(`^#{1,6}[ \t]+\S`)
+	// cells of a space-aligned table: runs of two or more spaces (no-break
+	// spaces too, as filings exported to text have them), or tabs
+	cellGap = regexp.MustCompile(`[ \x{00a0}]{2,}|\t+`)
+)
+
+// lookAt bounds what the line rules read of a line.
+const lookAt = 160
+
+// turnRules are tried in order; the first that matches a line gives its
+// prefix. namedTurn needs more evidence than the others (turnMin).
+var turnRules = []*regexp.Regexp{bracketTurn, datedTurn, timedTurn, namedTurn}
+
+// Least lines that make a structure: turns of one rule (two distinct
+// speakers for namedTurn), log events, aligned table rows.
+const (
+	turnMin     = 2
+	namedMin    = 3
+	logMin      = 2
+	alignedMin  = 3
+	alignedCell = 3
+)
+
+// splitLines cuts text into lines (without "\n" or a "\r" before it).
+func splitLines(text string) []line {
+	var ls []line
+	for start := 0; start <= len(text); {
+		nl := strings.IndexByte(text[start:], '\n')
+		end := len(text)
+		if nl >= 0 {
+			end = start + nl
+		}
+		e := end
+		if e > start && text[e-1] == '\r' {
+			e--
+		}
+		ls = append(ls, line{start, e})
+		if nl < 0 {
+			break
+		}
+		start = end + 1
+	}
+	return ls
+}
+
+func head(s string) string {
+	if len(s) > lookAt {
+		return s[:lookAt]
+	}
+	return s
+}
+
+// turnPrefix is the length of a line's turn prefix under rule r (0: none).
+func turnPrefix(r *regexp.Regexp, s string) int {
+	loc := r.FindStringIndex(head(s))
+	if loc == nil {
+		return 0
+	}
+	return len(strings.TrimRightFunc(s[:loc[1]], unicode.IsSpace))
+}
+
+// block is a run of lines read as one structure.
+type block struct {
+	kind       Kind // Turn (conversation, cues, log), Row (table), Item, Code; Sentence: prose
+	from, to   int  // lines [from, to)
+	rule       *regexp.Regexp
+	log        bool // one event a line, no prefix
+	cue        bool
+	headerRows int // a table's header lines (header row and separator)
+}
+
+// structure reads text's lines into blocks; ok is false when nothing in
+// it is structured beyond prose (and Markdown headings alone), so that
+// Split keeps today's sentences for it.
+func structure(text string, ls []line) (blocks []block, ok bool) {
+	at := func(i int) string { return text[ls[i].start:ls[i].end] }
+	blank := func(i int) bool { return strings.TrimSpace(at(i)) == "" }
+	// which turn rule the text follows: the first with enough lines
+	var rule *regexp.Regexp
+	for _, r := range turnRules {
+		n, names := 0, map[string]bool{}
+		for i := range ls {
+			if p := turnPrefix(r, at(i)); p > 0 {
+				n++
+				names[at(i)[:p]] = true
+			}
+		}
+		if (r != namedTurn && n >= turnMin) || (r == namedTurn && n >= namedMin && len(names) >= 2) {
+			rule = r
+			break
+		}
+	}
+	logs := 0
+	for i := range ls {
+		if logLine.MatchString(head(at(i))) {
+			logs++
+		}
+	}
+	structured := false
+	prose := func(i int) {
+		if n := len(blocks); n > 0 && blocks[n-1].kind == Sentence && blocks[n-1].to == i {
+			blocks[n-1].to = i + 1
+			return
+		}
+		blocks = append(blocks, block{kind: Sentence, from: i, to: i + 1})
+	}
+	for i := 0; i < len(ls); {
+		s := at(i)
+		t := strings.TrimLeft(s, " \t")
+		switch {
+		case isFence(s):
+			fence := t[:3]
+			j := i + 1
+			for j < len(ls) && !strings.HasPrefix(strings.TrimLeft(at(j), " \t"), fence) {
+				j++
+			}
+			if j == len(ls) {
+				// never closed in the passage: the closing fence of a block
+				// the chunk's start cut, or an opening one its end cut; the
+				// fence line alone is the unit, and what follows is read as
+				// text, never swallowed
+				j = i
+			}
+			blocks = append(blocks, block{kind: Code, from: i, to: j + 1})
+			structured, i = true, j+1
+			continue
+		case i+1 < len(ls) && strings.Contains(s, "|") && tableRule.MatchString(strings.TrimSpace(at(i+1))):
+			j := i + 2
+			for j < len(ls) && strings.Contains(at(j), "|") && !blank(j) && !isFence(at(j)) {
+				j++
+			}
+			blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: 2})
+			structured, i = true, j
+			continue
+		case strings.HasPrefix(t, "|") && i+1 < len(ls) && strings.HasPrefix(strings.TrimLeft(at(i+1), " \t"), "|"):
+			j := i + 1
+			for j < len(ls) && strings.HasPrefix(strings.TrimLeft(at(j), " \t"), "|") {
+				j++
+			}
+			// no rule under a first row: a table cut by the chunk's start,
+			// its header in the chunk before: every line is a row
+			blocks = append(blocks, block{kind: Row, from: i, to: j})
+			structured, i = true, j
+			continue
+		case cueTiming.MatchString(head(t)):
+			// the cue's number (a line before its timing) belongs to it
+			from := i
+			if n := len(blocks); n > 0 && blocks[n-1].kind == Sentence && blocks[n-1].to == i && i > 0 && isCueID(at(i-1)) {
+				if blocks[n-1].to--; blocks[n-1].to == blocks[n-1].from {
+					blocks = blocks[:n-1]
+				}
+				from = i - 1
+			}
+			j := i + 1
+			for j < len(ls) && !blank(j) && !cueTiming.MatchString(head(strings.TrimLeft(at(j), " \t"))) && !isFence(at(j)) {
+				j++
+			}
+			blocks = append(blocks, block{kind: Turn, from: from, to: j, cue: true, headerRows: i + 1 - from})
+			structured, i = true, j
+			continue
+		case rule != nil && turnPrefix(rule, s) > 0:
+			j := i + 1
+			for j < len(ls) && !blank(j) && turnPrefix(rule, at(j)) == 0 && !startsBlock(at(j)) {
+				j++
+			}
+			blocks = append(blocks, block{kind: Turn, from: i, to: j, rule: rule})
+			structured, i = true, j
+			continue
+		case logs >= logMin && logLine.MatchString(head(s)):
+			blocks = append(blocks, block{kind: Turn, from: i, to: i + 1, log: true})
+			structured, i = true, i+1
+			continue
+		case listItem.MatchString(head(s)):
+			indent := len(s) - len(t)
+			j := i + 1
+			for j < len(ls) && !blank(j) && !listItem.MatchString(head(at(j))) && !startsBlock(at(j)) &&
+				len(at(j))-len(strings.TrimLeft(at(j), " \t")) > indent {
+				j++
+			}
+			blocks = append(blocks, block{kind: Item, from: i, to: j})
+			structured, i = true, j
+			continue
+		}
+		if j := alignedTable(text, ls, i); j > i {
+			blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: 1})
+			structured, i = true, j
+			continue
+		}
+		if atxHeading.MatchString(t) && len(t) == len(s) {
+			structured = true
+		}
+		prose(i)
+		i++
+	}
+	return blocks, structured
+}
+
+// startsBlock reports a line that opens a structure of its own (a fence,
+// a table row, a heading) and so ends a turn or an item.
+func startsBlock(s string) bool {
+	return isFence(s) || strings.HasPrefix(strings.TrimLeft(s, " \t"), "|") || atxHeading.MatchString(s)
+}
+
+// isFence reports a line that opens (or closes) a fenced code block.
+func isFence(s string) bool {
+	t := strings.TrimLeft(s, " \t")
+	return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
+}
+
+// isCueID reports a subtitle cue's number or a VTT cue's identifier line.
+func isCueID(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 40 {
+		return false
+	}
+	return strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) < 0
+}
+
+// alignedTable is the end (exclusive line) of a space-aligned table
+// starting at line i (a PDF or filing export): at least alignedMin lines,
+// each of alignedCell or more cells split by two spaces or a tab, all
+// with the same count, and a column edge (where cells start or end)
+// shared by every line; i when
+// there is none.
+func alignedTable(text string, ls []line, i int) int {
+	cells := func(k int) (int, []int) {
+		s := text[ls[k].start:ls[k].end]
+		lead := len(s) - len(strings.TrimLeft(s, " \t\u00a0"))
+		s = strings.TrimRight(s, " \t\u00a0")
+		if lead >= len(s) || len(s) > 400 {
+			return 0, nil
+		}
+		// a column is seen by where its cells start (left-aligned) or
+		// end (right-aligned numbers)
+		gaps := cellGap.FindAllStringIndex(s[lead:], -1)
+		var edges []int
+		for _, g := range gaps {
+			edges = append(edges, lead+g[0], lead+g[1])
+		}
+		return len(gaps) + 1, append(edges, len(s))
+	}
+	n, first := cells(i)
+	if n < alignedCell || isFence(text[ls[i].start:ls[i].end]) {
+		return i
+	}
+	shared := first
+	j := i + 1
+	for ; j < len(ls) && !isFence(text[ls[j].start:ls[j].end]); j++ {
+		m, starts := cells(j)
+		if m != n {
+			break
+		}
+		next := slices.DeleteFunc(slices.Clone(shared), func(c int) bool { return !slices.Contains(starts, c) })
+		if len(next) == 0 {
+			break
+		}
+		shared = next
+	}
+	if j-i < alignedMin {
+		return i
+	}
+	return j
+}
+
+// splitStructured cuts a text of lines into units by its blocks: a turn
+// into its prefix (Context) and its sentences (Turn), a cue likewise, a
+// log line whole, a table into its header (Context) and rows, a list item
+// into its sentences, a fence whole, prose into sentences. A Markdown
+// heading is a unit of its own, and every unit after it needs the
+// headings above it (the heading path).
+func splitStructured(text string, ls []line, blocks []block) Units {
+	var u Units
+	// path holds the heading units above the current line, by level
+	var path []struct{ level, unit int }
+	needs := func(extra ...int) []int {
+		var n []int
+		for _, h := range path {
+			n = append(n, h.unit)
+		}
+		return append(n, extra...)
+	}
+	add := func(sp [2]int, k Kind, need []int) {
+		u.Sentences = append(u.Sentences, sp)
+		u.Kinds = append(u.Kinds, k)
+		u.Needs = append(u.Needs, need)
+	}
+	trimmed := func(a, b int) ([2]int, bool) {
+		s := text[a:b]
+		lo := len(s) - len(strings.TrimLeftFunc(s, unicode.IsSpace))
+		hi := len(strings.TrimRightFunc(s, unicode.IsSpace))
+		return [2]int{a + lo, a + hi}, hi > lo
+	}
+	sentences := func(a, b int, k Kind, need []int) {
+		for _, sp := range chunk.SplitSentences(text[a:b]) {
+			add([2]int{a + sp[0], a + sp[1]}, k, need)
+		}
+	}
+	for _, bl := range blocks {
+		start, end := ls[bl.from].start, ls[bl.to-1].end
+		switch {
+		case bl.kind == Sentence:
+			// prose lines, a Markdown heading among them opening a path
+			a := start
+			for i := bl.from; i < bl.to; i++ {
+				s := text[ls[i].start:ls[i].end]
+				if !atxHeading.MatchString(s) {
+					continue
+				}
+				sentences(a, ls[i].start, Sentence, needs())
+				level := len(s) - len(strings.TrimLeft(s, "#"))
+				for len(path) > 0 && path[len(path)-1].level >= level {
+					path = path[:len(path)-1]
+				}
+				if sp, ok := trimmed(ls[i].start, ls[i].end); ok {
+					add(sp, Sentence, needs())
+					path = append(path, struct{ level, unit int }{level, len(u.Sentences) - 1})
+				}
+				a = ls[i].end
+			}
+			sentences(a, end, Sentence, needs())
+		case bl.kind == Code || (bl.kind == Turn && bl.log):
+			if sp, ok := trimmed(start, end); ok {
+				add(sp, bl.kind, needs())
+			}
+		case bl.kind == Row:
+			hdrEnd := start
+			if bl.headerRows > 0 {
+				hdrEnd = ls[min(bl.from+bl.headerRows, bl.to)-1].end
+			}
+			ctx := -1
+			if bl.headerRows > 0 && bl.to-bl.from > bl.headerRows {
+				if sp, ok := trimmed(start, hdrEnd); ok {
+					add(sp, Context, needs())
+					ctx = len(u.Sentences) - 1
+				}
+			} else {
+				hdrEnd = start // a header alone: its lines are rows
+			}
+			for i := bl.from; i < bl.to; i++ {
+				if ls[i].end <= hdrEnd {
+					continue
+				}
+				if sp, ok := trimmed(ls[i].start, ls[i].end); ok {
+					add(sp, Row, needs(ctxOf(ctx)...))
+				}
+			}
+		case bl.kind == Turn:
+			// the prefix: a turn's "[time] Name:", a cue's number and timing
+			pre := ls[bl.from].start
+			if bl.cue {
+				pre = ls[bl.from+bl.headerRows-1].end
+			} else {
+				pre += turnPrefix(bl.rule, text[ls[bl.from].start:ls[bl.from].end])
+			}
+			body, hasBody := trimmed(pre, end)
+			if !hasBody {
+				if sp, ok := trimmed(start, end); ok {
+					add(sp, Turn, needs())
+				}
+				continue
+			}
+			ctx := -1
+			if sp, ok := trimmed(start, pre); ok {
+				add(sp, Context, needs())
+				ctx = len(u.Sentences) - 1
+			}
+			sentences(body[0], body[1], Turn, needs(ctxOf(ctx)...))
+		case bl.kind == Item:
+			sentences(start, end, Item, needs())
+		}
+	}
+	return u
+}
+
+func ctxOf(i int) []int {
+	if i < 0 {
+		return nil
+	}
+	return []int{i}
+}

@@ -1,0 +1,256 @@
+package evidence_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel/evidence"
+)
+
+// unit is one unit of a split as text: its kind, its text, and the texts
+// of the units it needs.
+type unit struct {
+	kind  evidence.Kind
+	text  string
+	needs []string
+}
+
+func units(text string, u evidence.Units) []unit {
+	var out []unit
+	for j, sp := range u.Sentences {
+		x := unit{kind: u.Kind(j), text: text[sp[0]:sp[1]]}
+		if u.Needs != nil {
+			for _, k := range u.Needs[j] {
+				x.needs = append(x.needs, text[u.Sentences[k][0]:u.Sentences[k][1]])
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "units", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// find is the unit whose text is s.
+func find(t *testing.T, us []unit, s string) unit {
+	t.Helper()
+	for _, u := range us {
+		if u.text == s {
+			return u
+		}
+	}
+	t.Fatalf("no unit %q in %v", s, us)
+	return unit{}
+}
+
+// Every line-structured sample (written for these tests in the formats
+// people index) is cut into the units its structure gives, each with the
+// context line it needs.
+func TestSplitStructure(t *testing.T) {
+	cases := []struct {
+		file   string
+		header string
+		// a unit, its kind and the context it needs
+		unit, needs string
+		kind        evidence.Kind
+		count       map[evidence.Kind]int
+	}{
+		{file: "chat.txt", unit: "I still dream about the custard tarts.", needs: "[2023-05-08 13:58] Tom:", kind: evidence.Turn,
+			count: map[evidence.Kind]int{evidence.Context: 6, evidence.Turn: 16}},
+		{file: "whatsapp.txt", unit: "I booked it until noon.", needs: "12/03/2024, 09:17 - Jonas:", kind: evidence.Turn,
+			count: map[evidence.Kind]int{evidence.Context: 4, evidence.Turn: 8}},
+		{file: "transcript.txt", header: "Quarterly planning call", unit: "Most of them come from the northern farms.", needs: "DR. OKAFOR (00:00:11):", kind: evidence.Turn,
+			count: map[evidence.Kind]int{evidence.Context: 4, evidence.Turn: 9}},
+		{file: "subtitles.srt", unit: "I was waiting\nfor the ferry that never came.", needs: "2\n00:00:04,000 --> 00:00:07,250", kind: evidence.Turn,
+			count: map[evidence.Kind]int{evidence.Context: 3, evidence.Turn: 4}},
+		{file: "service.log", unit: "2024-02-11 08:13:02 ERROR payment gateway timed out after 30 s (request 7f3a)", kind: evidence.Turn,
+			count: map[evidence.Kind]int{evidence.Turn: 5}},
+		{file: "prices.md", header: "# Garden centre price list", unit: "| Rosemary | 1 l | 4.20 |", needs: "## Plants\n| Plant | Pot size | Price |\n|-------|----------|------:|", kind: evidence.Row,
+			count: map[evidence.Kind]int{evidence.Sentence: 4, evidence.Context: 1, evidence.Row: 3, evidence.Item: 3, evidence.Code: 1}},
+		{file: "report.txt", header: "Consolidated results (in millions)", unit: "Online             87.9     131.6      49.7%", needs: "Segment            2022      2023     Change", kind: evidence.Row,
+			count: map[evidence.Kind]int{evidence.Context: 1, evidence.Row: 3, evidence.Sentence: 1}},
+	}
+	for _, c := range cases {
+		text := fixture(t, c.file)
+		u := evidence.Split(text)
+		us := units(text, u)
+		header := ""
+		if u.Header != nil {
+			header = text[u.Header[0]:u.Header[1]]
+		}
+		if header != c.header {
+			t.Errorf("%s: header %q, want %q", c.file, header, c.header)
+		}
+		got := find(t, us, c.unit)
+		if got.kind != c.kind || strings.Join(got.needs, "\n") != c.needs {
+			t.Errorf("%s: %q is a %v needing %q, want a %v needing %q", c.file, c.unit, got.kind, got.needs, c.kind, c.needs)
+		}
+		count := map[evidence.Kind]int{}
+		for _, x := range us {
+			count[x.kind]++
+		}
+		for k, n := range c.count {
+			if count[k] != n {
+				t.Errorf("%s: %d units of kind %v, want %d (%v)", c.file, count[k], k, n, us)
+			}
+		}
+		checkUnits(t, text, u)
+	}
+	// the fence is one unit, its blank line and its "#" comment inside
+	text := fixture(t, "prices.md")
+	us := units(text, evidence.Split(text))
+	code := slices.IndexFunc(us, func(x unit) bool { return x.kind == evidence.Code })
+	if !strings.HasPrefix(us[code].text, "```sh") || !strings.HasSuffix(us[code].text, "```") || !strings.Contains(us[code].text, "# the file") {
+		t.Errorf("code block %q", us[code].text)
+	}
+}
+
+// Text that only looks structured here and there stays prose: one
+// "Name:" line, a lone bracket, two lines of double spaces.
+func TestSplitProseStaysSentences(t *testing.T) {
+	for _, text := range []string{
+		"Ed Wood\nEd Wood was a filmmaker. He was American.\n\nScott Derrickson\nScott Derrickson is a director.",
+		"Note: the museum is closed on Mondays. Tickets cost 12 euros.\nThe café opens at nine.",
+		"Alice: hello there.\nBob went home. Alice: stayed.\nCarol came later.", // two "Name:" lines, one name at a line start
+		"[1] Smith, J. A history of maps.\nThe book covers the years 1500 to 1700.",
+		"The rates rose.  Then they fell.\nWages  stayed  flat.",
+		// a reference list is no chat; a table cell a chunk cut is no list item
+		"[7] J. D. Hunter. 2007. Matplotlib: A 2D graphics environment.\n[8] D. P. Kingma and J. Ba. 2014. Adam: A method for stochastic optimization.",
+		"438)               (134,605)\nThe balance fell in the quarter.",
+	} {
+		u := evidence.Split(text)
+		if u.Kinds != nil || u.Needs != nil {
+			t.Errorf("prose %q read as structure: %v", text, units(text, u))
+		}
+	}
+}
+
+// checkUnits asserts Split's invariants: spans inside the text, in order,
+// disjoint, covering every non-space byte (header included); needs point
+// to earlier units; a fenced block is never cut.
+func checkUnits(t *testing.T, text string, u evidence.Units) {
+	t.Helper()
+	spans := u.Sentences
+	if u.Header != nil {
+		spans = append([][2]int{*u.Header}, spans...)
+	}
+	covered := make([]bool, len(text))
+	prev := 0
+	for _, sp := range spans {
+		if sp[0] < prev || sp[1] <= sp[0] || sp[1] > len(text) {
+			t.Fatalf("span %v after %d in a text of %d bytes (%q)", sp, prev, len(text), text)
+		}
+		for i := sp[0]; i < sp[1]; i++ {
+			covered[i] = true
+		}
+		prev = sp[1]
+	}
+	for i := range len(text) {
+		if !covered[i] && !strings.ContainsRune(" \t\n\r\v\f", rune(text[i])) && text[i] < 0x80 {
+			t.Fatalf("byte %d (%q) of %q is in no unit", i, text[i], text)
+		}
+	}
+	if u.Kinds != nil && len(u.Kinds) != len(u.Sentences) || u.Needs != nil && len(u.Needs) != len(u.Sentences) {
+		t.Fatalf("%d kinds, %d needs for %d units", len(u.Kinds), len(u.Needs), len(u.Sentences))
+	}
+	for j := range u.Sentences {
+		if u.Needs == nil {
+			break
+		}
+		for _, k := range u.Needs[j] {
+			if k < 0 || k >= j {
+				t.Fatalf("unit %d needs %d", j, k)
+			}
+		}
+	}
+	// a fence opened at a line's start is closed inside the same unit
+	for j, sp := range u.Sentences {
+		s := text[sp[0]:sp[1]]
+		if u.Kind(j) != evidence.Code && (sp[0] == 0 || text[sp[0]-1] == '\n') && strings.HasPrefix(s, "```") {
+			t.Fatalf("unit %q opens a fence but is not code", s)
+		}
+		if u.Kind(j) == evidence.Code {
+			fence := s[:3]
+			if fence != "```" && fence != "~~~" {
+				t.Fatalf("code unit %q opens no fence", s)
+			}
+			rest := s[3:]
+			// closed by its fence, or a lone fence line never closed in the text
+			i := strings.LastIndexByte(rest, '\n')
+			closed := i >= 0 && strings.HasPrefix(strings.TrimLeft(rest[i+1:], " \t"), fence)
+			if !closed && (i >= 0 || fenceAfter(text[sp[1]:], fence)) {
+				t.Fatalf("code unit %q is cut before its closing fence", s)
+			}
+		}
+	}
+}
+
+// What is sent of a chat log keeps each kept sentence's "[time] Name:",
+// and of a table the header row before a kept row.
+func TestSelectSendsContextLines(t *testing.T) {
+	chat, prices := fixture(t, "chat.txt"), fixture(t, "prices.md")
+	for _, c := range []struct {
+		question, text, want string
+	}{
+		{"What is the name of Maya's cat?", chat, "[2023-05-08 14:05] Maya:"},
+		{"How much does rosemary cost?", prices, "| Plant | Pot size | Price |\n|-------|----------|------:|"},
+	} {
+		q := query(t, c.question, c.text)
+		sel, err := newSelector(t, "evidence:budget=60,floor=0,stop=0").SelectTexts(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := sel.Evidence[0]
+		checkPruned(t, c.text, ev)
+		t.Logf("%q → %q", c.question, ev.Text)
+		if !strings.Contains(ev.Text, c.want) {
+			t.Errorf("%q: sent %q without %q", c.question, ev.Text, c.want)
+		}
+		if counter(t).Count(ev.Text) != ev.Tokens || ev.Tokens > 60 {
+			t.Errorf("sent %d tokens (counted %d) for a budget of 60", ev.Tokens, counter(t).Count(ev.Text))
+		}
+	}
+}
+
+// fenceAfter reports a line of text after its first that opens with fence.
+func fenceAfter(text, fence string) bool {
+	lines := strings.Split(text, "\n")
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(strings.TrimLeft(l, " \t"), fence) {
+			return true
+		}
+	}
+	return false
+}
+
+// A chunk's edges cut structures: a table without its header row (no rule
+// under its first line) has rows and no header; a fence never closed in
+// the passage is a unit alone and the text after it stays text.
+func TestSplitCutStructures(t *testing.T) {
+	text := "| kNN | 0.602 | 0.87 |\n| lstm | 0.714 | 1.79 |\n\nThe LSTM wins."
+	us := units(text, evidence.Split(text))
+	if r := find(t, us, "| kNN | 0.602 | 0.87 |"); r.kind != evidence.Row || r.needs != nil {
+		t.Errorf("first row of a cut table: %+v", r)
+	}
+	text = "x = 1\n```\n\nThe loss is the mean. It falls fast.\n\n- a point"
+	u := evidence.Split(text)
+	us = units(text, u)
+	if c := find(t, us, "```"); c.kind != evidence.Code {
+		t.Errorf("lone fence: %+v", c)
+	}
+	if s := find(t, us, "It falls fast."); s.kind != evidence.Sentence {
+		t.Errorf("text after a lone fence: %+v", s)
+	}
+	checkUnits(t, text, u)
+}
