@@ -1,6 +1,7 @@
 package ctxsel
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -143,7 +144,7 @@ func (p *part) add(kv string) error {
 	}
 	for _, q := range p.params {
 		if q.Key == k {
-			return invalidf("strategy %s: parameter %s given twice", p.name, k)
+			return &ParamError{Strategy: p.name, Param: k, Msg: fmt.Sprintf("parameter %s given twice", k)}
 		}
 	}
 	p.params = append(p.params, Param{Key: k, Value: strings.TrimSpace(v)})
@@ -167,7 +168,7 @@ func (p *part) spec() (Spec, error) {
 			}
 		}
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return Spec{}, invalidf("strategy %s: parameter %s=%q is neither a finite number nor a word", p.name, q.Key, q.Value)
+			return Spec{}, &ParamError{Strategy: p.name, Param: q.Key, Msg: fmt.Sprintf("parameter %s=%q is neither a finite number nor a word", q.Key, q.Value)}
 		}
 		sp.Params[q.Key] = f
 	}

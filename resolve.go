@@ -172,31 +172,26 @@ func Dep[T any](d Deps, name string) (T, error) {
 type SelectorDef struct {
 	Name string `json:"name"`
 	Doc  string `json:"doc"`
-	// Params document the parameters; values are whatever New accepts.
-	Params []ParamDoc `json:"params"`
-	// New builds the selector from the parameters as written and the
+	// Params declare the parameters: Resolve checks a spec's against them
+	// (CheckParams) before New sees it.
+	Params []ParamDef `json:"params"`
+	// New builds the selector from the spec, its parameters checked but
+	// their defaults not filled in (WithDefaults fills them), and the
 	// caller's dependencies. Errors that are the spec's fault wrap
 	// ErrInvalidInput.
-	New func(params []Param, deps Deps) (TextSelector, error) `json:"-"`
-}
-
-// ParamDoc documents a parameter whose value need not be a number.
-type ParamDoc struct {
-	Name    string `json:"name"`
-	Default string `json:"default"`
-	Doc     string `json:"doc"`
+	New func(sp Spec, deps Deps) (TextSelector, error) `json:"-"`
 }
 
 // RouteDef describes an answering route that specs may name.
 type RouteDef struct {
-	Name   string     `json:"name"`
-	Doc    string     `json:"doc"`
+	Name string `json:"name"`
+	Doc  string `json:"doc"`
+	// Params declare the parameters, numbers and words
+	// (selfroute:prompt=adaptivek): Resolve checks a spec's against them
+	// before New sees it.
 	Params []ParamDef `json:"params"`
-	// Words document the parameters whose value is a word
-	// (selfroute:prompt=adaptivek).
-	Words []ParamDoc `json:"words,omitempty"`
-	// New builds the route from its spec: its numbers in Params, its words
-	// in Words, not yet checked. Errors wrap ErrInvalidInput.
+	// New builds the route from its spec, its parameters checked but their
+	// defaults not filled in. Errors wrap ErrInvalidInput.
 	New func(sp Spec) (Route, error) `json:"-"`
 }
 
@@ -210,6 +205,7 @@ func RegisterSelector(d SelectorDef) {
 		panic("ctxsel: RegisterSelector of a selector without a valid name or constructor")
 	}
 	registry.checkFree(d.Name)
+	d.Params = NormalParams(d.Params)
 	registry.selectors[d.Name] = d
 }
 
@@ -222,6 +218,7 @@ func RegisterRoute(d RouteDef) {
 		panic("ctxsel: RegisterRoute of a route without a valid name or constructor")
 	}
 	registry.checkFree(d.Name)
+	d.Params = NormalParams(d.Params)
 	registry.routes[d.Name] = d
 }
 
@@ -440,13 +437,23 @@ func (r Resolver) resolvePart(p *part) (Resolved, error) {
 		if err != nil {
 			return Resolved{}, err
 		}
+		if err := CheckParams(sp, route.Params); err != nil {
+			return Resolved{}, err
+		}
 		rt, err := route.New(sp)
 		if err != nil {
 			return Resolved{}, fmt.Errorf("%s: %w", p.name, err)
 		}
 		return Resolved{Kind: RouteKind, Spec: sp.String(), Route: rt, spec: sp}, nil
 	case isSelector && r.Deps != nil:
-		s, err := sel.New(p.params, r.Deps)
+		sp, err := p.spec()
+		if err != nil {
+			return Resolved{}, err
+		}
+		if err := CheckParams(sp, sel.Params); err != nil {
+			return Resolved{}, err
+		}
+		s, err := sel.New(sp, r.Deps)
 		if err != nil {
 			return Resolved{}, fmt.Errorf("strategy %s: %w", p.name, err)
 		}

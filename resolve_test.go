@@ -64,29 +64,17 @@ func (twoStep) Declines(reply string) bool { return reply == "no" }
 
 func init() {
 	ctxsel.RegisterSelector(ctxsel.SelectorDef{Name: "testpick", Doc: "test only",
-		New: func(params []ctxsel.Param, deps ctxsel.Deps) (ctxsel.TextSelector, error) {
-			m := markerPick{}
-			for _, p := range params {
-				n, err := strconv.Atoi(p.Value)
-				if p.Key != "max" || err != nil || n < 0 {
-					return nil, fmt.Errorf("%w: bad parameter %s=%s", ctxsel.ErrInvalidInput, p.Key, p.Value)
-				}
-				m.max = n
-			}
+		Params: []ctxsel.ParamDef{{Name: "max", Kind: ctxsel.IntegerParam, Max: 1000, Doc: "at most this many"}},
+		New: func(sp ctxsel.Spec, deps ctxsel.Deps) (ctxsel.TextSelector, error) {
+			m := markerPick{max: int(sp.Params["max"])}
 			var err error
 			m.marker, err = ctxsel.Dep[string](deps, "marker")
 			return m, err
 		}})
 	ctxsel.RegisterRoute(ctxsel.RouteDef{Name: "teststep", Doc: "test only",
+		Params: []ctxsel.ParamDef{{Name: "k", Kind: ctxsel.IntegerParam, Default: 2, Min: 1, Max: 100, Doc: "passages of the first step"}},
 		New: func(sp ctxsel.Spec) (ctxsel.Route, error) {
-			r := twoStep{k: 2}
-			for k, v := range sp.Params {
-				if k != "k" || v < 1 || v != float64(int(v)) {
-					return nil, fmt.Errorf("%w: bad parameter %s", ctxsel.ErrInvalidInput, k)
-				}
-				r.k = int(v)
-			}
-			return r, nil
+			return twoStep{k: int(ctxsel.WithDefaults(sp, []ctxsel.ParamDef{{Name: "k", Default: 2}}).Params["k"])}, nil
 		}})
 }
 
@@ -170,8 +158,9 @@ func TestResolveErrors(t *testing.T) {
 		"nope":                 `unknown strategy "nope"`,
 		"testpick":             `unknown strategy "testpick"`, // no Deps: not offered
 		"topk:k=0":             "k=0 out of range",
-		"topk:k=x":             `k=x must be a number`, // a word: a route's or a text selector's value
-		"topk:k=1x":            `k="1x" is neither a finite number nor a word`,
+		"topk:k=x":             `k=x must be a number`,  // a word: a route's or a text selector's value
+		"topk:k=1x":            `k=1x must be a number`, // a word such as 2diff_spike
+		"topk:k=1x-":           `k="1x-" is neither a finite number nor a word`,
 		"topk:k=1,k=2":         "given twice",
 		"k=3":                  "comes before any strategy name",
 		"topk,knee":            "names 2 strategies",
@@ -181,8 +170,8 @@ func TestResolveErrors(t *testing.T) {
 		"topk+teststep":        "teststep is an answering route",
 		"topk+topk+knee":       "3 parts",
 		"budget:tokens=auto":   "tokens=auto needs a value",
-		"teststep:k=0":         "bad parameter",
-		"teststep:k=1,max_k=2": "bad parameter",
+		"teststep:k=0":         "k=0 out of range [1, 100]",
+		"teststep:k=1,max_k=2": `unknown parameter "max_k" (known: k)`,
 	} {
 		_, err := ctxsel.Resolve(spec)
 		if !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), want) {

@@ -143,9 +143,9 @@ func init() {
 				Doc: "passages of the first step (the default unless tokens is given or prompt=adaptivek)"},
 			{Name: "tokens", Default: DefaultTokens, Min: 1, Max: maxTokens, Integer: true,
 				Doc: "the first step keeps passages in rank order while their tokens stay below this (the default with prompt=adaptivek); not with k"},
+			{Name: "prompt", Kind: ctxsel.WordParam, Words: []string{PromptLDAR, PromptAdaptiveK}, DefaultWord: PromptLDAR,
+				Doc: "the first step's prompt: ldar (ldar.txt Table 5, routes on \"unanswerable\" in any case) or adaptivek (the official Adaptive-k code's, routes on \"unanswerable\" as written)"},
 		},
-		Words: []ctxsel.ParamDoc{{Name: "prompt", Default: PromptLDAR,
-			Doc: "the first step's prompt: ldar (ldar.txt Table 5, routes on \"unanswerable\" in any case) or adaptivek (the official Adaptive-k code's, routes on \"unanswerable\" as written)"}},
 		New: func(sp ctxsel.Spec) (ctxsel.Route, error) {
 			s, err := ParseSpec(sp)
 			if err != nil {
