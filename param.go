@@ -279,9 +279,15 @@ func WithDefaults(sp Spec, defs []ParamDef) Spec {
 // ParseParams parses one NAME[:key=value,...] spec and checks its
 // parameters against defs (CheckParams): the parser of a grammar that is
 // not a registered name's (a hybrid scorer, a chunker), or of one
-// registered name's spec alone. Errors wrap ErrInvalidInput; a bad
-// parameter is a *ParamError.
-func ParseParams(text string, defs []ParamDef) (Spec, error) {
+// registered name's spec alone. what is ParamError.What: what the name
+// names, "" for a strategy. Errors wrap ErrInvalidInput; a bad parameter
+// is a *ParamError.
+func ParseParams(text, what string, defs []ParamDef) (sp Spec, err error) {
+	defer func() {
+		if pe, ok := err.(*ParamError); ok {
+			pe.What = what
+		}
+	}()
 	parts, err := parseList(text)
 	if err != nil {
 		return Spec{}, err
@@ -289,8 +295,7 @@ func ParseParams(text string, defs []ParamDef) (Spec, error) {
 	if len(parts) != 1 {
 		return Spec{}, invalidf("%q names more than one strategy", text)
 	}
-	sp, err := parts[0].spec()
-	if err != nil {
+	if sp, err = parts[0].spec(); err != nil {
 		return Spec{}, err
 	}
 	return sp, CheckParams(sp, NormalParams(defs))

@@ -86,7 +86,7 @@ func withDeps(opt Options, deps ctxsel.Deps) (Options, error) {
 // (the rest of base kept: embedder, counter, model). A bad parameter is a
 // *ctxsel.ParamError.
 func ParseSpec(spec string, base Options) (Options, error) {
-	sp, err := ctxsel.ParseParams(spec, params)
+	sp, err := ctxsel.ParseParams(spec, "", params)
 	if err != nil {
 		return Options{}, err
 	}

@@ -54,7 +54,7 @@ func ParseSpec(text string) (Config, error) {
 	if err != nil || name != Name {
 		return Config{}, invalidf("picker spec %q: want picker[:budget=N,fallback=STRATEGY,order=rank|document]", text)
 	}
-	sp, err := ctxsel.ParseParams(text, params)
+	sp, err := ctxsel.ParseParams(text, "", params)
 	if err != nil {
 		return Config{}, err
 	}
