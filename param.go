@@ -1,6 +1,7 @@
 package ctxsel
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -301,5 +302,53 @@ func ParseParams(text, what string, defs []ParamDef) (sp Spec, err error) {
 	return sp, CheckParams(sp, NormalParams(defs))
 }
 
-// formatParam writes a number as a spec writes it.
-func formatParam(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+// DefaultText writes the parameter's default as listings show it: the
+// number, the word, what DefaultDoc says, or "(required)".
+func (p ParamDef) DefaultText() string {
+	switch {
+	case p.Required:
+		return "(required)"
+	case p.DefaultDoc != "":
+		return p.DefaultDoc
+	case !p.Type().isNumeric():
+		return cmp.Or(p.DefaultWord, "none")
+	}
+	return fmt.Sprintf("%g", p.Default)
+}
+
+// Accepts writes the values the parameter accepts, as listings show them:
+// "[0, 1]" ([ ] includes the bound, ( ) excludes it), "(0, ∞)",
+// "[1, 2147483647] whole", "0 or 1", "rank, document or doc", "words of
+// sentence or line joined by |".
+func (p ParamDef) Accepts() string {
+	p = p.normal()
+	switch p.Type() {
+	case BoolParam:
+		return "0 or 1"
+	case WordParam, ListParam:
+		return p.wordsPhrase()
+	}
+	f := byte('g')
+	if p.Integer {
+		f = 'f'
+	}
+	lo, hi := strconv.FormatFloat(p.Min, f, -1, 64), strconv.FormatFloat(p.Max, f, -1, 64)
+	if p.Min <= -math.MaxFloat64 {
+		lo = "-∞"
+	}
+	if p.Max >= math.MaxFloat64 {
+		hi = "∞"
+	}
+	open, closing := "[", "]"
+	if p.MinExclusive || lo == "-∞" {
+		open = "("
+	}
+	if p.MaxExclusive || hi == "∞" {
+		closing = ")"
+	}
+	r := open + lo + ", " + hi + closing
+	if p.Integer {
+		r += " whole"
+	}
+	return r
+}

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
@@ -156,58 +154,37 @@ func readCandidates(r io.Reader, encoding string) (*ctxsel.Curve, []string, erro
 }
 
 func cmdStrategies(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("strategies", "Usage: ctxsel strategies\n\nLists every strategy with its parameters: default, range ([ ] includes the\nbound, ( ) excludes it; \"whole\" for whole numbers) and meaning; then the\ntext selectors and the defaults.", stderr)
+	fs := newFlags("strategies", "Usage: ctxsel strategies\n\nLists every strategy with its parameters: default, range ([ ] includes the\nbound, ( ) excludes it; \"whole\" for whole numbers) and meaning; then the\ntext selectors, the answering routes and the defaults.", stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	for _, d := range ctxsel.Defs() {
 		fmt.Fprintf(stdout, "%s — %s\n", d.Name, d.Doc)
-		for _, p := range d.Params {
-			fmt.Fprintf(stdout, "    %-19s default %-8g %-27s %s\n", p.Name, p.Default, paramRange(p), p.Doc)
-		}
+		writeParams(stdout, d.Params)
 	}
 	fmt.Fprintln(stdout, "\ncaps, accepted by every strategy:")
-	for _, p := range ctxsel.CapParams {
-		fmt.Fprintf(stdout, "    %-19s default %-8g %-27s %s\n", p.Name, p.Default, paramRange(p), p.Doc)
-	}
+	writeParams(stdout, ctxsel.CapParams)
 	fmt.Fprintln(stdout, "\ntext selectors, which read the question and the passages' texts (select --question, ask, eval):")
 	for _, d := range ctxsel.SelectorDefs() {
 		fmt.Fprintf(stdout, "%s — %s\n", d.Name, d.Doc)
-		for _, p := range d.Params {
-			fmt.Fprintf(stdout, "    %-19s default %-12s %s\n", p.Name, p.Default, p.Doc)
-		}
+		writeParams(stdout, d.Params)
+	}
+	fmt.Fprintln(stdout, "\nanswering routes, which need the reader's reply (ask, eval --reader):")
+	for _, d := range ctxsel.RouteDefs() {
+		fmt.Fprintf(stdout, "%s — %s\n", d.Name, d.Doc)
+		writeParams(stdout, d.Params)
 	}
 	fmt.Fprintf(stdout, "\ndefault (ask, /v1/ask, the name \"default\"): %s; select and rerank: %s\n", ctxsel.DefaultStrategy, ctxsel.DefaultSelectStrategy)
 	fmt.Fprintln(stdout, "\nexample: ctxsel select --strategy adaptivek:head=0.05,buffer=3,max_tokens=4000 < candidates.jsonl")
 	return nil
 }
 
-// paramRange writes a parameter's accepted values: "[0, 1]", "(0, ∞)",
-// "[1, 2147483647] whole".
-func paramRange(p ctxsel.ParamDef) string {
-	f := byte('g')
-	if p.Integer {
-		f = 'f'
+// writeParams lists parameters, one a line: name, default, the values
+// accepted (ParamDef.Accepts) and meaning.
+func writeParams(w io.Writer, params []ctxsel.ParamDef) {
+	for _, p := range params {
+		fmt.Fprintf(w, "    %-19s default %-8s %-27s %s\n", p.Name, p.DefaultText(), p.Accepts(), p.Doc)
 	}
-	lo, hi := strconv.FormatFloat(p.Min, f, -1, 64), strconv.FormatFloat(p.Max, f, -1, 64)
-	if p.Min <= -math.MaxFloat64 {
-		lo = "-∞"
-	}
-	if p.Max >= math.MaxFloat64 {
-		hi = "∞"
-	}
-	open, closing := "[", "]"
-	if p.MinExclusive || lo == "-∞" {
-		open = "("
-	}
-	if hi == "∞" {
-		closing = ")"
-	}
-	r := open + lo + ", " + hi + closing
-	if p.Integer {
-		r += " whole"
-	}
-	return r
 }
 
 // writeSelection prints a selection as indented JSON: select's output, with
