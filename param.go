@@ -82,6 +82,26 @@ func (p ParamDef) MarshalJSON() ([]byte, error) {
 	}{p.Name, p.Kind, p.DefaultWord, p.Words, p.Required, p.DefaultDoc, p.Doc})
 }
 
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *ParamDef) UnmarshalJSON(b []byte) error {
+	type plain ParamDef
+	var v struct {
+		plain
+		Default json.RawMessage `json:"default"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*p = ParamDef(v.plain)
+	if len(v.Default) > 0 && v.Default[0] == '"' {
+		return json.Unmarshal(v.Default, &p.DefaultWord)
+	}
+	if len(v.Default) > 0 {
+		return json.Unmarshal(v.Default, &p.Default)
+	}
+	return nil
+}
+
 // Type is the parameter's kind, IntegerParam for a number with Integer
 // set.
 func (p ParamDef) Type() ParamKind {

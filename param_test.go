@@ -1,8 +1,10 @@
 package ctxsel_test
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -222,9 +224,13 @@ func TestParamDefJSON(t *testing.T) {
 		{ctxsel.ParamDef{Name: "k", Default: 10, Min: 1, Max: 5, Integer: true, Doc: "d"}, `{"name":"k","default":10,"min":1,"max":5,"integer":true,"doc":"d"}`},
 		{ctxsel.ParamDef{Name: "order", Kind: ctxsel.WordParam, Words: []string{"rank", "document"}, DefaultWord: "rank", Doc: "d"}, `{"name":"order","kind":"word","default":"rank","words":["rank","document"],"doc":"d"}`},
 	} {
-		b, err := c.p.MarshalJSON()
+		b, err := json.Marshal(c.p)
 		if err != nil || string(b) != c.want {
 			t.Errorf("%s: %s, %v; want %s", c.p.Name, b, err, c.want)
+		}
+		var back ctxsel.ParamDef
+		if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, c.p) {
+			t.Errorf("%s: read back %+v, %v", c.p.Name, back, err)
 		}
 	}
 }
