@@ -93,6 +93,10 @@ func invalidf(format string, args ...any) error {
 // maxSize bounds every chunker's token counts.
 const maxSize = 1 << 30
 
+// Names are the chunkers, each under its main name (Chunkers also holds
+// their aliases: token, window, windows, sentence).
+var Names = []string{"tokens", "sentences", "semantic"}
+
 // Chunkers are the chunker names a spec may use, each with its
 // parameters; aliases share their chunker's.
 var Chunkers = map[string][]ctxsel.ParamDef{
@@ -127,7 +131,7 @@ func Parse(spec string, tok Tokenizer, e embed.Embedder) (Chunker, error) {
 	}
 	defs, ok := Chunkers[name]
 	if !ok {
-		return nil, invalidf("unknown chunker %q (known: tokens, sentences, semantic)", name)
+		return nil, invalidf("unknown chunker %q (known: %s)", name, strings.Join(Names, ", "))
 	}
 	sp, err := ctxsel.ParseParams(spec, "chunker", defs)
 	if err != nil {
