@@ -138,9 +138,17 @@ func ParsePart(text string) (name string, params []Param, err error) {
 
 func (p *part) add(kv string) error {
 	k, v, ok := strings.Cut(kv, "=")
-	k = strings.ToLower(strings.TrimSpace(k))
-	if !ok || !isIdent(k) {
+	if !ok || !isIdent(strings.ToLower(strings.TrimSpace(k))) {
 		return invalidf("strategy %s: parameter %q is not key=value (keys are letters, digits and _)", p.name, kv)
+	}
+	return p.addParam(k, v)
+}
+
+// addParam adds parameter k=v, k lowercased and both trimmed.
+func (p *part) addParam(k, v string) error {
+	k = strings.ToLower(strings.TrimSpace(k))
+	if !isIdent(k) {
+		return invalidf("strategy %s: parameter %q is not key=value (keys are letters, digits and _)", p.name, k+"="+v)
 	}
 	for _, q := range p.params {
 		if q.Key == k {

@@ -261,6 +261,17 @@ type Resolver struct {
 	// Def.NewFrom get it too (the band its policy, ldar.DepPolicy), nil or
 	// not.
 	Deps Deps
+	// Params are parameters given apart from the spec (a request's
+	// "params" object, --param flags), merged as values: each joins the
+	// spec's last part as if written after its own parameters (so a
+	// parameter the spec also gives is an error), and is checked, "auto"
+	// included, as those are. ResolveList refuses them.
+	Params []Param
+	// Then, when set, is a text selector run after what the spec names:
+	// a composition, the spec's strategy cutting first
+	// (Then = evidence:budget=500 makes "topk:k=30" resolve as
+	// "topk:k=30+evidence:budget=500"). ResolveList refuses it.
+	Then *Spec
 	// Auto supplies a parameter written "auto" (budget:tokens=auto): name
 	// is the strategy, selector or route, param the key; errors are
 	// returned wrapped, so a caller's own error type survives. Nil makes
@@ -288,6 +299,9 @@ func (r Resolver) Resolve(spec string) (Resolved, error) {
 	if err != nil {
 		return Resolved{}, err
 	}
+	if parts, err = r.extend(parts); err != nil {
+		return Resolved{}, err
+	}
 	if len(parts) == 1 { // the common case, without grouping
 		return r.resolveItem(parts)
 	}
@@ -301,6 +315,9 @@ func (r Resolver) Resolve(spec string) (Resolved, error) {
 // ResolveList resolves a comma-separated list of specs (eval's
 // --strategies), where a bare key=value continues the part before it.
 func (r Resolver) ResolveList(text string) ([]Resolved, error) {
+	if len(r.Params) > 0 || r.Then != nil {
+		return nil, invalidf("a list of specs takes no parameters or selector apart from them: write them in each spec")
+	}
 	parts, err := parseList(text)
 	if err != nil {
 		return nil, err
@@ -313,6 +330,41 @@ func (r Resolver) ResolveList(text string) ([]Resolved, error) {
 		}
 	}
 	return out, nil
+}
+
+// extend adds the resolver's Params to the last part and its Then as a
+// part joined to it.
+func (r Resolver) extend(parts []part) ([]part, error) {
+	last := &parts[len(parts)-1]
+	for _, q := range r.Params {
+		if err := last.addParam(q.Key, q.Value); err != nil {
+			return nil, err
+		}
+	}
+	if r.Then == nil {
+		return parts, nil
+	}
+	then := part{name: strings.ToLower(r.Then.Name), joined: true}
+	if !isIdent(then.name) {
+		return nil, invalidf("strategy spec %q: the name must be letters, digits and _", r.Then.Name)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Then.Params)) {
+		if err := then.addParam(k, strconv.FormatFloat(r.Then.Params[k], 'g', -1, 64)); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Then.Words)) {
+		if err := then.addParam(k, r.Then.Words[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(parts, then), nil
+}
+
+// ParamValue is a parameter given as a number (a request's params
+// object), for Resolver.Params.
+func ParamValue(key string, v float64) Param {
+	return Param{Key: key, Value: strconv.FormatFloat(v, 'g', -1, 64)}
 }
 
 func joinParts(ps []part) string {

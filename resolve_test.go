@@ -471,3 +471,47 @@ func TestChainDeps(t *testing.T) {
 		t.Errorf("none: %v, want ErrNoDep", err)
 	}
 }
+
+// Parameters and a selector given apart from the spec are merged as values:
+// the result is what the spec with them written in resolves to, and a
+// parameter given twice is refused.
+func TestResolverParamsAndThen(t *testing.T) {
+	for _, c := range []struct {
+		spec   string
+		params []ctxsel.Param
+		then   *ctxsel.Spec
+		same   string
+	}{
+		{"adaptivek", []ctxsel.Param{{Key: "buffer", Value: "0"}}, nil, "adaptivek:buffer=0"},
+		{"topk:k=3", []ctxsel.Param{ctxsel.ParamValue("max_k", 2), {Key: "MIN_K", Value: " 1 "}}, nil, "topk:k=3,max_k=2,min_k=1"},
+		{"topk:k=4", nil, &ctxsel.Spec{Name: "testpick", Params: map[string]float64{"max": 1}}, "topk:k=4+testpick:max=1"},
+		{"topk:k=4+testpick", []ctxsel.Param{ctxsel.ParamValue("max", 2)}, nil, "topk:k=4+testpick:max=2"},
+		{"teststep", []ctxsel.Param{ctxsel.ParamValue("k", 3)}, nil, "teststep:k=3"},
+	} {
+		r := ctxsel.Resolver{Deps: markerDeps}
+		want, err := r.Resolve(c.same)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Params, r.Then = c.params, c.then
+		got, err := r.Resolve(c.spec)
+		if err != nil || got.Spec != want.Spec || got.Kind != want.Kind {
+			t.Errorf("%s with %v then %v: %q, %v; want %q as %s", c.spec, c.params, c.then, got.Spec, err, want.Spec, c.same)
+		}
+	}
+	r := ctxsel.Resolver{Params: []ctxsel.Param{ctxsel.ParamValue("k", 2)}}
+	var pe *ctxsel.ParamError
+	if _, err := r.Resolve("topk:k=3"); !errors.As(err, &pe) || pe.Param != "k" || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("a parameter given twice: %v", err)
+	}
+	if _, err := r.Resolve("topk"); err != nil {
+		t.Errorf("topk with k=2: %v", err)
+	}
+	r.Params = []ctxsel.Param{{Key: "k", Value: "0"}}
+	if _, err := r.Resolve("topk"); !errors.As(err, &pe) || pe.Param != "k" {
+		t.Errorf("k=0 given apart: %v", err)
+	}
+	if _, err := r.ResolveList("topk,knee"); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Errorf("ResolveList with params: %v", err)
+	}
+}
