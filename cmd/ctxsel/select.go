@@ -19,17 +19,24 @@ type paramFlag []string
 func (p *paramFlag) String() string     { return strings.Join(*p, ",") }
 func (p *paramFlag) Set(v string) error { *p = append(*p, v); return nil }
 
-// appendTo adds the collected parameters to a strategy spec:
-// "adaptivek" + [buffer=0] → "adaptivek:buffer=0".
-func (p paramFlag) appendTo(spec string) string {
-	if len(p) == 0 {
-		return spec
+// list returns the collected parameters as values for
+// ctxsel.Resolver.Params, which merges them into the strategy spec's (a
+// flag may hold several, comma-separated, as a spec does).
+func (p paramFlag) list() ([]ctxsel.Param, error) {
+	var out []ctxsel.Param
+	for _, v := range p {
+		for _, kv := range strings.Split(v, ",") {
+			if strings.TrimSpace(kv) == "" {
+				continue
+			}
+			k, val, ok := strings.Cut(kv, "=")
+			if !ok {
+				return nil, fmt.Errorf("%w: --param %q is not key=value", ctxsel.ErrInvalidInput, kv)
+			}
+			out = append(out, ctxsel.Param{Key: k, Value: val})
+		}
 	}
-	sep := ":"
-	if strings.Contains(spec, ":") {
-		sep = ","
-	}
-	return spec + sep + strings.Join(p, ",")
+	return out, nil
 }
 
 func cmdSelect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -81,7 +88,10 @@ Examples:
 	defer src.Close()
 	r := specResolver(src, *estimate)
 	r.Kinds = ctxsel.StrategyKind | ctxsel.SelectorKind
-	how, err := r.Resolve(params.appendTo(*strategy))
+	if r.Params, err = params.list(); err != nil {
+		return err
+	}
+	how, err := r.Resolve(*strategy)
 	if err != nil {
 		return err
 	}
