@@ -234,3 +234,36 @@ func TestParamDefJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseParams: any text either fails with an invalid-input error or
+// gives a spec that passes its check and reads back the same from its
+// String.
+func FuzzParseParams(f *testing.F) {
+	defs := []ctxsel.ParamDef{
+		{Name: "n", Min: -1, Max: 1, MaxExclusive: true},
+		{Name: "i", Kind: ctxsel.IntegerParam, Min: 1, Max: 1e6, Required: true},
+		{Name: "b", Kind: ctxsel.BoolParam, Default: 1},
+		{Name: "w", Kind: ctxsel.WordParam, Words: []string{"rank", "document"}, DefaultWord: "rank"},
+		{Name: "any", Kind: ctxsel.WordParam},
+		{Name: "l", Kind: ctxsel.ListParam, Words: []string{"sentence", "line", "use-lite"}},
+	}
+	for _, s := range []string{"x:i=3", "x:i=3,n=0.5,b=0,w=document,any=2diff_spike,l=sentence|line", "x:i=1e+3", "x:i=3,l=use-lite|", "x:i=3,w=rank|rank", "x:,,i=2", "X:I=2,N=-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sp, err := ctxsel.ParseParams(s, "", defs)
+		if err != nil {
+			if !errors.Is(err, ctxsel.ErrInvalidInput) {
+				t.Fatalf("%q: %v does not wrap ErrInvalidInput", s, err)
+			}
+			return
+		}
+		if err := ctxsel.CheckParams(sp, defs); err != nil {
+			t.Fatalf("%q parsed but fails its check: %v", s, err)
+		}
+		back, err := ctxsel.ParseParams(sp.String(), "", defs)
+		if err != nil || back.String() != sp.String() {
+			t.Fatalf("%q → %q → %q, %v", s, sp.String(), back.String(), err)
+		}
+	})
+}
