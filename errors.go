@@ -25,9 +25,14 @@ type InputError struct {
 func (e *InputError) Error() string { return ErrInvalidInput.Error() + ": " + e.Msg }
 func (e *InputError) Unwrap() error { return ErrInvalidInput }
 
-func invalidf(format string, args ...any) error {
+// Invalidf is invalid input described in words: an *InputError, which
+// wraps ErrInvalidInput. It is the module's one such constructor (each
+// package's invalidf is it).
+func Invalidf(format string, args ...any) error {
 	return &InputError{Msg: fmt.Sprintf(format, args...)}
 }
+
+var invalidf = Invalidf
 
 // ParamError is a parameter that a spec's name does not take, or a value
 // not of the parameter's kind or outside its range: the one error of every

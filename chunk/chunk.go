@@ -86,9 +86,8 @@ const (
 	DefaultSpec = "tokens:overlap=100,size=600"
 )
 
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ctxsel.ErrInvalidInput, fmt.Sprintf(format, args...))
-}
+// invalidf is ctxsel.Invalidf: invalid input, described in words.
+var invalidf = ctxsel.Invalidf
 
 // maxSize bounds every chunker's token counts.
 const maxSize = 1 << 30
