@@ -86,12 +86,14 @@ func withDeps(opt Options, deps ctxsel.Deps) (Options, error) {
 // (the rest of base kept: embedder, counter, model). A bad parameter is a
 // *ctxsel.ParamError.
 func ParseSpec(spec string, base Options) (Options, error) {
+	if name, _, err := ctxsel.ParsePart(spec); err != nil {
+		return Options{}, err
+	} else if name != "evidence" {
+		return Options{}, fmt.Errorf("%w: %q is not an evidence spec", ctxsel.ErrInvalidInput, spec)
+	}
 	sp, err := ctxsel.ParseParams(spec, "", params)
 	if err != nil {
 		return Options{}, err
-	}
-	if sp.Name != "evidence" {
-		return Options{}, fmt.Errorf("%w: %q is not an evidence spec", ctxsel.ErrInvalidInput, spec)
 	}
 	return fromSpec(sp, base)
 }
