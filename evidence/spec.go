@@ -31,8 +31,7 @@ var params = []ctxsel.ParamDef{
 	{Name: "stop", Min: 0, Max: 1, MaxExclusive: true, DefaultDoc: "model (" + modelDefault(func(m *Model) string { return strconv.FormatFloat(m.Stop, 'g', -1, 64) }) + ")", Doc: "ends packing once the kept sentences hold this share of the expected evidence (the sum of p over every sentence that could be sent), so a budget is not filled with sentences the model deems unlikely; 0: fill the budget"},
 	{Name: "dedup", Kind: ctxsel.BoolParam, Default: 1, Doc: "1 does not send a sentence another passage of the same document (title) sends, nor a chunk's cut-off fragment of a sentence another chunk holds whole; 0 sends them"},
 	{Name: "order", Kind: ctxsel.WordParam, Words: []string{"rank", "document", "doc"}, DefaultWord: "rank", Doc: "rank (by the passage's rank) or document (input order)"},
-	// min_k is no parameter: a token budget cannot promise passages.
-	{Name: "max_k", Kind: ctxsel.IntegerParam, Min: 1, Max: math.MaxInt32, DefaultDoc: "none", Doc: "cap: at most this many passages opened"},
+	{Name: "max_k", Kind: ctxsel.IntegerParam, Min: 1, Max: math.MaxInt32, DefaultDoc: "none", Doc: "cap: at most this many passages opened (there is no min_k: a token budget cannot promise passages)"},
 	{Name: "max_tokens", Kind: ctxsel.IntegerParam, Min: 1, Max: math.MaxInt32, DefaultDoc: "none", Doc: "cap: lowers the budget"},
 }
 
