@@ -1,6 +1,7 @@
 package ctxsel
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -24,15 +25,27 @@ type InputError struct {
 func (e *InputError) Error() string { return ErrInvalidInput.Error() + ": " + e.Msg }
 func (e *InputError) Unwrap() error { return ErrInvalidInput }
 
-func invalidf(format string, args ...any) error {
+// Invalidf is invalid input described in words: an *InputError, which
+// wraps ErrInvalidInput. It is the module's one such constructor (each
+// package's invalidf is it).
+func Invalidf(format string, args ...any) error {
 	return &InputError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// ParamError is a strategy's parameter that it does not take, or a value
-// outside the parameter's range.
+var invalidf = Invalidf
+
+// ParamError is a parameter that a spec's name does not take, or a value
+// not of the parameter's kind or outside its range: the one error of every
+// declared parameter (ParamDef), whatever it belongs to.
 type ParamError struct {
-	// Strategy is the strategy's name, Param the parameter's (lowercased).
+	// Strategy is the name the parameter was given to (a strategy's, a
+	// text selector's, a route's, a chunker's), Param the parameter's
+	// (lowercased).
 	Strategy, Param string
+	// What says what Strategy names, for messages: "" for a strategy,
+	// text selector or route (all "strategy" in a spec), "scorer",
+	// "chunker".
+	What string
 	// Known lists the parameters the strategy takes, caps included, when
 	// Param is not one of them; nil otherwise.
 	Known []string
@@ -42,11 +55,13 @@ type ParamError struct {
 	Msg string
 }
 
-// Detail is the error without ErrInvalidInput's text: "strategy topk: " and
-// Msg.
-func (e *ParamError) Detail() string { return "strategy " + e.Strategy + ": " + e.Msg }
-func (e *ParamError) Error() string  { return ErrInvalidInput.Error() + ": " + e.Detail() }
-func (e *ParamError) Unwrap() error  { return ErrInvalidInput }
+// Detail is the error without ErrInvalidInput's text: "strategy topk: "
+// (or What and the name) and Msg.
+func (e *ParamError) Detail() string {
+	return cmp.Or(e.What, "strategy") + " " + e.Strategy + ": " + e.Msg
+}
+func (e *ParamError) Error() string { return ErrInvalidInput.Error() + ": " + e.Detail() }
+func (e *ParamError) Unwrap() error { return ErrInvalidInput }
 
 // CandidateError is a candidate that cannot join a curve (NewCurve).
 type CandidateError struct {

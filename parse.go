@@ -1,6 +1,7 @@
 package ctxsel
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -137,13 +138,21 @@ func ParsePart(text string) (name string, params []Param, err error) {
 
 func (p *part) add(kv string) error {
 	k, v, ok := strings.Cut(kv, "=")
-	k = strings.ToLower(strings.TrimSpace(k))
-	if !ok || !isIdent(k) {
+	if !ok || !isIdent(strings.ToLower(strings.TrimSpace(k))) {
 		return invalidf("strategy %s: parameter %q is not key=value (keys are letters, digits and _)", p.name, kv)
+	}
+	return p.addParam(k, v)
+}
+
+// addParam adds parameter k=v, k lowercased and both trimmed.
+func (p *part) addParam(k, v string) error {
+	k = strings.ToLower(strings.TrimSpace(k))
+	if !isIdent(k) {
+		return invalidf("strategy %s: parameter %q is not key=value (keys are letters, digits and _)", p.name, k+"="+v)
 	}
 	for _, q := range p.params {
 		if q.Key == k {
-			return invalidf("strategy %s: parameter %s given twice", p.name, k)
+			return &ParamError{Strategy: p.name, Param: k, Msg: fmt.Sprintf("parameter %s given twice", k)}
 		}
 	}
 	p.params = append(p.params, Param{Key: k, Value: strings.TrimSpace(v)})
@@ -167,7 +176,7 @@ func (p *part) spec() (Spec, error) {
 			}
 		}
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return Spec{}, invalidf("strategy %s: parameter %s=%q is neither a finite number nor a word", p.name, q.Key, q.Value)
+			return Spec{}, &ParamError{Strategy: p.name, Param: q.Key, Msg: fmt.Sprintf("parameter %s=%q is neither a finite number nor a word", q.Key, q.Value)}
 		}
 		sp.Params[q.Key] = f
 	}

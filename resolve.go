@@ -172,31 +172,26 @@ func Dep[T any](d Deps, name string) (T, error) {
 type SelectorDef struct {
 	Name string `json:"name"`
 	Doc  string `json:"doc"`
-	// Params document the parameters; values are whatever New accepts.
-	Params []ParamDoc `json:"params"`
-	// New builds the selector from the parameters as written and the
+	// Params declare the parameters: Resolve checks a spec's against them
+	// (CheckParams) before New sees it.
+	Params []ParamDef `json:"params"`
+	// New builds the selector from the spec, its parameters checked but
+	// their defaults not filled in (WithDefaults fills them), and the
 	// caller's dependencies. Errors that are the spec's fault wrap
 	// ErrInvalidInput.
-	New func(params []Param, deps Deps) (TextSelector, error) `json:"-"`
-}
-
-// ParamDoc documents a parameter whose value need not be a number.
-type ParamDoc struct {
-	Name    string `json:"name"`
-	Default string `json:"default"`
-	Doc     string `json:"doc"`
+	New func(sp Spec, deps Deps) (TextSelector, error) `json:"-"`
 }
 
 // RouteDef describes an answering route that specs may name.
 type RouteDef struct {
-	Name   string     `json:"name"`
-	Doc    string     `json:"doc"`
+	Name string `json:"name"`
+	Doc  string `json:"doc"`
+	// Params declare the parameters, numbers and words
+	// (selfroute:prompt=adaptivek): Resolve checks a spec's against them
+	// before New sees it.
 	Params []ParamDef `json:"params"`
-	// Words document the parameters whose value is a word
-	// (selfroute:prompt=adaptivek).
-	Words []ParamDoc `json:"words,omitempty"`
-	// New builds the route from its spec: its numbers in Params, its words
-	// in Words, not yet checked. Errors wrap ErrInvalidInput.
+	// New builds the route from its spec, its parameters checked but their
+	// defaults not filled in. Errors wrap ErrInvalidInput.
 	New func(sp Spec) (Route, error) `json:"-"`
 }
 
@@ -210,6 +205,7 @@ func RegisterSelector(d SelectorDef) {
 		panic("ctxsel: RegisterSelector of a selector without a valid name or constructor")
 	}
 	registry.checkFree(d.Name)
+	d.Params = NormalParams(d.Params)
 	registry.selectors[d.Name] = d
 }
 
@@ -222,6 +218,7 @@ func RegisterRoute(d RouteDef) {
 		panic("ctxsel: RegisterRoute of a route without a valid name or constructor")
 	}
 	registry.checkFree(d.Name)
+	d.Params = NormalParams(d.Params)
 	registry.routes[d.Name] = d
 }
 
@@ -264,6 +261,17 @@ type Resolver struct {
 	// Def.NewFrom get it too (the band its policy, ldar.DepPolicy), nil or
 	// not.
 	Deps Deps
+	// Params are parameters given apart from the spec (a request's
+	// "params" object, --param flags), merged as values: each joins the
+	// spec's last part as if written after its own parameters (so a
+	// parameter the spec also gives is an error), and is checked, "auto"
+	// included, as those are. ResolveList refuses them.
+	Params []Param
+	// Then, when set, is a text selector run after what the spec names:
+	// a composition, the spec's strategy cutting first
+	// (Then = evidence:budget=500 makes "topk:k=30" resolve as
+	// "topk:k=30+evidence:budget=500"). ResolveList refuses it.
+	Then *Spec
 	// Auto supplies a parameter written "auto" (budget:tokens=auto): name
 	// is the strategy, selector or route, param the key; errors are
 	// returned wrapped, so a caller's own error type survives. Nil makes
@@ -291,6 +299,9 @@ func (r Resolver) Resolve(spec string) (Resolved, error) {
 	if err != nil {
 		return Resolved{}, err
 	}
+	if parts, err = r.extend(parts); err != nil {
+		return Resolved{}, err
+	}
 	if len(parts) == 1 { // the common case, without grouping
 		return r.resolveItem(parts)
 	}
@@ -304,6 +315,9 @@ func (r Resolver) Resolve(spec string) (Resolved, error) {
 // ResolveList resolves a comma-separated list of specs (eval's
 // --strategies), where a bare key=value continues the part before it.
 func (r Resolver) ResolveList(text string) ([]Resolved, error) {
+	if len(r.Params) > 0 || r.Then != nil {
+		return nil, invalidf("a list of specs takes no parameters or selector apart from them: write them in each spec")
+	}
 	parts, err := parseList(text)
 	if err != nil {
 		return nil, err
@@ -316,6 +330,41 @@ func (r Resolver) ResolveList(text string) ([]Resolved, error) {
 		}
 	}
 	return out, nil
+}
+
+// extend adds the resolver's Params to the last part and its Then as a
+// part joined to it.
+func (r Resolver) extend(parts []part) ([]part, error) {
+	last := &parts[len(parts)-1]
+	for _, q := range r.Params {
+		if err := last.addParam(q.Key, q.Value); err != nil {
+			return nil, err
+		}
+	}
+	if r.Then == nil {
+		return parts, nil
+	}
+	then := part{name: strings.ToLower(r.Then.Name), joined: true}
+	if !isIdent(then.name) {
+		return nil, invalidf("strategy spec %q: the name must be letters, digits and _", r.Then.Name)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Then.Params)) {
+		if err := then.addParam(k, strconv.FormatFloat(r.Then.Params[k], 'g', -1, 64)); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Then.Words)) {
+		if err := then.addParam(k, r.Then.Words[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(parts, then), nil
+}
+
+// ParamValue is a parameter given as a number (a request's params
+// object), for Resolver.Params.
+func ParamValue(key string, v float64) Param {
+	return Param{Key: key, Value: strconv.FormatFloat(v, 'g', -1, 64)}
 }
 
 func joinParts(ps []part) string {
@@ -440,13 +489,23 @@ func (r Resolver) resolvePart(p *part) (Resolved, error) {
 		if err != nil {
 			return Resolved{}, err
 		}
+		if err := CheckParams(sp, route.Params); err != nil {
+			return Resolved{}, err
+		}
 		rt, err := route.New(sp)
 		if err != nil {
 			return Resolved{}, fmt.Errorf("%s: %w", p.name, err)
 		}
 		return Resolved{Kind: RouteKind, Spec: sp.String(), Route: rt, spec: sp}, nil
 	case isSelector && r.Deps != nil:
-		s, err := sel.New(p.params, r.Deps)
+		sp, err := p.spec()
+		if err != nil {
+			return Resolved{}, err
+		}
+		if err := CheckParams(sp, sel.Params); err != nil {
+			return Resolved{}, err
+		}
+		s, err := sel.New(sp, r.Deps)
 		if err != nil {
 			return Resolved{}, fmt.Errorf("strategy %s: %w", p.name, err)
 		}

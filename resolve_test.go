@@ -64,29 +64,17 @@ func (twoStep) Declines(reply string) bool { return reply == "no" }
 
 func init() {
 	ctxsel.RegisterSelector(ctxsel.SelectorDef{Name: "testpick", Doc: "test only",
-		New: func(params []ctxsel.Param, deps ctxsel.Deps) (ctxsel.TextSelector, error) {
-			m := markerPick{}
-			for _, p := range params {
-				n, err := strconv.Atoi(p.Value)
-				if p.Key != "max" || err != nil || n < 0 {
-					return nil, fmt.Errorf("%w: bad parameter %s=%s", ctxsel.ErrInvalidInput, p.Key, p.Value)
-				}
-				m.max = n
-			}
+		Params: []ctxsel.ParamDef{{Name: "max", Kind: ctxsel.IntegerParam, Max: 1000, Doc: "at most this many"}},
+		New: func(sp ctxsel.Spec, deps ctxsel.Deps) (ctxsel.TextSelector, error) {
+			m := markerPick{max: int(sp.Params["max"])}
 			var err error
 			m.marker, err = ctxsel.Dep[string](deps, "marker")
 			return m, err
 		}})
 	ctxsel.RegisterRoute(ctxsel.RouteDef{Name: "teststep", Doc: "test only",
+		Params: []ctxsel.ParamDef{{Name: "k", Kind: ctxsel.IntegerParam, Default: 2, Min: 1, Max: 100, Doc: "passages of the first step"}},
 		New: func(sp ctxsel.Spec) (ctxsel.Route, error) {
-			r := twoStep{k: 2}
-			for k, v := range sp.Params {
-				if k != "k" || v < 1 || v != float64(int(v)) {
-					return nil, fmt.Errorf("%w: bad parameter %s", ctxsel.ErrInvalidInput, k)
-				}
-				r.k = int(v)
-			}
-			return r, nil
+			return twoStep{k: int(ctxsel.WithDefaults(sp, []ctxsel.ParamDef{{Name: "k", Default: 2}}).Params["k"])}, nil
 		}})
 }
 
@@ -170,8 +158,9 @@ func TestResolveErrors(t *testing.T) {
 		"nope":                 `unknown strategy "nope"`,
 		"testpick":             `unknown strategy "testpick"`, // no Deps: not offered
 		"topk:k=0":             "k=0 out of range",
-		"topk:k=x":             `k=x must be a number`, // a word: a route's or a text selector's value
-		"topk:k=1x":            `k="1x" is neither a finite number nor a word`,
+		"topk:k=x":             `k=x must be a number`,  // a word: a route's or a text selector's value
+		"topk:k=1x":            `k=1x must be a number`, // a word such as 2diff_spike
+		"topk:k=1x-":           `k="1x-" is neither a finite number nor a word`,
 		"topk:k=1,k=2":         "given twice",
 		"k=3":                  "comes before any strategy name",
 		"topk,knee":            "names 2 strategies",
@@ -181,8 +170,8 @@ func TestResolveErrors(t *testing.T) {
 		"topk+teststep":        "teststep is an answering route",
 		"topk+topk+knee":       "3 parts",
 		"budget:tokens=auto":   "tokens=auto needs a value",
-		"teststep:k=0":         "bad parameter",
-		"teststep:k=1,max_k=2": "bad parameter",
+		"teststep:k=0":         "k=0 out of range [1, 100]",
+		"teststep:k=1,max_k=2": `unknown parameter "max_k" (known: k)`,
 	} {
 		_, err := ctxsel.Resolve(spec)
 		if !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), want) {
@@ -480,5 +469,49 @@ func TestChainDeps(t *testing.T) {
 	}
 	if _, err := d("none"); !errors.Is(err, ctxsel.ErrNoDep) {
 		t.Errorf("none: %v, want ErrNoDep", err)
+	}
+}
+
+// Parameters and a selector given apart from the spec are merged as values:
+// the result is what the spec with them written in resolves to, and a
+// parameter given twice is refused.
+func TestResolverParamsAndThen(t *testing.T) {
+	for _, c := range []struct {
+		spec   string
+		params []ctxsel.Param
+		then   *ctxsel.Spec
+		same   string
+	}{
+		{"adaptivek", []ctxsel.Param{{Key: "buffer", Value: "0"}}, nil, "adaptivek:buffer=0"},
+		{"topk:k=3", []ctxsel.Param{ctxsel.ParamValue("max_k", 2), {Key: "MIN_K", Value: " 1 "}}, nil, "topk:k=3,max_k=2,min_k=1"},
+		{"topk:k=4", nil, &ctxsel.Spec{Name: "testpick", Params: map[string]float64{"max": 1}}, "topk:k=4+testpick:max=1"},
+		{"topk:k=4+testpick", []ctxsel.Param{ctxsel.ParamValue("max", 2)}, nil, "topk:k=4+testpick:max=2"},
+		{"teststep", []ctxsel.Param{ctxsel.ParamValue("k", 3)}, nil, "teststep:k=3"},
+	} {
+		r := ctxsel.Resolver{Deps: markerDeps}
+		want, err := r.Resolve(c.same)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Params, r.Then = c.params, c.then
+		got, err := r.Resolve(c.spec)
+		if err != nil || got.Spec != want.Spec || got.Kind != want.Kind {
+			t.Errorf("%s with %v then %v: %q, %v; want %q as %s", c.spec, c.params, c.then, got.Spec, err, want.Spec, c.same)
+		}
+	}
+	r := ctxsel.Resolver{Params: []ctxsel.Param{ctxsel.ParamValue("k", 2)}}
+	var pe *ctxsel.ParamError
+	if _, err := r.Resolve("topk:k=3"); !errors.As(err, &pe) || pe.Param != "k" || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("a parameter given twice: %v", err)
+	}
+	if _, err := r.Resolve("topk"); err != nil {
+		t.Errorf("topk with k=2: %v", err)
+	}
+	r.Params = []ctxsel.Param{{Key: "k", Value: "0"}}
+	if _, err := r.Resolve("topk"); !errors.As(err, &pe) || pe.Param != "k" {
+		t.Errorf("k=0 given apart: %v", err)
+	}
+	if _, err := r.ResolveList("topk,knee"); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Errorf("ResolveList with params: %v", err)
 	}
 }

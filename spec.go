@@ -3,7 +3,6 @@ package ctxsel
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,8 +17,9 @@ type Spec struct {
 	Params map[string]float64
 	// Words are the parameters whose value is a word, not a number
 	// ("selfroute:prompt=adaptivek"): a lower-case letter, then letters,
-	// digits and _. No registered strategy takes one (New rejects them);
-	// answering routes and text selectors that parse their own specs do.
+	// digits, _ and -, or such words joined by "|" (a ListParam). No
+	// registered strategy takes one (New rejects them); answering routes
+	// and text selectors declare theirs (WordParam, ListParam).
 	Words map[string]string
 }
 
@@ -84,51 +84,17 @@ func ParseSpecList(text string) ([]Spec, error) {
 	return specs, nil
 }
 
-// isWord reports a word-valued parameter: a letter, then letters, digits
-// and _.
-func isWord(s string) bool { return s != "" && s[0] >= 'a' && s[0] <= 'z' && isIdent(s) }
-
-// ParamDef documents and bounds one strategy parameter.
-type ParamDef struct {
-	Name    string  `json:"name"`
-	Default float64 `json:"default"`
-	Min     float64 `json:"min"`
-	Max     float64 `json:"max"`
-	// MinExclusive makes Min an open bound (p > 0 rather than p >= 0).
-	MinExclusive bool   `json:"min_exclusive,omitempty"`
-	Integer      bool   `json:"integer,omitempty"`
-	Doc          string `json:"doc"`
-}
-
-// MaxIntParam bounds every integer parameter, whatever its definition says,
-// so that a value converts to int without overflow on any platform and sums
-// of a few such values stay far from overflowing (a budget of 2^63 tokens
-// once became a negative budget and k = 0).
-const MaxIntParam = min(1<<40, math.MaxInt)
-
-// bounded returns the definition with an integer parameter's range capped at
-// MaxIntParam.
-func (p ParamDef) bounded() ParamDef {
-	if p.Integer {
-		p.Max = min(p.Max, MaxIntParam)
-	}
-	return p
-}
-
-func (p ParamDef) check(strategy string, v float64) error {
-	p = p.bounded()
-	bad := v < p.Min || v > p.Max || (p.MinExclusive && v == p.Min)
-	if bad {
-		lo := "["
-		if p.MinExclusive {
-			lo = "("
+// isWord reports a word-valued parameter (one that is no number): a
+// lower-case letter or a digit, then letters, digits, _ and -, not ending
+// in - (fallback=2diff_spike, dense=use-lite), or several such words
+// joined by "|" (a list: units=sentence|line).
+func isWord(s string) bool {
+	for _, w := range strings.Split(s, "|") {
+		if w == "" || w[0] == '_' || w[0] == '-' || w[len(w)-1] == '-' || !isIdent(strings.ReplaceAll(w, "-", "_")) {
+			return false
 		}
-		return &ParamError{Strategy: strategy, Param: p.Name, Msg: fmt.Sprintf("%s=%v out of range %s%v, %v]", p.Name, v, lo, p.Min, p.Max)}
 	}
-	if p.Integer && v != math.Trunc(v) {
-		return &ParamError{Strategy: strategy, Param: p.Name, Msg: fmt.Sprintf("%s=%v must be a whole number", p.Name, v)}
-	}
-	return nil
+	return true
 }
 
 // Def describes a strategy: its name, what it does, its parameters and a
@@ -172,22 +138,7 @@ func (d Def) check(name string, v float64) (isCap bool, err error) {
 	if i := slices.IndexFunc(CapParams, func(p ParamDef) bool { return p.Name == name }); i >= 0 {
 		return true, CapParams[i].check(d.Name, v)
 	}
-	known := make([]string, 0, len(d.Params)+len(CapParams))
-	for _, p := range d.Params {
-		known = append(known, p.Name)
-	}
-	for _, p := range CapParams {
-		known = append(known, p.Name)
-	}
-	return false, &ParamError{Strategy: d.Name, Param: name, Known: known,
-		Msg: fmt.Sprintf("unknown parameter %q (known: %s)", name, strings.Join(known, ", "))}
-}
-
-// CapParams are the parameters every strategy accepts.
-var CapParams = []ParamDef{
-	{Name: "min_k", Default: 1, Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at least this many passages (default 1, or 0 for strategies that allow an empty selection such as budget; 0 = no minimum); max_tokens still wins"},
-	{Name: "max_k", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at most this many passages (0 = no maximum)"},
-	{Name: "max_tokens", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "stop before the passage that would push the total past this many tokens (0 = no limit)"},
+	return false, unknownParam(d.Name, name, d.Params, CapParams)
 }
 
 // registry holds every name a spec may use: strategies, answering routes
@@ -221,11 +172,7 @@ func Register(d Def) {
 	}
 	registry.checkFree(d.Name)
 	// Listed ranges are the enforced ones.
-	params := make([]ParamDef, len(d.Params))
-	for i, p := range d.Params {
-		params[i] = p.bounded()
-	}
-	d.Params = params
+	d.Params = NormalParams(d.Params)
 	registry.defs[d.Name] = d
 }
 
@@ -263,7 +210,7 @@ func NewWith(sp Spec, deps Deps) (Strategy, Caps, error) {
 	}
 	if len(sp.Words) > 0 {
 		k := slices.Min(slices.Collect(maps.Keys(sp.Words)))
-		return nil, Caps{}, invalidf("strategy %s: parameter %s=%s must be a number", sp.Name, k, sp.Words[k])
+		return nil, Caps{}, &ParamError{Strategy: sp.Name, Param: k, Msg: fmt.Sprintf("parameter %s=%s must be a number", k, sp.Words[k])}
 	}
 	def, ok := Lookup(sp.Name)
 	if !ok {

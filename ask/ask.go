@@ -222,9 +222,8 @@ type Pick struct {
 	Invalid string `json:"invalid,omitempty"`
 }
 
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ctxsel.ErrInvalidInput, fmt.Sprintf(format, args...))
-}
+// invalidf is ctxsel.Invalidf: invalid input, described in words.
+var invalidf = ctxsel.Invalidf
 
 // Ask answers question over store, embedding it with e (which must be the
 // model the index was built with).

@@ -86,20 +86,57 @@ const (
 	DefaultSpec = "tokens:overlap=100,size=600"
 )
 
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ctxsel.ErrInvalidInput, fmt.Sprintf(format, args...))
+// invalidf is ctxsel.Invalidf: invalid input, described in words.
+var invalidf = ctxsel.Invalidf
+
+// maxSize bounds every chunker's token counts.
+const maxSize = 1 << 30
+
+// Names are the chunkers, each under its main name (Chunkers also holds
+// their aliases: token, window, windows, sentence).
+var Names = []string{"tokens", "sentences", "semantic"}
+
+// Chunkers are the chunker names a spec may use, each with its
+// parameters; aliases share their chunker's.
+var Chunkers = map[string][]ctxsel.ParamDef{
+	"tokens": tokensParams, "token": tokensParams, "window": tokensParams, "windows": tokensParams,
+	"sentences": sentencesParams, "sentence": sentencesParams,
+	"semantic": {
+		{Name: "threshold", Default: DefaultThreshold, Min: -1, Max: 1, Doc: "a new chunk starts where the cosine similarity of neighbouring sentences falls below this"},
+		{Name: "max_tokens", Kind: ctxsel.IntegerParam, Default: DefaultSize, Max: maxSize, Doc: "tokens per chunk at most (0: no limit, else at least 8)"},
+	},
 }
 
+var (
+	tokensParams = []ctxsel.ParamDef{
+		{Name: "size", Kind: ctxsel.IntegerParam, Default: DefaultSize, Max: maxSize, Doc: "tokens per chunk"},
+		{Name: "overlap", Kind: ctxsel.IntegerParam, Default: DefaultOverlap, Max: maxSize, Doc: "tokens each chunk shares with the one before (less than size)"},
+	}
+	sentencesParams = []ctxsel.ParamDef{
+		{Name: "max_tokens", Kind: ctxsel.IntegerParam, Default: DefaultSize, Max: maxSize, Doc: "whole sentences are packed into chunks of at most this many tokens"},
+	}
+)
+
 // Parse builds the chunker a spec names. tok counts tokens (nil means
-// token.New("")); e embeds sentences and is needed only by "semantic".
+// token.New("")); e embeds sentences and is needed only by "semantic". A
+// bad parameter is a *ctxsel.ParamError.
 func Parse(spec string, tok Tokenizer, e embed.Embedder) (Chunker, error) {
 	if strings.TrimSpace(spec) == "" {
 		spec = DefaultSpec
 	}
-	sp, err := ctxsel.ParseSpec(spec)
+	name, _, err := ctxsel.ParsePart(spec)
 	if err != nil {
 		return nil, fmt.Errorf("chunker spec: %w", err)
 	}
+	defs, ok := Chunkers[name]
+	if !ok {
+		return nil, invalidf("unknown chunker %q (known: %s)", name, strings.Join(Names, ", "))
+	}
+	sp, err := ctxsel.ParseParams(spec, "chunker", defs)
+	if err != nil {
+		return nil, err
+	}
+	sp = ctxsel.WithDefaults(sp, defs)
 	if tok == nil {
 		t, err := token.New("")
 		if err != nil {
@@ -107,61 +144,13 @@ func Parse(spec string, tok Tokenizer, e embed.Embedder) (Chunker, error) {
 		}
 		tok = t
 	}
-	get := func(key string, def float64, known ...string) (float64, error) {
-		for k := range sp.Params {
-			ok := false
-			for _, kk := range known {
-				ok = ok || k == kk
-			}
-			if !ok {
-				return 0, invalidf("chunker %s: unknown parameter %q (known: %s)", sp.Name, k, strings.Join(known, ", "))
-			}
-		}
-		if v, ok := sp.Params[key]; ok {
-			return v, nil
-		}
-		return def, nil
-	}
-	intParam := func(key string, def int, known ...string) (int, error) {
-		v, err := get(key, float64(def), known...)
-		if err != nil {
-			return 0, err
-		}
-		if v != float64(int(v)) || v < 0 || v > 1<<30 {
-			return 0, invalidf("chunker %s: %s=%v must be a whole number in [0, 2^30]", sp.Name, key, v)
-		}
-		return int(v), nil
-	}
-	switch sp.Name {
+	switch name {
 	case "tokens", "token", "window", "windows":
-		size, err := intParam("size", DefaultSize, "size", "overlap")
-		if err != nil {
-			return nil, err
-		}
-		overlap, err := intParam("overlap", DefaultOverlap, "size", "overlap")
-		if err != nil {
-			return nil, err
-		}
-		return NewTokens(tok, size, overlap)
+		return NewTokens(tok, int(sp.Params["size"]), int(sp.Params["overlap"]))
 	case "sentences", "sentence":
-		maxTok, err := intParam("max_tokens", DefaultSize, "max_tokens")
-		if err != nil {
-			return nil, err
-		}
-		return NewSentences(tok, maxTok)
-	case "semantic":
-		known := []string{"threshold", "max_tokens"}
-		th, err := get("threshold", DefaultThreshold, known...)
-		if err != nil {
-			return nil, err
-		}
-		maxTok, err := intParam("max_tokens", DefaultSize, known...)
-		if err != nil {
-			return nil, err
-		}
-		return NewSemantic(tok, e, th, maxTok)
+		return NewSentences(tok, int(sp.Params["max_tokens"]))
 	}
-	return nil, invalidf("unknown chunker %q (known: tokens, sentences, semantic)", sp.Name)
+	return NewSemantic(tok, e, sp.Params["threshold"], int(sp.Params["max_tokens"]))
 }
 
 // checkText validates the input every chunker accepts.

@@ -325,9 +325,8 @@ func checkSentences(cs ChunkSentences, textLen int, dim *int) error {
 	return nil
 }
 
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ctxsel.ErrInvalidInput, fmt.Sprintf(format, args...))
-}
+// invalidf is ctxsel.Invalidf: invalid input, described in words.
+var invalidf = ctxsel.Invalidf
 
 // Normalize returns v scaled to unit length (a zero vector stays zero), in
 // a new slice.

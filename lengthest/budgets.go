@@ -78,6 +78,5 @@ func positive(s string) (int, error) {
 	return n, nil
 }
 
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ctxsel.ErrInvalidInput, fmt.Sprintf(format, args...))
-}
+// invalidf is ctxsel.Invalidf: invalid input, described in words.
+var invalidf = ctxsel.Invalidf

@@ -177,8 +177,14 @@ func TestOllama(t *testing.T) {
 			t.Errorf("parseOllamaHost(%q) = %v, %v; want %s", in, u, err, want)
 		}
 	}
-	if _, err := parseOllamaHost("ftp://x"); err == nil {
-		t.Error("ftp accepted")
+	// The embedder's parser (internal/ollamahost): the same strict rules.
+	for _, bad := range []string{"ftp://x", "h:99999", "h x:1", "http://u:p@h"} {
+		if _, err := NewOllama(Options{BaseURL: bad, Model: "m"}); err == nil || !strings.Contains(err.Error(), "llm: Ollama host") {
+			t.Errorf("NewOllama with %q: %v", bad, err)
+		}
+		if _, err := ParseSpec("ollama:m@" + bad); err == nil {
+			t.Errorf("ParseSpec ollama:m@%s accepted", bad)
+		}
 	}
 }
 

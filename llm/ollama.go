@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ctxsel/ctxsel/internal/httpretry"
+	"github.com/ctxsel/ctxsel/internal/ollamahost"
 )
 
 // Ollama talks to an Ollama server's /api/chat.
@@ -35,41 +34,11 @@ func NewOllama(opts Options) (*Ollama, error) {
 }
 
 // parseOllamaHost reads an address the way the ollama CLI reads
-// OLLAMA_HOST: no scheme means http, no port means 11434.
+// OLLAMA_HOST, strictly (internal/ollamahost: the embedder's parser too).
 func parseOllamaHost(s string) (*url.URL, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		s = "127.0.0.1:11434"
-	}
-	scheme, hostport, ok := strings.Cut(s, "://")
-	defPort := "11434"
-	switch {
-	case !ok:
-		scheme, hostport = "http", s
-	case scheme == "http":
-		defPort = "80"
-	case scheme == "https":
-		defPort = "443"
-	default:
-		return nil, fmt.Errorf("llm: Ollama host %q: scheme must be http or https", s)
-	}
-	hostport, path, _ := strings.Cut(hostport, "/")
-	if strings.ContainsAny(hostport, "@?# ") {
-		return nil, fmt.Errorf("llm: Ollama host %q: want [http(s)://]host[:port]", s)
-	}
-	host, port, err := net.SplitHostPort(hostport)
+	u, err := ollamahost.Parse(s)
 	if err != nil {
-		host, port = strings.Trim(hostport, "[]"), defPort
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
-		return nil, fmt.Errorf("llm: Ollama host %q: bad port", s)
-	}
-	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)}
-	if path != "" {
-		u.Path = "/" + path
+		return nil, fmt.Errorf("llm: Ollama %w", err)
 	}
 	return u, nil
 }

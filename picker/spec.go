@@ -1,9 +1,8 @@
 package picker
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/llm"
@@ -40,44 +39,54 @@ func (c Config) String() string {
 	return fmt.Sprintf("picker:budget=%d,fallback=%s,order=%s", c.Budget, c.Fallback, c.Order)
 }
 
+// params declares the picker spec's parameters.
+var params = []ctxsel.ParamDef{
+	{Name: "budget", Kind: ctxsel.IntegerParam, Default: DefaultBudget, Min: 1, Max: 1 << 22, Doc: "tokens of the best-scoring candidates shown to the LLM"},
+	{Name: "fallback", Kind: ctxsel.WordParam, DefaultWord: DefaultFallback, Doc: "score-only strategy used when the output is invalid (a strategy's name)"},
+	{Name: "order", Kind: ctxsel.WordParam, Words: []string{"rank", "document", "doc"}, DefaultWord: "rank", Doc: "order the candidates are shown in: rank or document"},
+}
+
 // ParseSpec reads "picker" or "picker:budget=4000,fallback=adaptivek,order=rank|document".
-// Errors wrap ctxsel.ErrInvalidInput.
+// Errors wrap ctxsel.ErrInvalidInput; a bad parameter is a
+// *ctxsel.ParamError.
 func ParseSpec(text string) (Config, error) {
-	name, params, err := ctxsel.ParsePart(text)
+	name, _, err := ctxsel.ParsePart(text)
 	if err != nil || name != Name {
 		return Config{}, invalidf("picker spec %q: want picker[:budget=N,fallback=STRATEGY,order=rank|document]", text)
 	}
-	return configFrom(params)
+	sp, err := ctxsel.ParseParams(text, "", params)
+	if err != nil {
+		return Config{}, err
+	}
+	return configFrom(sp)
 }
 
-// configFrom reads a picker spec's parameters.
-func configFrom(params []ctxsel.Param) (Config, error) {
-	cfg := Config{Budget: DefaultBudget, Fallback: DefaultFallback, Order: ctxsel.RankOrder}
-	for _, p := range params {
-		k, v := p.Key, p.Value
-		switch k {
-		case "budget":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 1<<22 {
-				return Config{}, invalidf("picker spec: budget=%q must be a whole number in 1..%d", v, 1<<22)
-			}
-			cfg.Budget = n
-		case "fallback":
-			cfg.Fallback = strings.ToLower(v)
-		case "order":
-			o, err := ctxsel.ParseOrder(v)
-			if err != nil || o == ctxsel.EdgesOrder {
-				return Config{}, invalidf("picker spec: order=%q: want rank or document", v)
-			}
-			cfg.Order = o
-		default:
-			return Config{}, invalidf("picker spec: unknown parameter %q (known: budget, fallback, order)", k)
-		}
+// configFrom reads a picker spec whose parameters are checked against
+// params.
+func configFrom(sp ctxsel.Spec) (Config, error) {
+	sp = ctxsel.WithDefaults(sp, params)
+	cfg := Config{Budget: int(sp.Params["budget"]), Fallback: sp.Words["fallback"]}
+	var err error
+	if cfg.Order, err = ctxsel.ParseOrder(sp.Words["order"]); err != nil {
+		return Config{}, fmt.Errorf("picker spec: %w", err)
 	}
 	if _, _, err := ctxsel.Parse(cfg.Fallback); err != nil {
-		return Config{}, fmt.Errorf("picker spec: fallback: %w", err)
+		return Config{}, &ctxsel.ParamError{Strategy: Name, Param: "fallback", Msg: "fallback=" + cfg.Fallback + ": " + paramDetail(err)}
 	}
 	return cfg, nil
+}
+
+// paramDetail is err's text without ErrInvalidInput's.
+func paramDetail(err error) string {
+	var pe *ctxsel.ParamError
+	var ie *ctxsel.InputError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Detail()
+	case errors.As(err, &ie):
+		return ie.Msg
+	}
+	return err.Error()
 }
 
 // Name is the picker's spec name.
@@ -88,15 +97,11 @@ const Name = "picker"
 // the caller's LLM (ctxsel.DepLLM, an llm.Client).
 func init() {
 	ctxsel.RegisterSelector(ctxsel.SelectorDef{
-		Name: Name,
-		Doc:  "Context-Picker: an LLM reads the best candidates within a token budget and picks a minimal sufficient evidence set; invalid output falls back to a score-only strategy",
-		Params: []ctxsel.ParamDoc{
-			{Name: "budget", Default: strconv.Itoa(DefaultBudget), Doc: "tokens of the best-scoring candidates shown to the LLM"},
-			{Name: "fallback", Default: DefaultFallback, Doc: "score-only strategy used when the output is invalid"},
-			{Name: "order", Default: "rank", Doc: "order the candidates are shown in: rank or document"},
-		},
-		New: func(params []ctxsel.Param, deps ctxsel.Deps) (ctxsel.TextSelector, error) {
-			cfg, err := configFrom(params)
+		Name:   Name,
+		Doc:    "Context-Picker: an LLM reads the best candidates within a token budget and picks a minimal sufficient evidence set; invalid output falls back to a score-only strategy",
+		Params: params,
+		New: func(sp ctxsel.Spec, deps ctxsel.Deps) (ctxsel.TextSelector, error) {
+			cfg, err := configFrom(sp)
 			if err != nil {
 				return nil, err
 			}
@@ -109,6 +114,5 @@ func init() {
 	})
 }
 
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ctxsel.ErrInvalidInput, fmt.Sprintf(format, args...))
-}
+// invalidf is ctxsel.Invalidf: invalid input, described in words.
+var invalidf = ctxsel.Invalidf

@@ -3,9 +3,9 @@ package score
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/fusion"
 )
 
@@ -99,48 +99,32 @@ type HybridSpec struct {
 // DefaultHybrid is what a bare "hybrid" means: DefaultMethod, DefaultAlpha.
 var DefaultHybrid = HybridSpec{Method: DefaultMethod, Alpha: DefaultAlpha}
 
+// HybridParams declares the hybrid scorer spec's parameters.
+var HybridParams = []ctxsel.ParamDef{
+	{Name: "alpha", Default: DefaultAlpha, Min: 0, Max: 1, Doc: "weight of the dense scores (1 − alpha weights BM25's)"},
+	{Name: "fusion", Kind: ctxsel.WordParam, Words: []string{"zscore", "minmax", "rrf", "z", "relative"}, DefaultWord: string(DefaultMethod),
+		Doc: "how the two curves are fused: zscore, minmax (relative is Weaviate's name for it) or rrf (z is zscore)"},
+	{Name: "dense", Kind: ctxsel.WordParam, DefaultDoc: "the caller's default embedder", Doc: "the dense scorer: an embedding scorer's name"},
+}
+
 // ParseHybrid parses a hybrid spec; ok is false when s does not name the
-// hybrid scorer at all. Errors describe the bad part.
+// hybrid scorer at all. A bad parameter is a *ctxsel.ParamError; every
+// error wraps ctxsel.ErrInvalidInput.
 func ParseHybrid(s string) (spec HybridSpec, ok bool, err error) {
-	name, params, _ := strings.Cut(s, ":")
-	if name != "hybrid" {
+	if name, _, _ := strings.Cut(s, ":"); name != "hybrid" {
 		return HybridSpec{}, false, nil
 	}
-	spec = DefaultHybrid
-	if params == "" {
-		return spec, true, nil
+	sp, err := ctxsel.ParseParams(s, "scorer", HybridParams)
+	if err != nil {
+		return HybridSpec{}, true, err
 	}
-	seen := map[string]bool{}
-	for _, kv := range strings.Split(params, ",") {
-		k, v, found := strings.Cut(strings.TrimSpace(kv), "=")
-		if !found || v == "" {
-			return HybridSpec{}, true, fmt.Errorf("hybrid scorer: %q: want key=value", kv)
-		}
-		if seen[k] {
-			return HybridSpec{}, true, fmt.Errorf("hybrid scorer: %s given twice", k)
-		}
-		seen[k] = true
-		switch k {
-		case "alpha":
-			a, err := strconv.ParseFloat(v, 64)
-			if err != nil || !(a >= 0 && a <= 1) {
-				return HybridSpec{}, true, fmt.Errorf("hybrid scorer: alpha=%q: want a number in [0, 1]", v)
-			}
-			spec.Alpha = a
-		case "fusion":
-			m, err := fusion.ParseMethod(v)
-			if err != nil {
-				return HybridSpec{}, true, fmt.Errorf("hybrid scorer: %w", err)
-			}
-			spec.Method = m
-		case "dense":
-			if v == "hybrid" || v == "bm25" {
-				return HybridSpec{}, true, fmt.Errorf("hybrid scorer: dense=%s: want an embedding scorer", v)
-			}
-			spec.Dense = v
-		default:
-			return HybridSpec{}, true, fmt.Errorf("hybrid scorer: unknown parameter %q (known: alpha, fusion, dense)", k)
-		}
+	sp = ctxsel.WithDefaults(sp, HybridParams)
+	spec = HybridSpec{Dense: sp.Words["dense"], Alpha: sp.Params["alpha"]}
+	if spec.Method, err = fusion.ParseMethod(sp.Words["fusion"]); err != nil {
+		return HybridSpec{}, true, fmt.Errorf("hybrid scorer: %w", err)
+	}
+	if spec.Dense == "hybrid" || spec.Dense == "bm25" {
+		return HybridSpec{}, true, &ctxsel.ParamError{Strategy: "hybrid", What: "scorer", Param: "dense", Msg: "dense=" + spec.Dense + ": want an embedding scorer"}
 	}
 	return spec, true, nil
 }

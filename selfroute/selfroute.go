@@ -29,10 +29,9 @@
 package selfroute
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
@@ -133,19 +132,23 @@ func (s Spec) String() string {
 	return Name + ":" + strings.Join(parts, ",")
 }
 
+// params declares the route's parameters: Resolve checks a spec against
+// them, and so does ParseSpec.
+var params = []ctxsel.ParamDef{
+	{Name: "k", Default: DefaultK, Min: 1, Max: 10000, Integer: true,
+		Doc: "passages of the first step (the default unless tokens is given or prompt=adaptivek)"},
+	{Name: "tokens", Default: DefaultTokens, Min: 1, Max: maxTokens, Integer: true,
+		Doc: "the first step keeps passages in rank order while their tokens stay below this (the default with prompt=adaptivek); not with k"},
+	{Name: "prompt", Kind: ctxsel.WordParam, Words: []string{PromptLDAR, PromptAdaptiveK}, DefaultWord: PromptLDAR,
+		Doc: "the first step's prompt: ldar (ldar.txt Table 5, routes on \"unanswerable\" in any case) or adaptivek (the official Adaptive-k code's, routes on \"unanswerable\" as written)"},
+}
+
 func init() {
 	ctxsel.RegisterRoute(ctxsel.RouteDef{
 		Name: Name,
 		Doc: "Self-Route: the reader sees a first context with a prompt that lets it answer \"unanswerable\", and, when it does, the long context cut to its window with the normal prompt. " +
 			"LDAR's variant (the default, ldar.txt App. C.4): the top k passages and Table 5's prompt; Adaptive-k's (prompt=adaptivek): the passages below 5,000 tokens and the official code's prompt",
-		Params: []ctxsel.ParamDef{
-			{Name: "k", Default: DefaultK, Min: 1, Max: 10000, Integer: true,
-				Doc: "passages of the first step (the default unless tokens is given or prompt=adaptivek)"},
-			{Name: "tokens", Default: DefaultTokens, Min: 1, Max: maxTokens, Integer: true,
-				Doc: "the first step keeps passages in rank order while their tokens stay below this (the default with prompt=adaptivek); not with k"},
-		},
-		Words: []ctxsel.ParamDoc{{Name: "prompt", Default: PromptLDAR,
-			Doc: "the first step's prompt: ldar (ldar.txt Table 5, routes on \"unanswerable\" in any case) or adaptivek (the official Adaptive-k code's, routes on \"unanswerable\" as written)"}},
+		Params: params,
 		New: func(sp ctxsel.Spec) (ctxsel.Route, error) {
 			s, err := ParseSpec(sp)
 			if err != nil {
@@ -209,35 +212,10 @@ func ParseSpec(sp ctxsel.Spec) (Spec, error) {
 	if sp.Name != Name {
 		return Spec{}, fmt.Errorf("%w: %q is not %s", ctxsel.ErrInvalidInput, sp.Name, Name)
 	}
-	s := Spec{Prompt: PromptLDAR}
-	for _, key := range slices.Sorted(maps.Keys(sp.Words)) {
-		v := sp.Words[key]
-		if key != "prompt" {
-			return Spec{}, fmt.Errorf("%w: %s:%s=%s: only prompt takes a word (known: k, tokens, prompt)", ctxsel.ErrInvalidInput, Name, key, v)
-		}
-		if v != PromptLDAR && v != PromptAdaptiveK {
-			return Spec{}, fmt.Errorf("%w: %s:prompt=%s: want %s (LDAR's Table 5) or %s (the Adaptive-k code's)", ctxsel.ErrInvalidInput, Name, v, PromptLDAR, PromptAdaptiveK)
-		}
-		s.Prompt = v
+	if err := ctxsel.CheckParams(sp, params); err != nil {
+		return Spec{}, err
 	}
-	for key, v := range sp.Params {
-		switch key {
-		case "k":
-			if v != float64(int(v)) || v < 1 || v > 10000 {
-				return Spec{}, fmt.Errorf("%w: %s:k=%v must be an integer in 1..10000", ctxsel.ErrInvalidInput, Name, v)
-			}
-			s.K = int(v)
-		case "tokens":
-			if v != float64(int64(v)) || v < 1 || v > maxTokens {
-				return Spec{}, fmt.Errorf("%w: %s:tokens=%v must be an integer in 1..%d", ctxsel.ErrInvalidInput, Name, v, int64(maxTokens))
-			}
-			s.Tokens = int(v)
-		case "prompt":
-			return Spec{}, fmt.Errorf("%w: %s:prompt=%v: want %s or %s", ctxsel.ErrInvalidInput, Name, v, PromptLDAR, PromptAdaptiveK)
-		default:
-			return Spec{}, fmt.Errorf("%w: %s has no parameter %q (known: k, tokens, prompt)", ctxsel.ErrInvalidInput, Name, key)
-		}
-	}
+	s := Spec{Prompt: cmp.Or(sp.Words["prompt"], PromptLDAR), K: int(sp.Params["k"]), Tokens: int(sp.Params["tokens"])}
 	switch {
 	case s.K > 0 && s.Tokens > 0:
 		return Spec{}, fmt.Errorf("%w: %s: give k (passages) or tokens (a budget), not both", ctxsel.ErrInvalidInput, Name)

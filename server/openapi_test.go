@@ -413,3 +413,40 @@ func TestOpenAPIDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIParamDef: the document's ParamDef lists exactly the fields
+// ctxsel.ParamDef writes, for a number and for a word, so that the one
+// parameter schema and its description stay in step.
+func TestOpenAPIParamDef(t *testing.T) {
+	d := loadOpenAPI(t)
+	schema := d.resolve(map[string]any{"$ref": "#/components/schemas/ParamDef"})
+	props, _ := schema["properties"].(map[string]any)
+	written := map[string]bool{}
+	for _, p := range []ctxsel.ParamDef{
+		{Name: "n", Kind: ctxsel.IntegerParam, Default: 1, Min: 1, Max: 2, MinExclusive: true, MaxExclusive: true, Integer: true, Required: true, DefaultDoc: "x", Doc: "d"},
+		{Name: "w", Kind: ctxsel.ListParam, Words: []string{"a"}, DefaultWord: "a", Required: true, DefaultDoc: "x", Doc: "d"},
+	} {
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		for k := range m {
+			written[k] = true
+			if props[k] == nil {
+				t.Errorf("ParamDef writes %q, which the document's ParamDef does not list", k)
+			}
+		}
+		if err := d.validate(schema, m, "ParamDef"); err != nil {
+			t.Errorf("%s: %v", b, err)
+		}
+	}
+	for k := range props {
+		if !written[k] {
+			t.Errorf("the document's ParamDef lists %q, which ctxsel.ParamDef never writes", k)
+		}
+	}
+}

@@ -233,21 +233,18 @@ func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Resolved, string, error
 	if o := strings.TrimSpace(r.order); o != "" && o != "rank" {
 		return ctxsel.Resolved{}, "", wire.Bad("order", "rerank results are always in rank order")
 	}
+	// The text selectors a rerank may name are the registered kinds the
+	// server has dependencies for (the evidence selector), never the
+	// configured LLM picker: a rerank is not the place for LLM calls.
+	rv := ctxsel.Resolver{Kinds: ctxsel.StrategyKind | ctxsel.SelectorKind, Deps: s.deps}
 	if r.evidenceBudget > 0 {
 		if s.deps == nil {
 			return ctxsel.Resolved{}, "", wire.Bad("evidence_budget", "this server has no evidence selector (its sentence embedder comes with the server's selector dependencies, which ctxsel serve supplies)")
 		}
 		// The strategy's documents, pruned to their sentences.
-		base := strings.TrimSpace(r.strategy)
-		if base == "" {
-			base = ctxsel.DefaultSelectStrategy
-		}
-		r.strategy = base + "+evidence:budget=" + strconv.Itoa(r.evidenceBudget)
+		rv.Then = &ctxsel.Spec{Name: "evidence", Params: map[string]float64{"budget": float64(r.evidenceBudget)}}
 	}
-	// The text selectors a rerank may name are the registered kinds the
-	// server has dependencies for (the evidence selector), never the
-	// configured LLM picker: a rerank is not the place for LLM calls.
-	how, err := s.resolveWith(&r.commonRequest, ctxsel.DefaultSelectStrategy, ctxsel.Resolver{Kinds: ctxsel.StrategyKind | ctxsel.SelectorKind, Deps: s.deps})
+	how, err := s.resolveWith(&r.commonRequest, ctxsel.DefaultSelectStrategy, rv)
 	if err != nil {
 		if fe, ok := err.(*wire.FieldError); ok && fromModel && fe.Field() == "strategy" {
 			fe.Path = wire.Field("model")

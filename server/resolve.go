@@ -96,9 +96,8 @@ func (s *Server) resolveWith(r *commonRequest, def string, rv ctxsel.Resolver) (
 				if dupNum || dupWord {
 					return resolved{}, wire.Bad("params."+p.name, "also given in strategy %q", r.strategy)
 				}
-				sp.Params[key] = p.value
 			}
-			if res, err = (ctxsel.Resolver{Kinds: ctxsel.RouteKind}).Resolve(sp.String()); err != nil {
+			if res, err = (ctxsel.Resolver{Kinds: ctxsel.RouteKind, Params: paramValues(r.params)}).Resolve(text); err != nil {
 				return resolved{}, wire.Bad("strategy", "%s", inputMsg(err))
 			}
 		}
@@ -153,11 +152,20 @@ func withParams(text string, params []paramIn, deps ctxsel.Deps) (ctxsel.Resolve
 		if err := check(field, key, p.value); err != nil {
 			return ctxsel.Resolved{}, err
 		}
-		sp.Params[key] = p.value
 	}
-	res, err := ctxsel.Resolver{Deps: deps}.Resolve(sp.String())
+	res, err := ctxsel.Resolver{Deps: deps, Params: paramValues(params)}.Resolve(text)
 	if err != nil {
 		return ctxsel.Resolved{}, wire.Bad("params", "%s", inputMsg(err))
 	}
 	return res, nil
+}
+
+// paramValues are a request's "params" as values for
+// ctxsel.Resolver.Params.
+func paramValues(params []paramIn) []ctxsel.Param {
+	out := make([]ctxsel.Param, len(params))
+	for i, p := range params {
+		out[i] = ctxsel.ParamValue(p.name, p.value)
+	}
+	return out
 }

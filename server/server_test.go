@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -365,7 +366,7 @@ func TestStrategies(t *testing.T) {
 			t.Errorf("%s: %+v", d.Name, got)
 		}
 		for j, p := range d.Params {
-			if got.Params[j] != p {
+			if !reflect.DeepEqual(got.Params[j], p) {
 				t.Errorf("%s.%s: %+v want %+v", d.Name, p.Name, got.Params[j], p)
 			}
 		}

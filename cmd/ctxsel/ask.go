@@ -86,8 +86,13 @@ Examples:
 		fs.Usage()
 		return usageError{errors.New("ask: no question given")}
 	}
-	if *budget != "" {
-		*strategy = "budget:tokens=" + *budget
+	extra, err := params.list()
+	if err != nil {
+		return err
+	}
+	if *budget != "" { // --budget N is budget:tokens=N
+		*strategy = "budget"
+		extra = append([]ctxsel.Param{{Key: "tokens", Value: *budget}}, extra...)
 	}
 	// One opener and call cache for the run's roles: reader and picker.
 	llms := &lazyLLM{lf: lf, stderr: stderr}
@@ -111,7 +116,9 @@ Examples:
 		}
 		return src.sentencesFrom(indexEmb)
 	}
-	how, err := specResolver(src, *estimate).Resolve(params.appendTo(*strategy))
+	rv := specResolver(src, *estimate)
+	rv.Params = extra
+	how, err := rv.Resolve(*strategy)
 	if err != nil {
 		return err
 	}

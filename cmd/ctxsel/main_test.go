@@ -85,7 +85,7 @@ func TestExitCodes(t *testing.T) {
 		{"", []string{"eval", "--scorer", "nosuch"}, 2, "unknown scorer"},
 		{"", []string{"eval", "--pool", "-1"}, 2, "negative"},
 		{"", []string{"eval", "--scorer", "hybrid:alpha=2"}, 2, "alpha"},
-		{"", []string{"eval", "--scorer", "hybrid:fusion=max"}, 2, "unknown fusion"},
+		{"", []string{"eval", "--scorer", "hybrid:fusion=max"}, 2, "fusion=max: want zscore"}, // the parameter schema's ParamError
 		{"", []string{"eval", "--baselines", "some"}, 2, "--baselines"},
 		{"", []string{"help"}, 0, ""},
 		{"", []string{"select", "-h"}, 0, ""},

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,17 +23,24 @@ type paramFlag []string
 func (p *paramFlag) String() string     { return strings.Join(*p, ",") }
 func (p *paramFlag) Set(v string) error { *p = append(*p, v); return nil }
 
-// appendTo adds the collected parameters to a strategy spec:
-// "adaptivek" + [buffer=0] → "adaptivek:buffer=0".
-func (p paramFlag) appendTo(spec string) string {
-	if len(p) == 0 {
-		return spec
+// list returns the collected parameters as values for
+// ctxsel.Resolver.Params, which merges them into the strategy spec's (a
+// flag may hold several, comma-separated, as a spec does).
+func (p paramFlag) list() ([]ctxsel.Param, error) {
+	var out []ctxsel.Param
+	for _, v := range p {
+		for _, kv := range strings.Split(v, ",") {
+			if strings.TrimSpace(kv) == "" {
+				continue
+			}
+			k, val, ok := strings.Cut(kv, "=")
+			if !ok {
+				return nil, fmt.Errorf("%w: --param %q is not key=value", ctxsel.ErrInvalidInput, kv)
+			}
+			out = append(out, ctxsel.Param{Key: k, Value: val})
+		}
 	}
-	sep := ":"
-	if strings.Contains(spec, ":") {
-		sep = ","
-	}
-	return spec + sep + strings.Join(p, ",")
+	return out, nil
 }
 
 func cmdSelect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -87,7 +93,10 @@ Examples:
 	defer src.Close()
 	r := specResolver(src, *estimate)
 	r.Kinds = ctxsel.StrategyKind | ctxsel.SelectorKind
-	how, err := r.Resolve(params.appendTo(*strategy))
+	if r.Params, err = params.list(); err != nil {
+		return err
+	}
+	how, err := r.Resolve(*strategy)
 	if err != nil {
 		return err
 	}
@@ -196,58 +205,37 @@ func (l *lineBound) Read(p []byte) (int, error) {
 }
 
 func cmdStrategies(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("strategies", "Usage: ctxsel strategies\n\nLists every strategy with its parameters: default, range ([ ] includes the\nbound, ( ) excludes it; \"whole\" for whole numbers) and meaning; then the\ntext selectors and the defaults.", stderr)
+	fs := newFlags("strategies", "Usage: ctxsel strategies\n\nLists every strategy with its parameters: default, range ([ ] includes the\nbound, ( ) excludes it; \"whole\" for whole numbers) and meaning; then the\ntext selectors, the answering routes and the defaults.", stderr)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	for _, d := range ctxsel.Defs() {
 		fmt.Fprintf(stdout, "%s — %s\n", d.Name, d.Doc)
-		for _, p := range d.Params {
-			fmt.Fprintf(stdout, "    %-19s default %-8g %-27s %s\n", p.Name, p.Default, paramRange(p), p.Doc)
-		}
+		writeParams(stdout, d.Params)
 	}
 	fmt.Fprintln(stdout, "\ncaps, accepted by every strategy:")
-	for _, p := range ctxsel.CapParams {
-		fmt.Fprintf(stdout, "    %-19s default %-8g %-27s %s\n", p.Name, p.Default, paramRange(p), p.Doc)
-	}
+	writeParams(stdout, ctxsel.CapParams)
 	fmt.Fprintln(stdout, "\ntext selectors, which read the question and the passages' texts (select --question, ask, eval):")
 	for _, d := range ctxsel.SelectorDefs() {
 		fmt.Fprintf(stdout, "%s — %s\n", d.Name, d.Doc)
-		for _, p := range d.Params {
-			fmt.Fprintf(stdout, "    %-19s default %-12s %s\n", p.Name, p.Default, p.Doc)
-		}
+		writeParams(stdout, d.Params)
+	}
+	fmt.Fprintln(stdout, "\nanswering routes, which need the reader's reply (ask, eval --reader):")
+	for _, d := range ctxsel.RouteDefs() {
+		fmt.Fprintf(stdout, "%s — %s\n", d.Name, d.Doc)
+		writeParams(stdout, d.Params)
 	}
 	fmt.Fprintf(stdout, "\ndefault (ask, /v1/ask, the name \"default\"): %s; select and rerank: %s\n", ctxsel.DefaultStrategy, ctxsel.DefaultSelectStrategy)
 	fmt.Fprintln(stdout, "\nexample: ctxsel select --strategy adaptivek:head=0.05,buffer=3,max_tokens=4000 < candidates.jsonl")
 	return nil
 }
 
-// paramRange writes a parameter's accepted values: "[0, 1]", "(0, ∞)",
-// "[1, 2147483647] whole".
-func paramRange(p ctxsel.ParamDef) string {
-	f := byte('g')
-	if p.Integer {
-		f = 'f'
+// writeParams lists parameters, one a line: name, default, the values
+// accepted (ParamDef.Accepts) and meaning.
+func writeParams(w io.Writer, params []ctxsel.ParamDef) {
+	for _, p := range params {
+		fmt.Fprintf(w, "    %-19s default %-8s %-27s %s\n", p.Name, p.DefaultText(), p.Accepts(), p.Doc)
 	}
-	lo, hi := strconv.FormatFloat(p.Min, f, -1, 64), strconv.FormatFloat(p.Max, f, -1, 64)
-	if p.Min <= -math.MaxFloat64 {
-		lo = "-∞"
-	}
-	if p.Max >= math.MaxFloat64 {
-		hi = "∞"
-	}
-	open, closing := "[", "]"
-	if p.MinExclusive || lo == "-∞" {
-		open = "("
-	}
-	if hi == "∞" {
-		closing = ")"
-	}
-	r := open + lo + ", " + hi + closing
-	if p.Integer {
-		r += " whole"
-	}
-	return r
 }
 
 // writeSelection prints a selection as indented JSON: select's output, with

@@ -40,7 +40,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -51,6 +50,7 @@ import (
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/embed/internal/remote"
 	"github.com/ctxsel/ctxsel/internal/httpretry"
+	"github.com/ctxsel/ctxsel/internal/ollamahost"
 )
 
 // Defaults for zero-valued Options fields.
@@ -207,52 +207,13 @@ func New(opts Options) (*Client, error) {
 	}, nil
 }
 
-// ParseHost turns an OLLAMA_HOST-style address into a base URL the way the
-// ollama CLI does: no scheme means http; a missing or invalid port means
-// 11434 (80/443 when the scheme is given explicitly); "" means
-// http://127.0.0.1:11434.
-func ParseHost(s string) (*url.URL, error) {
-	s = strings.TrimSpace(s)
-	defaultPort := "11434"
-	scheme, hostport, ok := strings.Cut(s, "://")
-	switch {
-	case !ok:
-		scheme, hostport = "http", s
-	case scheme == "http":
-		defaultPort = "80"
-	case scheme == "https":
-		defaultPort = "443"
-	default:
-		return nil, fmt.Errorf("host %q: scheme must be http or https", s)
-	}
-	hostport, path, _ := strings.Cut(hostport, "/")
-	if strings.ContainsAny(hostport, "@?#") {
-		return nil, fmt.Errorf("host %q: want [http(s)://]host[:port][/path]", s)
-	}
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host, port = "127.0.0.1", defaultPort
-		if ip := net.ParseIP(strings.Trim(hostport, "[]")); ip != nil {
-			host = ip.String()
-		} else if hostport != "" {
-			host = hostport
-		}
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
-		port = defaultPort
-	}
-	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)}
-	if path != "" {
-		u.Path = "/" + path
-	}
-	if _, err := url.Parse(u.String()); err != nil {
-		return nil, fmt.Errorf("host %q: %w", s, err)
-	}
-	return u, nil
-}
+// ParseHost turns an OLLAMA_HOST-style address into a base URL the way
+// the ollama CLI does, strictly: no scheme means http; no port means 11434
+// (80/443 when the scheme is given explicitly); "" means
+// http://127.0.0.1:11434; a bad port, a scheme other than http(s), user
+// info, a query or white space is an error. The chat client (llm) reads
+// addresses with the same parser.
+func ParseHost(s string) (*url.URL, error) { return ollamahost.Parse(s) }
 
 // ModelID identifies the server (host and path), model and every
 // vector-changing option, e.g.

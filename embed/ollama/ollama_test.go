@@ -457,7 +457,6 @@ func TestParseHost(t *testing.T) {
 		"http://h:1/ollama":         "http://h:1/ollama",
 		"[::1]:11434":               "http://[::1]:11434",
 		"::1":                       "http://[::1]:11434",
-		"h:99999":                   "http://h:11434",
 	} {
 		u, err := ParseHost(in)
 		if err != nil {
@@ -468,9 +467,14 @@ func TestParseHost(t *testing.T) {
 			t.Errorf("ParseHost(%q) = %s, want %s", in, got, want)
 		}
 	}
-	for _, bad := range []string{"ftp://h", "http://u:p@h", "h?x=1"} {
+	// Stricter than the ollama CLI, as the chat client (llm) always was: a
+	// bad port or a space is an error, not the default port.
+	for _, bad := range []string{"ftp://h", "http://u:p@h", "h?x=1", "h:99999", "h x:1"} {
 		if _, err := ParseHost(bad); err == nil {
 			t.Errorf("ParseHost(%q) accepted", bad)
+		}
+		if _, err := New(Options{Model: "m", BaseURL: bad}); err == nil || !strings.Contains(err.Error(), "host") {
+			t.Errorf("New with BaseURL %q: %v", bad, err)
 		}
 	}
 }

@@ -132,6 +132,5 @@ func Score(output string, offered, gold []string, stage int, p Params) (Result, 
 	return res, nil
 }
 
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ctxsel.ErrInvalidInput, fmt.Sprintf(format, args...))
-}
+// invalidf is ctxsel.Invalidf: invalid input, described in words.
+var invalidf = ctxsel.Invalidf

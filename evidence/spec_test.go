@@ -1,0 +1,50 @@
+package evidence
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+)
+
+// ParseSpec reads every declared parameter into Options: 0 turns a model
+// setting off, a setting left out stays the model's, and a bad one is the
+// schema's ParamError.
+func TestParseSpecOptions(t *testing.T) {
+	got, err := ParseSpec("evidence:budget=500,passages=7,header=0,neighbors=1,hop=0,floor=0,stop=0,dedup=0,order=document,max_k=3,max_tokens=400", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Options{Budget: 500, Passages: 7, NoHeader: true, Neighbors: 1, Hop: HopOff, Floor: FloorOff, Stop: StopOff,
+		KeepRepeats: true, Order: ctxsel.DocumentOrder, Caps: ctxsel.Caps{MaxK: 3, MaxTokens: 400}}
+	if got != want {
+		t.Errorf("all given:\n got %+v\nwant %+v", got, want)
+	}
+	got, err = ParseSpec("evidence:budget=500,hop=2,floor=0.1,stop=0.5,order=doc", Options{})
+	want = Options{Budget: 500, Neighbors: -1, Hop: 2, Floor: 0.1, Stop: 0.5, Order: ctxsel.DocumentOrder}
+	if err != nil || got != want {
+		t.Errorf("some given:\n got %+v, %v\nwant %+v", got, err, want)
+	}
+	got, err = ParseSpec("evidence:budget=500", Options{})
+	want = Options{Budget: 500, Neighbors: -1, Order: ctxsel.RankOrder}
+	if err != nil || got != want {
+		t.Errorf("budget only:\n got %+v, %v\nwant %+v", got, err, want)
+	}
+	for spec, param := range map[string]string{
+		"evidence":                       "budget",
+		"evidence:budget=0":              "budget",
+		"evidence:budget=500,min_k=1":    "min_k",
+		"evidence:budget=500,floor=1":    "floor",
+		"evidence:budget=500,order=edge": "order",
+		"evidence:budget=500,header=2":   "header",
+		"evidence:budget=500,hop=21":     "hop",
+	} {
+		var pe *ctxsel.ParamError
+		if _, err := ParseSpec(spec, Options{}); !errors.As(err, &pe) || pe.Param != param || pe.Strategy != "evidence" {
+			t.Errorf("%s: %v, want a ParamError about %s", spec, err, param)
+		}
+	}
+	if _, err := ParseSpec("picker:budget=5", Options{}); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Errorf("another name: %v", err)
+	}
+}
