@@ -130,7 +130,7 @@ func TestRealClients(t *testing.T) {
 		t.Fatalf("node --test: %v", err)
 	}
 	// Every client test ran and passed: none skipped, none missing.
-	if !regexp.MustCompile(`(?m)^ℹ pass 22$`).Match(out) || !regexp.MustCompile(`(?m)^ℹ skipped 0$`).Match(out) {
-		t.Fatalf("expected 22 passing client tests and none skipped")
+	if !regexp.MustCompile(`(?m)^ℹ pass 24$`).Match(out) || !regexp.MustCompile(`(?m)^ℹ skipped 0$`).Match(out) {
+		t.Fatalf("expected 24 passing client tests and none skipped")
 	}
 }
