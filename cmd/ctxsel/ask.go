@@ -82,8 +82,8 @@ Examples:
 	}
 	question := strings.TrimSpace(strings.Join(words, " "))
 	if question == "" {
-		fs.Usage()
-		return usageError{errors.New("ask: no question given")}
+		// The error alone: the flags' 70 lines would push it off screen.
+		return usageError{errors.New("ask: no question given: ctxsel ask [flags] QUESTION (ctxsel ask -h lists the flags)")}
 	}
 	if *budget != "" {
 		*strategy = "budget:tokens=" + *budget
