@@ -49,6 +49,10 @@ func truncateTokens(c token.Counter, text string, n int) (string, bool, error) {
 	if limit := n * maxTokenBytes; limit < len(head) {
 		head = validPrefix(head[:limit])
 	}
+	count := func(s string) (int, error) {
+		ids, err := codec.Encode(s) // not Count: its cache would keep every prefix
+		return len(ids), err
+	}
 	ids, err := codec.Encode(head)
 	if err != nil {
 		return "", false, fmt.Errorf("truncating documents: %w", err)
@@ -56,16 +60,42 @@ func truncateTokens(c token.Counter, text string, n int) (string, bool, error) {
 	if len(ids) <= n {
 		return head, len(head) < len(text), nil
 	}
-	kept, err := codec.Decode(ids[:n])
-	if err != nil {
-		return "", false, fmt.Errorf("truncating documents: %w", err)
+	// Decoding the first n tokens gives the cut at once where it is exact;
+	// it is not for every byte (tiktoken-go drops some control
+	// characters), so the cut is checked, and found by bisection when it
+	// is wrong.
+	if kept, err := codec.Decode(ids[:n]); err == nil && strings.HasPrefix(text, kept) {
+		kept = validPrefix(kept)
+		if c, err := count(kept); err == nil && c <= n {
+			return kept, true, nil
+		}
 	}
-	// Decoding is byte-exact for these encodings; a cut inside a rune
-	// leaves a partial one at the end, which goes.
-	if !strings.HasPrefix(text, kept) {
-		return "", false, fmt.Errorf("truncating documents: the decoded prefix is not the text's")
+	lo, hi := 0, len(head) // head[:lo] has at most n tokens, head[:hi] more
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		for mid > lo && !utf8.RuneStart(head[mid]) {
+			mid--
+		}
+		if mid == lo {
+			mid = lo + (hi-lo)/2
+			for mid < hi && !utf8.RuneStart(head[mid]) {
+				mid++
+			}
+			if mid == hi {
+				break
+			}
+		}
+		c, err := count(head[:mid])
+		if err != nil {
+			return "", false, fmt.Errorf("truncating documents: %w", err)
+		}
+		if c <= n {
+			lo = mid
+		} else {
+			hi = mid
+		}
 	}
-	return validPrefix(kept), true, nil
+	return head[:lo], true, nil
 }
 
 // validPrefix drops a partial rune at the end of s.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // openAIErr is the OpenAI routes' error body: OpenAI's error object (with
@@ -238,4 +239,28 @@ func TestMCPRefusalCarriesID(t *testing.T) {
 			t.Errorf("%s: %d %s, want id %s", body, rec.Code, rec.Body, want)
 		}
 	}
+}
+
+// FuzzTruncateTokens: whatever the text, the cut is a valid UTF-8 prefix of
+// it with at most n tokens, and a text is cut only when it has more.
+func FuzzTruncateTokens(f *testing.F) {
+	for _, seed := range []string{"short", "é日本語 é日本語 é日本語", "     ", "a\xffb c d e f g", strings.Repeat("word ", 40)} {
+		f.Add(seed, 3)
+	}
+	c, err := newTestServer(f, nil, Options{}).tokenCounter()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string, n int) {
+		if n < 1 || n > 1000 || !utf8.ValidString(text) {
+			return // the decoder passes only valid UTF-8; max_tokens_per_doc is at least 1
+		}
+		got, cut, err := truncateTokens(c, text, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(text, got) || !utf8.ValidString(got) || cut != (got != text) || c.Count(got) > n || (!cut && c.Count(text) > n) {
+			t.Fatalf("%q to %d: %q (cut %v, %d tokens)", text, n, got, cut, c.Count(got))
+		}
+	})
 }
