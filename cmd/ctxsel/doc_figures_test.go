@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -128,6 +129,69 @@ func documentedFigures(block string) []string {
 	for _, m := range regexp.MustCompile(`"(\w+)": ("(?:[^"\\]|\\.)*")`).FindAllStringSubmatch(block, -1) {
 		if !strings.Contains(m[2], "…") {
 			out = append(out, `"`+m[1]+`":`+m[2])
+		}
+	}
+	return out
+}
+
+// TestAskDocFigures runs the `ctxsel ask` variant docs/ask.md quotes the Why
+// line of ("With `FLAGS`, Why reads: `…`") on the question and book it is
+// quoted for, and checks each quoted piece (split at "…") is in the output.
+// Dense scores do not depend on the other documents, and the two best
+// chunks are The Time Machine's, so indexing that book alone reproduces
+// the quoted cut in seconds rather than the 15 novels' minute.
+func TestAskDocFigures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("embeds a novel with use-lite")
+	}
+	book := "../../../shared/data/lara/datasets/32k/book/The Time Machine.txt"
+	raw, err := os.ReadFile(book)
+	if err != nil {
+		t.Fatalf("test data: %v", err)
+	}
+	doc, err := os.ReadFile("../../docs/ask.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)With `([^`]*)`, Why reads: `([^`]*)`").FindStringSubmatch(string(doc))
+	q := regexp.MustCompile(`(?m)^\./ctxsel ask "([^"]*)"`).FindStringSubmatch(string(doc))
+	if m == nil || q == nil {
+		t.Fatal("docs/ask.md no longer quotes a Why line for its question: update this test with it")
+	}
+	for _, k := range []string{"CTXSEL_LLM_MODEL", "CTXSEL_LLM_BASE_URL", "CTXSEL_LLM_PROVIDER", "OLLAMA_HOST"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv(envEmbedCache, "off")
+	t.Setenv(envIndex, "")
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "book")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(docs, "The Time Machine.txt"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx := filepath.Join(dir, "idx")
+	if code, _, errs := runCLI(t, "", "index", "add", "--index", idx, docs); code != 0 {
+		t.Fatalf("index add: %s", errs)
+	}
+	args := append([]string{"ask", "--index", idx, "--llm=false", "--prompt=false"}, strings.Fields(m[1])...)
+	code, out, errs := runCLI(t, "", append(args, q[1])...)
+	if code != 0 {
+		t.Fatalf("ask %v: exit %d: %s", m[1], code, errs)
+	}
+	quoted := strings.Join(strings.Fields(m[2]), " ") // the doc wraps lines
+	for _, piece := range strings.Split(quoted, "…") {
+		if piece = strings.Trim(piece, " ;"); piece != "" && !strings.Contains(out, piece) {
+			t.Errorf("docs/ask.md quotes %q for `ctxsel ask %s`; the Why line now reads:\n%s", piece, m[1], whyLine(out))
+		}
+	}
+}
+
+func whyLine(out string) string {
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, "Why:") {
+			return line
 		}
 	}
 	return out
