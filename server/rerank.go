@@ -151,7 +151,11 @@ func decodeRerank(body string, r *rerankRequest, lim limits) error {
 // document's text is bounded by the body alone here: max_text_bytes
 // applies after truncation (doctruncate.go).
 func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
-	lim.MaxText = int(min(lim.body, int64(wire.Unlimited.MaxText)))
+	if lim.body > 0 {
+		lim.MaxText = int(min(lim.body, int64(wire.Unlimited.MaxText)))
+	} else {
+		lim.MaxText = wire.Unlimited.MaxText // a caller without a body bound (tests, a file)
+	}
 	return d.Array(wire.Field("documents"), func(int) error {
 		i := len(r.docs)
 		if i == lim.MaxCandidates {
