@@ -372,7 +372,7 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 
 	if opts.LLM != nil {
 		t = time.Now()
-		r, err := llm.AskWithin(ctx, opts.LLM, a.Prompt, a.Window.Tokens)
+		r, err := llm.AskWithin(ctx, opts.LLM, a.Prompt, a.Window.sent())
 		if err != nil {
 			return a, a.llmError(err)
 		}
@@ -445,6 +445,16 @@ func Header(h index.Hit) string {
 	}
 	base := path.Base(strings.ReplaceAll(h.Doc, "\\", "/"))
 	return strings.TrimSpace(strings.TrimSuffix(base, path.Ext(base)))
+}
+
+// sent is the window the LLM call names (Ollama's num_ctx): one given or
+// reported by the server, never ctxsel's default, which would make Ollama
+// run the model with a context nobody asked for when /api/show failed.
+func (w Window) sent() int {
+	if w.Source == "default" {
+		return 0
+	}
+	return w.Tokens
 }
 
 // readerWindow settles the reader's window and what it leaves for

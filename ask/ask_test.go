@@ -211,6 +211,21 @@ func TestCurveSVG(t *testing.T) {
 	if err := ask.WriteCurveSVG(io.Discard, ask.Answer{}); err == nil {
 		t.Fatal("empty curve accepted")
 	}
+	// The axis names what the retriever scored by: the default, hybrid,
+	// fuses dense and BM25 scores, which are not similarities.
+	for retriever, label := range map[index.Retriever]string{"": "fused score (dense and BM25)", index.Dense: "cosine similarity", index.BM25: "BM25 score"} {
+		a, err := ask.Ask(ctx, build(t), indextest.HashEmbedder{}, "Etna volcano craters", ask.Options{Retriever: retriever})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Reset()
+		if err := ask.WriteCurveSVG(&buf, a); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), ">"+label+"</text>") {
+			t.Errorf("retriever %q: the axis is not labelled %q", retriever, label)
+		}
+	}
 }
 
 // TestAskRetrievers: each retriever's curve is that retriever's ranking

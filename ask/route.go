@@ -80,7 +80,7 @@ func askRoute(ctx context.Context, a *Answer, curve *ctxsel.Curve, hits []index.
 		if err != nil {
 			return "", err
 		}
-		resp, err := llm.AskWithin(ctx, opts.LLM, a.Prompt, a.Window.Tokens)
+		resp, err := llm.AskWithin(ctx, opts.LLM, a.Prompt, a.Window.sent())
 		if err != nil {
 			return "", a.llmError(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/ctxsel/ctxsel/index"
 )
 
 // WriteCurveSVG draws the similarity curve of an answer — candidate score by
@@ -71,7 +73,7 @@ func WriteCurveSVG(w io.Writer, a Answer) error {
 		p(`<text x="%.1f" y="%.1f" text-anchor="middle">%d</text>`+"\n", x(float64(r)), float64(top)+ph+16, r)
 	}
 	p(`<text x="%.1f" y="%d" text-anchor="middle">rank (0 = best match)</text>`+"\n", float64(left)+pw/2, height-18)
-	p(`<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">cosine similarity</text>`+"\n", float64(top)+ph/2)
+	p(`<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", float64(top)+ph/2, scoreLabel(a.Retriever))
 	// curve
 	var pts strings.Builder
 	for r, s := range a.Scores {
@@ -138,4 +140,19 @@ func rankTicks(n int) []int {
 		out = append(out, r)
 	}
 	return out
+}
+
+// scoreLabel names the scores the curve plots: what the retriever scored
+// the candidates by. Hybrid scores are fused (dense and BM25 combined), not
+// similarities.
+func scoreLabel(r index.Retriever) string {
+	switch r {
+	case index.Dense:
+		return "cosine similarity"
+	case index.BM25:
+		return "BM25 score"
+	case index.Hybrid:
+		return "fused score (dense and BM25)"
+	}
+	return "score"
 }

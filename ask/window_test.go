@@ -158,3 +158,25 @@ func TestAskContextLengthExceeded(t *testing.T) {
 		t.Fatalf("the answer still shows what was sent: window %+v, %d prompt tokens", a.Window, a.PromptTokens)
 	}
 }
+
+// When Ollama's /api/show fails, ask falls back to ctxsel's default window
+// for fitting the prompt but sends no num_ctx: the model runs with the
+// context it was configured with, not one nobody asked for.
+func TestAskSendsNoDefaultWindow(t *testing.T) {
+	srv := llmtest.New(nil) // no context length: /api/show answers 404
+	defer srv.Close()
+	c, _, err := llm.OpenSpec(srv.OllamaSpec("llama3.2"), llm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ask.Ask(ctx, buildBook(t), indextest.HashEmbedder{}, "Who is Scrooge?", ask.Options{Strategy: "topk:k=2", LLM: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Window.Source != "default" || srv.WindowRequests() != 1 {
+		t.Fatalf("window %+v after %d /api/show calls", a.Window, srv.WindowRequests())
+	}
+	if last := srv.Calls()[len(srv.Calls())-1]; last.NumCtx != 0 {
+		t.Fatalf("num_ctx %d sent for ctxsel's default window", last.NumCtx)
+	}
+}

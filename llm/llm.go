@@ -270,13 +270,23 @@ func (o Options) call(ctx context.Context, provider, endpoint string, send func(
 	return nil, redactEndpoint(fmt.Errorf("llm: %s: %w", provider, err), endpoint, o.APIKey)
 }
 
-// redactEndpoint scrubs the server's address and the key from err (net/http
-// puts the URL in transport errors).
+// redactEndpoint scrubs the key and the endpoint's secrets from err: the
+// key wherever it appears (servers echo it), and the URL's user
+// information and query, where services put tokens (net/http puts the URL
+// in transport errors). The address itself stays: it is what the user
+// configured, and "dial tcp 127.0.0.1:11434: connection refused" is what
+// they need to see. A server passes these errors to remote clients only as
+// "failed" (server.upstream), never their text.
 func redactEndpoint(err error, endpoint, key string) error {
 	err = httpretry.Redact(err, key)
-	if u, perr := url.Parse(endpoint); perr == nil && u.Host != "" {
-		err = httpretry.Redact(err, endpoint)
-		err = httpretry.Redact(err, u.Host)
+	if u, perr := url.Parse(endpoint); perr == nil {
+		if u.User != nil {
+			if p, ok := u.User.Password(); ok {
+				err = httpretry.Redact(err, p)
+			}
+			err = httpretry.Redact(err, u.User.Username())
+		}
+		err = httpretry.Redact(err, u.RawQuery)
 	}
 	return err
 }

@@ -85,15 +85,15 @@ func (b boundedEmbedder) ModelID() string   { return b.inner.ModelID() }
 func (b boundedEmbedder) ModelName() string { return embed.ModelName(b.inner) }
 
 func (b boundedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	return b.run(ctx, func() ([][]float32, error) { return b.inner.Embed(ctx, texts) })
+	return b.run(ctx, len(texts), func() ([][]float32, error) { return b.inner.Embed(ctx, texts) })
 }
 
 func (b boundedEmbedder) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
-	return b.run(ctx, func() ([][]float32, error) { return embed.Queries(ctx, b.inner, texts) })
+	return b.run(ctx, len(texts), func() ([][]float32, error) { return embed.Queries(ctx, b.inner, texts) })
 }
 
-func (b boundedEmbedder) run(ctx context.Context, f func() ([][]float32, error)) ([][]float32, error) {
-	release, err := b.limit.acquire(ctx)
+func (b boundedEmbedder) run(ctx context.Context, texts int, f func() ([][]float32, error)) ([][]float32, error) {
+	release, err := b.limit.acquire(ctx, texts)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,10 @@ import (
 // (clients.test.mjs), and the Vercel AI SDK, LlamaIndex TS and the MCP
 // Inspector CLI (dropin.test.mjs), against a `ctxsel serve` and a `ctxsel
 // mcp` built from this checkout; rerank with the evidence selector among
-// them (return_evidence through the Cohere SDK; clients that ignore it). It
+// them (return_evidence through the Cohere SDK; clients that ignore it), and
+// each client's error path (what it shows its user of ctxsel's error: the
+// OpenAI SDK's param, type and code, the Jina client's detail). The Go
+// clients (go-openai, cohere-go) are TestGoClients. It
 // needs node and `npm ci` run in clienttest/ (.ci/run does both); without
 // them it skips, except in CI (CI=true), where it fails.
 func TestRealClients(t *testing.T) {
@@ -130,7 +133,7 @@ func TestRealClients(t *testing.T) {
 		t.Fatalf("node --test: %v", err)
 	}
 	// Every client test ran and passed: none skipped, none missing.
-	if !regexp.MustCompile(`(?m)^ℹ pass 22$`).Match(out) || !regexp.MustCompile(`(?m)^ℹ skipped 0$`).Match(out) {
-		t.Fatalf("expected 22 passing client tests and none skipped")
+	if !regexp.MustCompile(`(?m)^ℹ pass 24$`).Match(out) || !regexp.MustCompile(`(?m)^ℹ skipped 0$`).Match(out) {
+		t.Fatalf("expected 24 passing client tests and none skipped")
 	}
 }

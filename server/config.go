@@ -28,7 +28,7 @@ import (
 //	 "max_vector_dim": 8192, "max_curve_points": 2000, "token_encoding": "cl100k_base",
 //	 "read_header_timeout": "5s", "read_timeout": "30s", "write_timeout": "90s",
 //	 "idle_timeout": "120s", "request_timeout": "60s", "shutdown_timeout": "30s",
-//	 "embed_concurrency": 2, "embed_queue": 16,
+//	 "embed_concurrency": 2, "embed_queue": 4096,
 //	 "embedding_aliases": {"text-embedding-ada-002": "use-lite"}}
 //
 // API keys are never read from the file: they come from $CTXSEL_API_KEYS, so
@@ -86,8 +86,8 @@ type Config struct {
 	// EmbedConcurrency bounds the embedding calls that run at once, across
 	// every request and transport (DefaultConfig: the cores Go may use).
 	EmbedConcurrency int `json:"embed_concurrency"`
-	// EmbedQueue bounds the embedding calls that wait for a slot; a call
-	// past it is refused at once with 503 and Retry-After (see embedlimit.go).
+	// EmbedQueue bounds the texts of the embedding calls that wait for a
+	// slot; a call past it is refused at once with 503 and Retry-After (see embedlimit.go).
 	EmbedQueue int `json:"embed_queue"`
 	// EmbeddingAliases maps model names clients send to /v1/embeddings
 	// (their defaults, e.g. "text-embedding-ada-002") to the served

@@ -501,9 +501,16 @@ func TestBrowserAsk(t *testing.T) {
 	ctx := newBrowser(t)
 	tctx, cancel := context.WithTimeout(ctx, 45*time.Second)
 	defer cancel()
+	// Adaptive-k, chosen: the page's Ask sends what the reader chose (until
+	// then, ask's default: TestBrowserAskRanksDefaultAndBudget).
 	if err := chromedp.Do(tctx,
 		chromedp.Navigate(ts.URL),
 		chromedp.WaitVisible("#cut-marker"),
+		chromedp.SetValue("#strategy", "adaptivek"),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](`(document.querySelector("#strategy").dispatchEvent(new Event("change")), true)`)(ctx, t)
+			return err
+		}),
 		chromedp.SetValue("#question", "Which people did Alvaro Mexia visit?"),
 		chromedp.Click("#ask"),
 	); err != nil {
@@ -630,7 +637,9 @@ func TestBrowserEvidence(t *testing.T) {
 		Caps  bool                `json:"capsHidden"`
 		Error string              `json:"error"`
 	}
-	read := `(() => {
+	// The page selects with ask's budget when evidence is chosen, then with
+	// 40: read the second.
+	const read = `(() => {
 		const marks = {};
 		for (const li of document.querySelectorAll("#passages li.passage.selected")) {
 			const m = [...li.querySelectorAll("mark.kept")].map((x) => x.textContent);
@@ -644,7 +653,8 @@ func TestBrowserEvidence(t *testing.T) {
 			error: document.querySelector("#error").hidden ? "" : document.querySelector("#error").textContent,
 		};
 	})()`
-	v, err := chromedp.Run(tctx, chromedp.Poll[view](read, chromedp.WithPollingTimeout(20*time.Second)))
+	v, err := chromedp.Run(tctx, chromedp.Poll[view](`document.querySelector("#reason").textContent.includes("budget=40") ? `+read+` : null`,
+		chromedp.WithPollingTimeout(20*time.Second)))
 	if err != nil {
 		t.Fatalf("no marked sentences on the page: %v", err)
 	}

@@ -35,7 +35,7 @@ func (g gateEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, e
 func TestEmbedLimiterQueueAndRefusal(t *testing.T) {
 	l := newEmbedLimiter(1, 2)
 	ctx := context.Background()
-	first, err := l.acquire(ctx)
+	first, err := l.acquire(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestEmbedLimiterQueueAndRefusal(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			release, err := l.acquire(ctx)
+			release, err := l.acquire(ctx, 1)
 			if err != nil {
 				t.Error(err)
 				return
@@ -58,9 +58,9 @@ func TestEmbedLimiterQueueAndRefusal(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	_, err = l.acquire(ctx)
+	_, err = l.acquire(ctx, 1)
 	var busy *busyError
-	if !errors.As(err, &busy) || busy.running != 1 || busy.waiting != 2 || busy.retryAfterSeconds() == "" {
+	if !errors.As(err, &busy) || busy.running != 1 || busy.waiting != 2 || busy.texts != 2 || busy.retryAfterSeconds() == "" {
 		t.Fatalf("third waiter: %v", err)
 	}
 	first()
@@ -73,15 +73,67 @@ func TestEmbedLimiterQueueAndRefusal(t *testing.T) {
 		t.Errorf("refused %d calls %d running %d waiting %d", l.refused.Load(), l.calls.Load(), l.running.Load(), l.waiting.Load())
 	}
 	// A waiter whose deadline passes gives up without a slot.
-	hold, _ := l.acquire(ctx)
+	hold, _ := l.acquire(ctx, 1)
 	dctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := l.acquire(dctx); !errors.Is(err, context.Canceled) {
+	if _, err := l.acquire(dctx, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled waiter: %v", err)
 	}
 	hold()
-	if l.waiting.Load() != 0 || !l.sem.TryAcquire(1) {
+	if l.waiting.Load() != 0 || l.waitingTexts.Load() != 0 || !l.sem.TryAcquire(1) {
 		t.Errorf("a cancelled waiter kept its place or a slot")
+	}
+}
+
+// TestEmbedLimiterCountsTexts: the queue holds texts, not calls. With the
+// one slot taken and a queue of 4 texts, a 3-text call waits, a 2-text
+// call is then refused and a 1-text call waits; a call larger than the
+// whole queue waits only when nothing else does.
+func TestEmbedLimiterCountsTexts(t *testing.T) {
+	l := newEmbedLimiter(1, 4)
+	ctx := context.Background()
+	hold, err := l.acquire(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wait := func(n int) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			release, err := l.acquire(ctx, n)
+			if err != nil {
+				t.Errorf("%d texts: %v", n, err)
+				return
+			}
+			release()
+		}()
+	}
+	waitFor := func(texts int64) {
+		for l.waitingTexts.Load() != texts {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	wait(3)
+	waitFor(3)
+	var busy *busyError
+	if _, err := l.acquire(ctx, 2); !errors.As(err, &busy) || busy.texts != 3 {
+		t.Fatalf("2 texts behind 3 in a queue of 4: %v", err)
+	}
+	wait(1)
+	waitFor(4)
+	if _, err := l.acquire(ctx, 100); !errors.As(err, &busy) {
+		t.Fatalf("100 texts behind a full queue: %v", err)
+	}
+	hold()
+	wg.Wait()
+	hold, _ = l.acquire(ctx, 1)
+	wait(100) // larger than the queue, alone in it
+	waitFor(4)
+	hold()
+	wg.Wait()
+	if l.refused.Load() != 2 || l.texts.Load() != 1+3+1+1+100 || l.waitingTexts.Load() != 0 {
+		t.Errorf("refused %d texts %d waiting %d", l.refused.Load(), l.texts.Load(), l.waitingTexts.Load())
 	}
 }
 

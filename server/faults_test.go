@@ -47,9 +47,10 @@ func post(url, body string) (*http.Response, error) {
 // -race in CI) and checks each answer against the same request sent alone.
 func TestConcurrentRequests(t *testing.T) {
 	const workers, each = 32, 25
-	// Every worker may be embedding at once; a queue that holds them all
-	// keeps the embedder's 503 (tested on its own) out of this comparison.
-	s := newTestServer(t, func(c *Config) { c.EmbedQueue = workers }, Options{Embedder: fakeEmbedder{}})
+	// Every worker may be embedding at once; the default queue (4096
+	// texts) holds them all, which keeps the embedder's 503 (tested on its
+	// own) out of this comparison.
+	s := newTestServer(t, nil, Options{Embedder: fakeEmbedder{}})
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	bodies := []string{

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/embed"
@@ -17,15 +20,22 @@ import (
 //   - the embedding model of /v1/embeddings (its name, e.g. "use-lite"),
 //     and each alias Config.EmbeddingAliases maps to it;
 //   - one rerank "model" per strategy, "ctxsel-NAME" (what /v1/rerank's
-//     "model" names; parameters go after a colon: "ctxsel-topk:k=5").
+//     "model" names; parameters go after a colon: "ctxsel-topk:k=5");
+//   - one per text selector the server has the dependencies for, named
+//     with its required parameters at their default values
+//     ("ctxsel-evidence:budget=1500", the budget of ctxsel.DefaultStrategy).
 //
-// Each entry carries a "ctxsel" object saying what it is. GET
+// Each entry carries a "ctxsel" object saying what it is; a rerank entry
+// also its "form" (the name with its parameters, "ctxsel-evidence:budget=N")
+// and what it does. Any other rerank model name gets the default strategy
+// (clients hard-code "rerank-english-v3.0"): the list's "ctxsel" says so. GET
 // /v1/models/{model} returns one entry, or 404 in OpenAI's error shape.
 // Listing never loads a lazily opened embedder.
 
 // modelEntry is one entry of /v1/models.
 type modelEntry struct {
 	id, kind, aliasOf string
+	form, doc         string // rerank entries
 }
 
 // embedModels settles the embedding names: the served model's and the
@@ -46,6 +56,9 @@ func embedModels(e embed.Embedder, aliases map[string]string) (served string, er
 		}
 		if alias == served {
 			return "", fmt.Errorf("%w: config: embedding alias %s=%s maps the served model to itself", ctxsel.ErrInvalidInput, alias, target)
+		}
+		if strings.HasPrefix(alias, modelPrefix) {
+			return "", fmt.Errorf("%w: config: embedding alias %s=%s: names beginning %q are rerank strategies", ctxsel.ErrInvalidInput, alias, target, modelPrefix)
 		}
 	}
 	return served, nil
@@ -68,9 +81,55 @@ func (s *Server) models() []modelEntry {
 		}
 	}
 	for _, d := range ctxsel.Defs() {
-		out = append(out, modelEntry{id: modelPrefix + d.Name, kind: "rerank"})
+		form := modelPrefix + d.Name
+		if len(d.Params) > 0 {
+			names := make([]string, len(d.Params))
+			for i, p := range d.Params {
+				names[i] = p.Name + "=N"
+			}
+			form += "[:" + strings.Join(names, ",") + "]"
+		}
+		out = append(out, modelEntry{id: modelPrefix + d.Name, kind: "rerank", form: form, doc: d.Doc})
+	}
+	if s.deps != nil {
+		// The selectors a rerank can run: those this server has the
+		// dependencies for (never the LLM picker: see resolveRerank).
+		rv := ctxsel.Resolver{Kinds: ctxsel.SelectorKind, Deps: s.deps}
+		for _, d := range ctxsel.SelectorDefs() {
+			m := selectorModel(d)
+			if _, err := rv.Resolve(strings.TrimPrefix(m.id, modelPrefix)); err == nil {
+				out = append(out, m)
+			}
+		}
 	}
 	return out
+}
+
+// selectorModel is the entry of a text selector: named with its required
+// parameters, at ctxsel.DefaultStrategy's values where that names this
+// selector.
+func selectorModel(d ctxsel.SelectorDef) modelEntry {
+	defaults := map[string]string{}
+	if sp, err := ctxsel.ParseSpec(ctxsel.DefaultStrategy); err == nil && sp.Name == d.Name {
+		for k, v := range sp.Params {
+			defaults[k] = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+	}
+	var id, form []string
+	for _, p := range d.Params {
+		if !p.Required {
+			continue
+		}
+		v := cmp.Or(defaults[p.Name], "1")
+		id = append(id, p.Name+"="+v)
+		form = append(form, p.Name+"=N")
+	}
+	m := modelEntry{id: modelPrefix + d.Name, kind: "rerank", form: modelPrefix + d.Name, doc: d.Doc}
+	if len(id) > 0 {
+		m.id += ":" + strings.Join(id, ",")
+		m.form += ":" + strings.Join(form, ",")
+	}
+	return m
 }
 
 func appendModel(b []byte, m modelEntry) []byte {
@@ -82,13 +141,25 @@ func appendModel(b []byte, m modelEntry) []byte {
 		b = append(b, `,"alias_of":`...)
 		b = wire.AppendString(b, m.aliasOf)
 	}
+	if m.form != "" {
+		b = append(b, `,"form":`...)
+		b = wire.AppendString(b, m.form)
+		b = append(b, `,"doc":`...)
+		b = wire.AppendString(b, m.doc)
+	}
 	return append(b, "}}"...)
 }
+
+// otherRerankModels is what the list says of rerank model names it does
+// not list.
+const otherRerankModels = "/v1/rerank and /v2/rerank also accept any model name that does not begin with \"ctxsel-\" (a client's default, such as rerank-english-v3.0) and rank it with the default strategy, " + ctxsel.DefaultSelectStrategy
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	ms := s.models()
 	b := wire.AppendArray([]byte(`{"object":"list","data":`), len(ms), func(b []byte, i int) []byte { return appendModel(b, ms[i]) })
-	writeJSON(w, http.StatusOK, append(b, "}\n"...))
+	b = append(b, `,"ctxsel":{"other_rerank_models":`...)
+	b = wire.AppendString(b, otherRerankModels)
+	writeJSON(w, http.StatusOK, append(b, "}}\n"...))
 }
 
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
@@ -119,6 +190,14 @@ func (s *Server) checkEmbedModel(model string) error {
 	}
 	if m == s.embedder.ModelID() {
 		return nil
+	}
+	if strings.HasPrefix(m, modelPrefix) {
+		return wire.Bad("model", "%q names a rerank strategy (POST /v1/rerank or /v2/rerank): /v1/embeddings embeds with %q; send \"model\": %q or leave it out",
+			m, served, served)
+	}
+	if strings.ContainsAny(m, "=, \t") || !utf8.ValidString(m) {
+		// Not a name --embedding-alias NAME=MODEL can carry.
+		return wire.Bad("model", "%q is not served here: this server embeds with %q (GET /v1/models lists what it serves); send \"model\": %q", m, served, served)
 	}
 	return wire.Bad("model", "%q is not served here: this server embeds with %q (GET /v1/models lists what it serves). "+
 		"Send \"model\": %q, or map the name to it when starting the server: ctxsel serve --embedding-alias %s=%s (config key \"embedding_aliases\")",

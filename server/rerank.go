@@ -59,14 +59,17 @@ type rerankRequest struct {
 	// their sentences within that many tokens (STRATEGY+evidence:budget=N).
 	returnEvidence bool
 	evidenceBudget int
-	seen           uint16
+	// maxTokensPerDoc truncates each document before ranking (0: the
+	// default, defaultMaxTokensPerDoc; see doctruncate.go).
+	maxTokensPerDoc int
+	seen            uint16
 }
 
 // ignoredRerankFields are Cohere and Jina options with no meaning here
-// (chunking, truncation, queue priority); they are accepted so clients that
-// always send them work.
+// (chunking, queue priority, Cohere v1's truncation direction); they are
+// accepted so clients that always send them work.
 var ignoredRerankFields = map[string]bool{
-	"max_chunks_per_doc": true, "max_tokens_per_doc": true, "priority": true, "truncation": true,
+	"max_chunks_per_doc": true, "priority": true, "truncation": true,
 }
 
 // decodeRerank decodes a rerank body into r, enforcing the select limits.
@@ -97,9 +100,11 @@ func decodeRerank(body string, r *rerankRequest, lim limits) error {
 			bit = 64
 		case "evidence_budget":
 			bit = 128
+		case "max_tokens_per_doc":
+			bit = 256
 		default:
-			return wire.Bad(key, "unknown field (known: query, documents, top_n, return_documents, model, rank_fields, "+
-				"strategy, params, scoring, return_evidence, evidence_budget; ignored: max_chunks_per_doc, max_tokens_per_doc, priority, truncation)")
+			return wire.Bad(key, "unknown field (known: query, documents, top_n, return_documents, model, rank_fields, max_tokens_per_doc, "+
+				"strategy, params, scoring, return_evidence, evidence_budget; ignored: max_chunks_per_doc, priority, truncation)")
 		}
 		read, err := d.Given(&r.seen, bit, key)
 		if !read {
@@ -131,14 +136,26 @@ func decodeRerank(body string, r *rerankRequest, lim limits) error {
 			if err == nil && r.evidenceBudget == 0 {
 				err = wire.Bad(key, "must be at least 1")
 			}
+		case "max_tokens_per_doc":
+			r.maxTokensPerDoc, err = d.Count(p)
+			if err == nil && r.maxTokensPerDoc == 0 {
+				err = wire.Bad(key, "must be at least 1")
+			}
 		}
 		return err
 	})
 }
 
 // rerankDocuments reads documents given as strings or as objects with a
-// "text" (Cohere v1, Jina); an object's JSON is kept to echo back.
+// "text" (Cohere v1, Jina); an object's JSON is kept to echo back. A
+// document's text is bounded by the body alone here: max_text_bytes
+// applies after truncation (doctruncate.go).
 func (d *decoder) rerankDocuments(r *rerankRequest, lim limits) error {
+	if lim.body > 0 {
+		lim.MaxText = int(min(lim.body, int64(wire.Unlimited.MaxText)))
+	} else {
+		lim.MaxText = wire.Unlimited.MaxText // a caller without a body bound (tests, a file)
+	}
 	return d.Array(wire.Field("documents"), func(int) error {
 		i := len(r.docs)
 		if i == lim.MaxCandidates {
@@ -368,11 +385,16 @@ func (s *Server) rerank(ctx context.Context, body, version string, b []byte) (_ 
 			return nil, "", wire.Bad(fmt.Sprintf("documents[%d]", i), "%s", msg)
 		}
 	}
-	scores, err := s.rerankScores(ctx, req.query, texts, scoring)
+	counter, err := s.tokenCounter()
 	if err != nil {
 		return nil, "", err
 	}
-	counter, err := s.tokenCounter()
+	maxTokens := cmp.Or(req.maxTokensPerDoc, defaultMaxTokensPerDoc)
+	cut, err := truncateDocs(counter, texts, maxTokens, s.cfg.MaxTextBytes)
+	if err != nil {
+		return nil, "", err
+	}
+	scores, err := s.rerankScores(ctx, req.query, texts, scoring)
 	if err != nil {
 		return nil, "", err
 	}
@@ -426,7 +448,13 @@ func (s *Server) rerank(ctx context.Context, body, version string, b []byte) (_ 
 	})
 	b = append(b, `,"meta":{"api_version":{"version":`...)
 	b = wire.AppendString(b, version)
-	b = append(b, `},"billed_units":{"search_units":1}},"usage":{"total_tokens":`...)
+	b = append(b, `},"billed_units":{"search_units":1}`...)
+	if len(cut) > 0 {
+		b = append(b, `,"warnings":[`...)
+		b = wire.AppendString(b, truncationWarning(cut, maxTokens))
+		b = append(b, ']')
+	}
+	b = append(b, `},"usage":{"total_tokens":`...)
 	b = wire.AppendInt(b, res.TotalTokens)
 	b = append(b, `},"ctxsel":{"k":`...)
 	b = wire.AppendInt(b, res.Sel.K)

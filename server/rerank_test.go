@@ -266,6 +266,7 @@ func FuzzRerankRequest(f *testing.F) {
 		`{"query":"q","documents":["x"],"scoring":"hybrid","strategy":"knee","params":{"cutoff":2}}`,
 		"{\"query\":\"q\",\"documents\":[{\"text\":\"\xff\",\"t\":\"\xfe\"}],\"return_documents\":true}",
 		`{"query":"q","documents":["x"],"max_tokens_per_doc":4,"priority":0,"truncation":true}`,
+		`{"query":"q","documents":["aaa bbb ccc ddd eee é日本 fff ggg","short"],"max_tokens_per_doc":3,"model":"ctxsel-full"}`,
 		`[]`, `{"documents":null}`,
 		`{"model":"ctxsel-evidence:budget=20","query":"who is it","documents":["A title\nOne sentence. Two sentences here.","x. y."],"return_evidence":true}`,
 		`{"model":"ctxsel-topk:k=1","query":"q","documents":["a. b. c.","d"],"evidence_budget":5,"return_evidence":true,"top_n":1}`,

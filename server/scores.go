@@ -111,7 +111,9 @@ func (s *Server) embedScores(ctx context.Context, query string, texts []string) 
 
 func embedFailure(err error) error {
 	switch {
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		// The request's deadline or its client's disconnect, not the
+		// embedder's failure: 504 or 499, never 502 (failure).
 		return fmt.Errorf("embedder: %w", err)
 	case errors.Is(err, ctxsel.ErrInvalidInput):
 		return wire.Bad("candidates", "embedder: %v", err)

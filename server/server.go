@@ -444,7 +444,7 @@ func (s *Server) wrap(name string, auth bool, h http.HandlerFunc) http.Handler {
 			return
 		}
 		if auth && len(s.keys) > 0 && !s.authorized(r) {
-			unauthorized(w, w.shape)
+			unauthorized(w, r, w.shape)
 			return
 		}
 		if s.hook != nil {
@@ -485,17 +485,7 @@ func methodNotAllowed(allow string) http.HandlerFunc {
 // writeError writes {"error": {"message": ..., "field": ...}}, or the
 // route's own error shape (wireerrors.go).
 func writeError(w http.ResponseWriter, status int, field, msg string) {
-	b := make([]byte, 0, 64+2*len(msg))
-	if routeShape(w) == shapeRerank {
-		writeJSON(w, status, appendRerankError(b, field, msg))
-		return
-	}
-	b = append(b, `{"error":{"message":`...)
-	b = wire.AppendString(b, msg)
-	b = append(b, `,"field":`...)
-	b = wire.AppendString(b, field)
-	b = append(b, "}}\n"...)
-	writeJSON(w, status, b)
+	writeJSON(w, status, appendError(make([]byte, 0, 128+3*len(msg)), routeShape(w), status, field, msg))
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

@@ -83,8 +83,8 @@ Examples:
 	}
 	question := strings.TrimSpace(strings.Join(words, " "))
 	if question == "" {
-		fs.Usage()
-		return usageError{errors.New("ask: no question given")}
+		// The error alone: the flags' 70 lines would push it off screen.
+		return usageError{errors.New("ask: no question given: ctxsel ask [flags] QUESTION (ctxsel ask -h lists the flags)")}
 	}
 	extra, err := params.list()
 	if err != nil {
@@ -295,8 +295,12 @@ func printAnswer(w io.Writer, a ask.Answer, showPrompt bool) {
 		fmt.Fprintln(w)
 	}
 	if r := a.Reply; r != nil {
+		took := r.Elapsed.Round(1e6).String()
+		if r.Cached { // the original call's time, not this run's
+			took = "(cached) the call took " + took
+		}
 		fmt.Fprintf(w, "\n--- answer (%s; %d prompt + %d completion tokens, %s) ---\n%s\n", termtext.Line(r.Model), r.PromptTokens, r.CompletionTokens,
-			r.Elapsed.Round(1e6), strings.TrimSpace(r.Content))
+			took, strings.TrimSpace(r.Content))
 		if a.ReplyDefect != "" {
 			fmt.Fprintf(w, "--- the reply was %s ---\n", defectText(a))
 		}

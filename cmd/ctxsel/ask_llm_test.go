@@ -67,3 +67,29 @@ func TestAskFailingLLMShowsSelection(t *testing.T) {
 		}
 	}
 }
+
+// TestAskMarksCachedReply: an answer from the LLM call cache says so, next
+// to the original call's time.
+func TestAskMarksCachedReply(t *testing.T) {
+	useHashEmbedder(t)
+	t.Setenv("CTXSEL_LLM_CACHE", t.TempDir())
+	root := t.TempDir()
+	docs := filepath.Join(root, "docs")
+	os.MkdirAll(docs, 0o755)
+	os.WriteFile(filepath.Join(docs, "volcano.txt"), []byte("Mount Etna is an active volcano on Sicily."), 0o644)
+	idx := filepath.Join(root, "idx")
+	if code, _, errs := runCLI(t, "", "index", "add", docs, "--index", idx); code != 0 {
+		t.Fatalf("add: %s", errs)
+	}
+	srv := llmtest.New(func(llmtest.Call) llmtest.Reply { return llmtest.Reply{Content: "Yes"} })
+	defer srv.Close()
+	args := []string{"ask", "--index", idx, "--reader", srv.OpenAISpec("m"), "--prompt=false", "Is Etna active?"}
+	code, first, errs := runCLI(t, "", args...)
+	if code != 0 || strings.Contains(first, "(cached)") {
+		t.Fatalf("first: exit %d\n%s\n%s", code, first, errs)
+	}
+	code, second, errs := runCLI(t, "", args...)
+	if code != 0 || !strings.Contains(second, "(cached) the call took") || srv.Requests() != 1 {
+		t.Fatalf("second (%d requests): exit %d\n%s\n%s", srv.Requests(), code, second, errs)
+	}
+}

@@ -17,6 +17,8 @@ func TestHelpTexts(t *testing.T) {
 		{[]string{"index", "stats", "-h"}, []string{"Prints what the index holds", "Flags:"}, nil},
 		{[]string{"ask", "-h"}, []string{"CTXSEL_LLM_TIMEOUT", "CTXSEL_LLM_MAX_TOKENS", "CTXSEL_LLM_MODEL"}, nil},
 		{[]string{"train", "band", "-h"}, []string{"-1 = the --size preset's", "(default -1)"}, nil},
+		// Every command, train evidence included.
+		{[]string{"help"}, []string{"ctxsel train band", "ctxsel train evidence"}, nil},
 	} {
 		code, out, errs := runCLI(t, "", tc.args...)
 		text := out + errs
@@ -59,5 +61,15 @@ func TestStrategiesListsRanges(t *testing.T) {
 	topp := out[strings.Index(out, "topp —"):strings.Index(out, "caps, accepted")]
 	if strings.Contains(topp, "min_k") {
 		t.Errorf("topp lists a parameter named min_k, the cap's name:\n%s", topp)
+	}
+}
+
+// An empty question is an error of one line, not the flags' 70.
+func TestAskEmptyQuestion(t *testing.T) {
+	for _, args := range [][]string{{"ask", ""}, {"ask", "  "}, {"ask"}} {
+		code, _, errs := runCLI(t, "", args...)
+		if code != 2 || !strings.Contains(errs, "no question given") || strings.Contains(errs, "Flags:") || strings.Count(errs, "\n") > 1 {
+			t.Errorf("%q: exit %d\n%s", args, code, errs)
+		}
 	}
 }

@@ -300,9 +300,10 @@ does, and removes the documents of files under PATH that were deleted.
 		}
 	} else {
 		fmt.Fprintf(stdout, "%d files: %d documents added, %d replaced, %d removed, %d unchanged files skipped (%d chunks, %d tokens embedded) in %s\n",
-			rep.Files, rep.Added, rep.Replaced, rep.Removed, rep.Unchanged, rep.Chunks, rep.Tokens, rep.Elapsed.Round(time.Millisecond))
+			rep.Files, rep.Added, rep.Replaced, rep.Removed+rep.Gone, rep.Unchanged, rep.Chunks, rep.Tokens, rep.Elapsed.Round(time.Millisecond))
 		if sync {
-			fmt.Fprintf(stdout, "sync: %d documents of deleted files removed\n", rep.Gone)
+			// Of the removed: the documents of files that no longer exist.
+			fmt.Fprintf(stdout, "sync: %d of the removed documents were of deleted files\n", rep.Gone)
 		}
 		fmt.Fprintf(stdout, "index %s: %d documents, %d chunks, %d tokens", termtext.Line(after.Location), after.Docs, after.Chunks, after.Tokens)
 		if after.Config.Model != "" {

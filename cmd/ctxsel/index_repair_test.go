@@ -119,7 +119,7 @@ func TestIndexAddSkipsAndSyncs(t *testing.T) {
 	os.Remove(filepath.Join(docs, "dangling.txt"))
 	os.Remove(filepath.Join(docs, "b.txt"))
 	code, out, errs = runCLI(t, "", "index", "sync", "--index", idx, docs)
-	if code != 0 || !strings.Contains(out, "sync: 1 documents of deleted files removed") || !strings.Contains(out, "1 documents, ") {
+	if code != 0 || !strings.Contains(out, "1 removed") || !strings.Contains(out, "sync: 1 of the removed documents were of deleted files") || !strings.Contains(out, "1 documents, ") {
 		t.Fatalf("sync: exit %d\n%s\n%s", code, out, errs)
 	}
 	if code, _, errs := runCLI(t, "", "index", "add", "--sync", "--index", idx, docs); code != 0 {

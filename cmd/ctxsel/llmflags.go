@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/ctxsel/ctxsel/internal/termtext"
@@ -21,21 +23,23 @@ type llmFlags struct {
 	maxTokens   int
 	timeout     time.Duration
 	retries     int
+	fs          *flag.FlagSet
 }
 
 // llmHelp is the environment a command that calls an LLM documents.
 const llmHelp = `LLM endpoints are PROVIDER:MODEL[@BASE_URL][#window=N] (openai:gpt-4o-mini,
 openai:qwen2.5-7b@http://127.0.0.1:8000/v1, ollama:llama3.2@127.0.0.1:11434).
   CTXSEL_LLM_API_KEY   API key sent to OpenAI-compatible servers (never printed)
+  CTXSEL_LLM_TIMEOUT   total deadline of one call, retries included, unless --llm-timeout is given
   CTXSEL_LLM_CACHE     call cache directory, or "off" (default: the user cache dir)`
 
 func addLLMFlags(fs *flag.FlagSet) *llmFlags {
-	f := &llmFlags{}
+	f := &llmFlags{fs: fs}
 	fs.IntVar(&f.concurrency, "llm-concurrency", llm.DefaultConcurrency, "LLM calls in flight at once, over all roles")
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature sent with every LLM call")
 	fs.IntVar(&f.seed, "seed-llm", -1, "sampling seed sent with every LLM call (-1: none is sent)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each LLM answer's tokens (0: the server's default)")
-	fs.DurationVar(&f.timeout, "llm-timeout", 2*time.Minute, "total deadline of one LLM call, retries included")
+	fs.DurationVar(&f.timeout, "llm-timeout", 2*time.Minute, "total deadline of one LLM call, retries included (default: $CTXSEL_LLM_TIMEOUT, else 2m)")
 	fs.IntVar(&f.retries, "llm-retries", 2, "retries of a failed LLM call (429, 5xx, network)")
 	return f
 }
@@ -45,6 +49,15 @@ func addLLMFlags(fs *flag.FlagSet) *llmFlags {
 // cache (a damaged file quarantined and rebuilt) go to stderr. The caller
 // closes the cache.
 func (f *llmFlags) open(stderr io.Writer) (func(spec string) (llm.Client, error), *llm.Cache, error) {
+	// CTXSEL_LLM_TIMEOUT holds for every client, a --reader's as the
+	// environment's own; --llm-timeout, given, wins.
+	if v := strings.TrimSpace(os.Getenv(llm.EnvTimeout)); v != "" && !flagGiven(f.fs, "llm-timeout") {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, nil, usageError{fmt.Errorf("%s=%q: want a positive duration such as 90s", llm.EnvTimeout, v)}
+		}
+		f.timeout = d
+	}
 	switch {
 	case f.concurrency < 1 || f.concurrency > 1024:
 		return nil, nil, usageError{fmt.Errorf("--llm-concurrency=%d must be in 1..1024", f.concurrency)}
@@ -79,4 +92,13 @@ func (f *llmFlags) open(stderr io.Writer) (func(spec string) (llm.Client, error)
 		return nil, nil, fmt.Errorf("LLM call cache: %w", err)
 	}
 	return llm.Opener(opts, cache), cache, nil
+}
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	if fs != nil {
+		fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == name })
+	}
+	return given
 }

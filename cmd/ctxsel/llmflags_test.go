@@ -63,3 +63,44 @@ func TestLLMFlagsOpenAndCache(t *testing.T) {
 		t.Fatalf("bad spec: %v", err)
 	}
 }
+
+// TestLLMFlagsTimeoutFromEnv: CTXSEL_LLM_TIMEOUT bounds the calls of a
+// client a flag names (ask --reader), unless --llm-timeout is given.
+func TestLLMFlagsTimeoutFromEnv(t *testing.T) {
+	t.Setenv("CTXSEL_LLM_CACHE", "off")
+	hang := make(chan struct{})
+	srv := llmtest.New(func(c llmtest.Call) llmtest.Reply { <-hang; return llmtest.Reply{Content: "late"} })
+	defer srv.Close()
+	defer close(hang)
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"50ms", nil, "total deadline of 50ms"},
+		{"50ms", []string{"--llm-timeout=60ms"}, "total deadline of 60ms"},
+	} {
+		t.Setenv("CTXSEL_LLM_TIMEOUT", tc.env)
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		f := addLLMFlags(fs)
+		if err := fs.Parse(append(tc.args, "--llm-retries=0")); err != nil {
+			t.Fatal(err)
+		}
+		open, _, err := f.open(io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := open(srv.OpenAISpec("m"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := llm.Ask(context.Background(), c, "hello"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("env %s, flags %v: %v, want %q", tc.env, tc.args, err, tc.want)
+		}
+	}
+	t.Setenv("CTXSEL_LLM_TIMEOUT", "soon")
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	if _, _, err := addLLMFlags(fs).open(io.Discard); err == nil || !strings.Contains(err.Error(), "CTXSEL_LLM_TIMEOUT") {
+		t.Errorf("a bad CTXSEL_LLM_TIMEOUT: %v", err)
+	}
+}

@@ -31,6 +31,7 @@ Usage:
   ctxsel serve [flags]       run the HTTP selection service and its web page
   ctxsel strategies          list strategies and their parameters
   ctxsel train band [flags]  train the learned band selector (LDAR) on labelled data
+  ctxsel train evidence      fit the evidence selector's sentence model on labelled data
   ctxsel mcp [flags]         MCP server over stdio: select_context, search, ask, strategies
   ctxsel version             module version, VCS revision, Go version (also --version)
   ctxsel help [command]      show help

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,14 @@ not json
 	}
 	if !strings.Contains(errs, "malformed input frame") {
 		t.Errorf("the bad frame is not noted on stderr: %s", errs)
+	}
+}
+
+// TestMCPIndexErrorNamesMCP: a bad --index is reported as mcp's, not
+// serve's, whose code opens it.
+func TestMCPIndexErrorNamesMCP(t *testing.T) {
+	code, _, errs := runCLI(t, "", "mcp", "--index", filepath.Join(t.TempDir(), "nonexistent"))
+	if code == 0 || !strings.Contains(errs, "mcp --index: ") || strings.Contains(errs, "serve") {
+		t.Errorf("exit %d: %s", code, errs)
 	}
 }

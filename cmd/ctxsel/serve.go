@@ -69,7 +69,7 @@ The config file is JSON; flags given on the command line win over it:
    "read_header_timeout": "5s", "read_timeout": "30s", "write_timeout": "90s",
    "idle_timeout": "120s", "request_timeout": "60s", "shutdown_timeout": "30s",
    "token_encoding": "cl100k_base", "insecure_public": false,
-   "embed_concurrency": 2, "embed_queue": 16,
+   "embed_concurrency": 2, "embed_queue": 4096,
    "embedding_aliases": {"text-embedding-ada-002": "use-lite"},
    "embedder": "use-lite", "log_format": "text", "log_level": "info"}
 
@@ -78,8 +78,8 @@ Texts (text candidates, rerank documents, /v1/embeddings) are embedded with
 server only ever sent scores never loads it. --embedder none refuses texts
 (/v1/rerank then scores with BM25, and every rerank response says which
 scoring it used). Embedding calls share one limit across requests
-(--embed-concurrency, default one per core, and --embed-queue waiting); past
-it a request gets 503 with Retry-After.
+(--embed-concurrency calls, default one per core, and --embed-queue texts
+waiting); past it a request gets 503 with Retry-After.
 
 Clients that hard-code a model name (LangChain's and LlamaIndex's OpenAI
 embeddings send text-embedding-ada-002) can be pointed at the served model
@@ -126,7 +126,7 @@ Examples:
 		return nil
 	})
 	embedConc := fs.Int("embed-concurrency", def.EmbedConcurrency, "embedding calls that run at once, across requests (default: the cores)")
-	embedQueue := fs.Int("embed-queue", def.EmbedQueue, "embedding calls that may wait for a slot; past it: 503 with Retry-After")
+	embedQueue := fs.Int("embed-queue", def.EmbedQueue, "texts that may wait for an embedding slot; past it: 503 with Retry-After")
 	maxBody := fs.Int64("max-body-bytes", def.MaxBodyBytes, "largest request body")
 	maxInflight := fs.Int64("max-inflight-body-bytes", def.MaxInflightBodyBytes, "most bytes all request bodies in flight may hold together (past it: 503); at least --max-body-bytes")
 	maxCands := fs.Int("max-candidates", def.MaxCandidates, "most candidates per request")

@@ -58,7 +58,7 @@ func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string, rd 
 	closeAsker := func() {}
 	if indexLoc != "" {
 		var err error
-		if b.asker, b.indexEmb, closeAsker, err = newIndexAsker(ctx, indexLoc, rd); err != nil {
+		if b.asker, b.indexEmb, closeAsker, err = newIndexAsker(ctx, cmd, indexLoc, rd); err != nil {
 			_ = closeEmb()
 			return backends{}, err
 		}
@@ -69,27 +69,28 @@ func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string, rd 
 
 // newIndexAsker opens the index at loc with the embedder it was built with
 // (returned too: it embeds the index's questions) and rd's LLM, or else
-// the one the environment configures, if any.
-func newIndexAsker(ctx context.Context, loc string, rd askReader) (server.Asker, embed.Embedder, func(), error) {
+// the one the environment configures, if any. cmd ("serve", "mcp") names
+// the command in errors.
+func newIndexAsker(ctx context.Context, cmd, loc string, rd askReader) (server.Asker, embed.Embedder, func(), error) {
 	store, err := openStore(ctx, loc, false, "")
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("serve --index: %w", err)
+		return nil, nil, nil, fmt.Errorf("%s --index: %w", cmd, err)
 	}
 	st, err := store.Stats(ctx)
 	if err != nil {
 		store.Close()
-		return nil, nil, nil, fmt.Errorf("serve --index: %w", err)
+		return nil, nil, nil, fmt.Errorf("%s --index: %w", cmd, err)
 	}
 	e, closeEmb, err := embedderFor("", st.Config.Model)
 	if err != nil {
 		store.Close()
-		return nil, nil, nil, fmt.Errorf("serve --index: %w", err)
+		return nil, nil, nil, fmt.Errorf("%s --index: %w", cmd, err)
 	}
 	if rd.client == nil {
 		if rd.client, err = llmFromEnv(); err != nil {
 			store.Close()
 			closeEmb()
-			return nil, nil, nil, usageError{fmt.Errorf("serve: %w", err)}
+			return nil, nil, nil, usageError{fmt.Errorf("%s: %w", cmd, err)}
 		}
 	}
 	asker := ask.NewAsker(store, e, rd.client, ask.AskerOptions{Window: rd.window, Deps: rd.deps, Location: st.Location})

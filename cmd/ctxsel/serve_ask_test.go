@@ -28,7 +28,7 @@ func TestServeAskerAnswersFromIndex(t *testing.T) {
 	if code, _, errs := runCLI(t, "", "index", "add", "--index", idx, "--chunker", "sentences:max_tokens=12", doc); code != 0 {
 		t.Fatalf("index add: %s", errs)
 	}
-	asker, _, closeAsker, err := newIndexAsker(context.Background(), idx, askReader{})
+	asker, _, closeAsker, err := newIndexAsker(context.Background(), "serve", idx, askReader{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestServeAskerAnswersFromIndex(t *testing.T) {
 	if _, err := asker.Ask(context.Background(), server.AskRequest{Query: "q", Strategy: topk, Retriever: "sparse"}); !errors.Is(err, ctxsel.ErrInvalidInput) {
 		t.Fatalf("unknown retriever: %v", err)
 	}
-	if _, _, _, err := newIndexAsker(context.Background(), filepath.Join(root, "missing"), askReader{}); err == nil {
+	if _, _, _, err := newIndexAsker(context.Background(), "serve", filepath.Join(root, "missing"), askReader{}); err == nil {
 		t.Fatal("a missing index was accepted")
 	}
 }
@@ -90,7 +90,7 @@ func TestServeAskSelfRoute(t *testing.T) {
 		c, _, err := llm.OpenSpec(llmSrv.OpenAISpec("m"), llm.Options{})
 		return c, err
 	}
-	asker, _, closeAsker, err := newIndexAsker(context.Background(), idx, askReader{})
+	asker, _, closeAsker, err := newIndexAsker(context.Background(), "serve", idx, askReader{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestServeAskFlagsDegenerateReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	asker, _, closeAsker, err := newIndexAsker(context.Background(), idx, askReader{client: reader})
+	asker, _, closeAsker, err := newIndexAsker(context.Background(), "serve", idx, askReader{client: reader})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestServeDamagedIndex(t *testing.T) {
 		}
 	}
 	idx := filepath.Join(root, "idx")
-	asker, _, closeAsker, err := newIndexAsker(context.Background(), idx, askReader{})
+	asker, _, closeAsker, err := newIndexAsker(context.Background(), "serve", idx, askReader{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestServeAskErrorHidesIndexLocation(t *testing.T) {
 	if code, _, errs := runCLI(t, "", "index", "rm", "--index", idx, doc); code != 0 {
 		t.Fatalf("index rm: %s", errs)
 	}
-	asker, _, closeAsker, err := newIndexAsker(context.Background(), idx, askReader{})
+	asker, _, closeAsker, err := newIndexAsker(context.Background(), "serve", idx, askReader{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestServeVanishedIndex(t *testing.T) {
 	if code, _, errs := runCLI(t, "", "index", "add", "--index", idx, doc); code != 0 {
 		t.Fatalf("index add: %s", errs)
 	}
-	asker, _, closeAsker, err := newIndexAsker(context.Background(), idx, askReader{})
+	asker, _, closeAsker, err := newIndexAsker(context.Background(), "serve", idx, askReader{})
 	if err != nil {
 		t.Fatal(err)
 	}

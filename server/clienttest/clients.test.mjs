@@ -169,6 +169,50 @@ test("OpenAI SDK: /v1/embeddings serves 512-d use-lite vectors", async () => {
   assert.ok(Math.abs(cos(floats.data[0].embedding, cat) - 1) < 1e-6, "float and base64 encodings differ");
 });
 
+test("OpenAI SDK: errors carry OpenAI's type, param and code, the message naming the field", async () => {
+  const openai = new OpenAI({ apiKey: key, baseURL: `${url}/v1`, maxRetries: 0 });
+  await assert.rejects(openai.embeddings.create({ model: "use-lite", input: ["The cat sat.", ""] }), (err) => {
+    assert.ok(err instanceof OpenAI.BadRequestError);
+    assert.equal(err.status, 400);
+    assert.equal(err.param, "input[1]");
+    assert.equal(err.type, "invalid_request_error");
+    assert.match(err.message, /^400 input\[1\]: empty string/);
+    return true;
+  });
+  await assert.rejects(openai.embeddings.create({ model: "use-lite", input: "x", dimensions: 1024 }), (err) => {
+    assert.equal(err.param, "dimensions");
+    assert.match(err.message, /dimensions: 1024: this model's vectors have 512 dimensions/);
+    return true;
+  });
+  const wrong = new OpenAI({ apiKey: "not-the-key", baseURL: `${url}/v1`, maxRetries: 0 });
+  await assert.rejects(wrong.embeddings.create({ model: "use-lite", input: "x" }), (err) => {
+    assert.ok(err instanceof OpenAI.AuthenticationError);
+    assert.equal(err.code, "invalid_api_key");
+    assert.match(err.message, /missing or invalid API key/);
+    return true;
+  });
+  await assert.rejects(openai.models.retrieve("nope"), (err) => {
+    assert.ok(err instanceof OpenAI.NotFoundError);
+    assert.equal(err.code, "model_not_found");
+    return true;
+  });
+  // The list names every rerank model, the evidence selector's with its budget.
+  const ids = [];
+  for await (const m of openai.models.list()) ids.push(m.id);
+  assert.ok(ids.includes("use-lite") && ids.includes("ctxsel-adaptivek") && ids.includes("ctxsel-evidence:budget=1500"), ids.join(" "));
+});
+
+test("Cohere SDK v2: a document over max_tokens_per_doc is truncated and meta.warnings says so", async () => {
+  const v2 = new CohereClientV2({ token: key, environment: url });
+  const long = "Washington is the capital of the United States. ".repeat(2000); // ~98 KB, over max_text_bytes before the cut
+  const res = await v2.rerank({ model: "ctxsel-full", query, documents: [documents[0], long] });
+  assert.equal(res.results.length, 2);
+  assert.equal(res.results[0].index, 1);
+  assert.match(res.meta.warnings[0], /truncated to max_tokens_per_doc \(4096 tokens\) before ranking: document 1/);
+  const short = await v2.rerank({ model: "ctxsel-full", query, documents: [documents[0], long], maxTokensPerDoc: 5 });
+  assert.match(short.meta.warnings[0], /\(5 tokens\)/);
+});
+
 test("MCP TypeScript client over stdio: every tool of ctxsel mcp", async () => {
   const transport = new StdioClientTransport({ command: bin, args: ["mcp", "--index", index, "--embedder", "use-lite"], env: { ...process.env }, stderr: "inherit" });
   const client = new Client({ name: "ctxsel-clienttest", version: "1.0.0" });

@@ -93,6 +93,11 @@ test("Vercel embedMany() with @ai-sdk/openai: use-lite vectors; an unserved mode
     assert.match(err.message, /--embedding-alias text-embedding-3-small=use-lite/);
     return true;
   });
+  await assert.rejects(embedMany({ model: openai.embedding("use-lite"), values: ["ok", ""], maxRetries: 0 }), (err) => {
+    assert.match(err.message, /^input\[1\]: empty string/);
+    assert.equal(err.statusCode, 400);
+    return true;
+  });
 });
 
 // --- Cohere SDK: wire-shaped errors --------------------------------------
@@ -161,6 +166,18 @@ test("LlamaIndex JinaAIEmbedding: Jina's request (input objects, task, late_chun
   const late = new JinaAIEmbedding({ apiKey: key, baseURL: `${url}/v1/embeddings`, model: "use-lite", late_chunking: true });
   await assert.rejects(late.getTextEmbedding("x"), /late chunking is not available/);
   await assert.rejects(jina.getImageEmbedding("https://example.com/cat.png"), /does not support image embeddings/); // refused by the client itself
+  // Its error is the status and the body: Jina's detail names the field.
+  const wide = new JinaAIEmbedding({ apiKey: key, baseURL: `${url}/v1/embeddings`, model: "use-lite", dimensions: 1024 });
+  await assert.rejects(wide.getTextEmbedding("x"), (err) => {
+    assert.match(err.message, /^Request failed with status 400: /);
+    const body = JSON.parse(err.message.slice(err.message.indexOf("{")));
+    assert.match(body.detail, /^dimensions: 1024: this model's vectors have 512 dimensions/);
+    assert.equal(body.error.param, "dimensions");
+    return true;
+  });
+  // Jina's default model is not served: the user is told what is.
+  const byDefault = new JinaAIEmbedding({ apiKey: key, baseURL: `${url}/v1/embeddings` });
+  await assert.rejects(byDefault.getTextEmbedding("x"), /"detail":"model: \\"jina-embeddings-v[0-9]+\\" is not served here: this server embeds with \\"use-lite\\"/);
 });
 
 test("LlamaIndex JinaAIReranker (llamaindex): Jina's rerank request, with its fixed URL sent to ctxsel", async () => {

@@ -18,6 +18,7 @@
     timer: 0,
     seq: 0,              // requests issued; only the newest may render
     zoom: null,          // null: zoom to the cut on long curves; true/false: the reader's choice
+    chosen: false,       // the reader chose a strategy or edited a parameter: Ask sends them
     last: null,          // the last response and candidates, to redraw on zoom
   };
 
@@ -99,6 +100,7 @@
     input.dataset.param = p.name;
     input.addEventListener("input", () => {
       state.values[state.strategy][p.name] = input.value;
+      state.chosen = true;
       schedule(250);
     });
     return el("div", { class: "param" },
@@ -124,6 +126,7 @@
     input.addEventListener("input", () => {
       stored = input.value;
       (prefix === "cap" ? state.caps : state.values[state.strategy])[p.name] = input.value;
+      state.chosen = true;
       schedule(250);
     });
     return el("div", { class: "param" },
@@ -259,9 +262,7 @@
     body.candidates = cands;
     const q = $("question").value.trim();
     if (q) body.query = q;
-    state.controller?.abort();
-    const controller = (state.controller = new AbortController());
-    const seq = ++state.seq;
+    const { controller, seq } = newRequest();
     document.querySelector(".results").classList.add("busy");
     try {
       const r = await api("/v1/select", body, controller.signal);
@@ -281,6 +282,16 @@
     }
   }
 
+  // newRequest starts the page's newest request: it cancels a scheduled
+  // re-select and aborts the one in flight (a select or an ask), whose
+  // answer must not overwrite this one's.
+  function newRequest() {
+    clearTimeout(state.timer);
+    state.controller?.abort();
+    const controller = (state.controller = new AbortController());
+    return { controller, seq: ++state.seq };
+  }
+
   async function runAsk() {
     const q = $("question").value.trim();
     const note = $("ask-note");
@@ -289,13 +300,18 @@
       $("question").focus();
       return;
     }
-    const body = requestBase();
+    // Until the reader picks a strategy, Ask answers as `ctxsel ask` and
+    // every other surface do: with the server's default (ctxsel's
+    // DefaultStrategy), not the select default the dropdown starts on.
+    const body = state.chosen ? requestBase() : { order: $("order").value };
     if (!body) return;
     body.query = q;
     note.textContent = "Asking…";
     $("ask").disabled = true;
+    const { controller, seq } = newRequest();
     try {
-      const r = await api("/v1/ask", body);
+      const r = await api("/v1/ask", body, controller.signal);
+      if (seq !== state.seq) return;
       if (r.status === 501) {
         note.textContent = "This server has no index, so it cannot retrieve: paste candidates below and select instead.";
         return;
@@ -305,20 +321,34 @@
         showError(r.data?.error || { message: `HTTP ${r.status}` }, r.status);
         return;
       }
-      note.textContent = `Retrieved ${r.data.passages.length} passages from the index.`;
+      const ex = r.data.explanation;
+      note.textContent = `Retrieved ${ex ? fmtInt(ex.n) : r.data.passages.length} passages from the index` +
+        (ex ? `; selected with ${ex.strategy === "selector" ? "a text selector" : ex.strategy}${state.chosen ? "" : " (the default of ask)"}.` : ".");
       hideError();
       const cands = r.data.passages.map((p) => ({ id: p.id, score: p.score, tokens: p.tokens, text: p.text }));
       $("candidates").value = cands.map((c) => JSON.stringify(c)).join("\n");
-      $("candidates-note").textContent = "The passages the index retrieved for the question above.";
+      $("candidates-note").textContent = "The passages the index returned for the question above.";
       state.cands = cands;
-      render(r.data, cands, r.data.passages.flatMap((p, i) => (p.selected ? [i] : [])));
+      render(r.data, cands, r.data.passages.flatMap((p, i) => (p.selected ? [i] : [])), askRanks(r.data));
       $("answer").hidden = !r.data.answer;
       $("answer-text").textContent = r.data.answer || "";
     } catch (e) {
-      note.textContent = `Ask failed: ${e.message}`;
+      if (e.name !== "AbortError") note.textContent = `Ask failed: ${e.message}`;
+      else if (seq === state.seq) note.textContent = "";
     } finally {
       $("ask").disabled = false;
     }
+  }
+
+  // askRanks gives each passage of an ask its rank among every candidate
+  // the strategy cut: the selection's indices for the selected ones (an
+  // index may return only those, and their list positions are not their
+  // ranks), the passage's own rank when the index returned every
+  // candidate, and null otherwise.
+  function askRanks(data) {
+    const byID = new Map((data.ids || []).map((id, j) => [String(id), data.indices[j]]));
+    const all = data.explanation && data.passages.length === data.explanation.n;
+    return data.passages.map((p) => (byID.has(String(p.id)) ? byID.get(String(p.id)) : all ? p.rank : null));
   }
 
   function showError(err, status) {
@@ -346,10 +376,12 @@
   // render shows a response. selectedIdx are the selected positions in
   // cands: the response's indices for /v1/select; for /v1/ask, where cands
   // are the passages the index returned, their "selected" flags.
-  function render(data, cands, selectedIdx = data.indices) {
+  // ranks, for an ask, is each passage's rank among the candidates cut
+  // (askRanks); the list then numbers and orders passages by it.
+  function render(data, cands, selectedIdx = data.indices, ranks = null) {
     const ex = data.explanation;
     if (!ex) return;
-    const order = ranking(cands);
+    const order = ranks ? null : ranking(cands);
     const selected = new Set(selectedIdx);
     const goldByRank = order ? order.map((i) => !!cands[i].gold) : null;
 
@@ -375,13 +407,13 @@
 
     const reason = $("reason");
     reason.replaceChildren(el("strong", { text: `${ex.strategy}: ` }), ex.reason);
-    if (ex.caps_applied.length) reason.append(`; then capped by ${ex.caps_applied.join(", ")} → k = ${ex.k}`);
+    if (ex.caps_applied.length) reason.append(`; then capped by ${ex.caps_applied.join(", ")} → k = ${data.k}`);
     if (ex.guards && ex.guards.length) reason.append(` [guards: ${ex.guards.join(", ")}]`);
     reason.append(".");
 
-    state.last = { ex, goldByRank };
-    drawChart(ex, goldByRank);
-    renderList(data, cands, order, selected, ex);
+    state.last = { ex, goldByRank, k: data.k };
+    drawChart(ex, goldByRank, data.k);
+    renderList(data, cands, order, selected, ex, ranks);
   }
 
   function decisionDetail(d) {
@@ -403,7 +435,9 @@
     return (f >= 5 ? 10 : f >= 2 ? 5 : f >= 1 ? 2 : 1) * mag;
   }
 
-  function drawChart(ex, goldByRank) {
+  // k is the final selection's size, after every cap (a reader's window
+  // included), which the label shows; ex.k may be the count before.
+  function drawChart(ex, goldByRank, k = ex.k) {
     const chart = $("chart");
     for (const node of [...chart.childNodes]) {
       if (node.nodeName !== "title" && node.nodeName !== "desc") node.remove();
@@ -530,7 +564,7 @@
     cut.append(svg("line", { class: "cut", x1: cx, x2: cx, y1: m.t - 4, y2: m.t + ph }));
     const right = cx > m.l + pw - 90;
     cut.append(svg("text", { class: "cut-label", x: right ? cx - 6 : cx + 6, y: m.t + 12,
-      "text-anchor": right ? "end" : "start" }, `cut · k = ${ex.k}`));
+      "text-anchor": right ? "end" : "start" }, `cut · k = ${k}`));
     cut.append(svg("title", {}, `cut after rank ${ex.cut - 1}`));
     chart.append(cut);
   }
@@ -555,7 +589,7 @@
   const utf8 = new TextEncoder();
   const utf8dec = new TextDecoder();
 
-  function renderList(data, cands, order, selected, ex) {
+  function renderList(data, cands, order, selected, ex, ranks) {
     const list = $("passages");
     list.replaceChildren();
     // What a pruning selector kept of each selected passage, by id.
@@ -587,6 +621,23 @@
         el("div", {}, head, content, why),
         el("div", { class: "meta" }, el("span", { class: "score", text: fmtScore(score) }), el("span", { class: "tok", text: tokens })));
     };
+    if (ranks) {
+      // An ask: the passages by their rank among every candidate, those of
+      // unknown rank (not selected, from an index that returned a subset)
+      // last.
+      const byRank = cands.map((_, i) => i).sort((a, b) => (ranks[a] ?? Infinity) - (ranks[b] ?? Infinity) || a - b);
+      let cutShown = false;
+      for (const i of byRank) {
+        const r = ranks[i];
+        if (!cutShown && (r === null || r >= ex.band.end) && list.childElementCount > 0) {
+          list.append(el("li", { class: "cut-row", "aria-hidden": "true", text: `cut · k = ${data.k}` }));
+          cutShown = true;
+        }
+        list.append(item(i, r === null ? "–" : r, cands[i].score));
+      }
+      $("list-hint").textContent = `(${fmtInt(data.k)} selected of ${fmtInt(ex.n)}, highlighted)`;
+      return;
+    }
     if (!order) {
       // Scores were computed by the server (vectors or texts): list the selection.
       data.indices.forEach((i, j) => list.append(item(i, j, data.scores[j])));
@@ -595,7 +646,7 @@
     }
     const limit = Math.min(order.length, Math.max(ex.band.end + 8, 16));
     for (let r = 0; r < limit; r++) {
-      if (r === ex.band.end && r > 0) list.append(el("li", { class: "cut-row", "aria-hidden": "true", text: `cut · k = ${ex.k}` }));
+      if (r === ex.band.end && r > 0) list.append(el("li", { class: "cut-row", "aria-hidden": "true", text: `cut · k = ${data.k}` }));
       list.append(item(order[r], r, cands[order[r]].score));
     }
     if (limit < order.length) list.append(el("li", { class: "more", text: `… ${fmtInt(order.length - limit)} more below` }));
@@ -629,16 +680,22 @@
       sel.append(el("optgroup", { label: "text selectors (read the question and texts)" },
         ...r.data.selectors.map((s) => el("option", { value: s.name, text: s.name }))));
     }
-    if (!state.strategy) {
-      // The page selects: it starts from /v1/select's default, a spec
-      // whose name picks the strategy and whose parameters fill the inputs.
-      const [name, args] = (r.data.select_default || r.data.default).split(":");
-      state.strategy = name;
+    // Both defaults' parameters fill their inputs: the select default's
+    // (the strategy the page starts on) and ask's (the evidence selector's
+    // budget, which it cannot run without).
+    const fill = (spec) => {
+      const [name, args] = spec.split(":");
       const stored = (state.values[name] ||= {});
       for (const kv of (args || "").split(",").filter(Boolean)) {
         const [k, v] = kv.split("=");
         if (stored[k] === undefined) stored[k] = v;
       }
+      return name;
+    };
+    if (r.data.default) fill(r.data.default);
+    if (!state.strategy) {
+      // The page selects: it starts from /v1/select's default.
+      state.strategy = fill(r.data.select_default || r.data.default);
     }
     sel.value = state.strategy;
     renderParams();
@@ -647,7 +704,7 @@
 
   async function start() {
     $("controls").addEventListener("submit", (e) => { e.preventDefault(); runSelect(); });
-    $("strategy").addEventListener("change", (e) => { state.strategy = e.target.value; renderParams(); runSelect(); });
+    $("strategy").addEventListener("change", (e) => { state.strategy = e.target.value; state.chosen = true; renderParams(); runSelect(); });
     $("order").addEventListener("change", () => runSelect());
     $("candidates").addEventListener("input", () => schedule(600));
     $("ask").addEventListener("click", runAsk);
@@ -656,7 +713,7 @@
     $("key-button").addEventListener("click", askForKey);
     $("zoom").addEventListener("change", (e) => {
       state.zoom = e.target.checked;
-      if (state.last) drawChart(state.last.ex, state.last.goldByRank);
+      if (state.last) drawChart(state.last.ex, state.last.goldByRank, state.last.k);
     });
     $("candidates").addEventListener("input", () => { $("candidates-note").textContent = ""; });
     $("key-dialog").addEventListener("close", async () => {

@@ -101,7 +101,7 @@ func main() {
 	configs := []struct {
 		name string
 		conf string
-	}{{"bounded (default: embed_concurrency = cores, embed_queue 16)", ""}}
+	}{{"bounded (default: embed_concurrency = cores, embed_queue 4096 texts)", ""}}
 	if *compare {
 		configs = append(configs, struct{ name, conf string }{"unbounded (embed_concurrency 1024)", `"embed_concurrency": 1024, `})
 	}
