@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/server"
+	"github.com/ctxsel/ctxsel/server/askserve"
 )
 
 // askReader is the LLM that answers /v1/ask, from serve --reader; a zero
@@ -92,6 +92,6 @@ func newIndexAsker(ctx context.Context, loc string, rd askReader) (server.Asker,
 			return nil, nil, nil, usageError{fmt.Errorf("serve: %w", err)}
 		}
 	}
-	asker := ask.NewAsker(store, e, rd.client, ask.AskerOptions{Window: rd.window, Deps: rd.deps, Location: st.Location})
+	asker := askserve.New(store, e, rd.client, askserve.Options{Window: rd.window, Deps: rd.deps, Location: st.Location})
 	return asker, e, func() { closeEmb(); store.Close() }, nil
 }
