@@ -6,6 +6,7 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/server"
 	"github.com/ctxsel/ctxsel/server/askserve"
@@ -44,7 +45,7 @@ func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string, rd 
 	case "", "none":
 	case "use-lite":
 		// A bad setting is refused at start, not at the first request.
-		if _, err := useLitePrecision(""); err != nil {
+		if _, err := embedders.UseLitePrecision(""); err != nil {
 			return b, fmt.Errorf("%s: %w", cmd, err)
 		}
 		lazy := embed.NewLazy("use-lite", func() (embed.Embedder, func() error, error) { return newEmbedder("use-lite") })
