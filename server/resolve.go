@@ -65,7 +65,7 @@ func (s *Server) resolveWith(r *commonRequest, def string, rv ctxsel.Resolver) (
 	}
 	res, err := rv.Resolve(text)
 	order, oerr := ctxsel.ParseOrder(r.order)
-	if err != nil && strings.TrimSpace(r.strategy) == "" && rv.Kinds == 0 && rv.Deps == nil && len(r.params) == 0 && oerr == nil {
+	if err != nil && text == def && rv.Kinds == 0 && rv.Deps == nil && len(r.params) == 0 && oerr == nil {
 		// The endpoint's default (ctxsel.DefaultStrategy, a text
 		// selector) needs dependencies, a sentence embedder, that neither
 		// the operator (SelectorDeps) nor the Asker (DepsSupplier) gave
