@@ -68,7 +68,7 @@ var trainingOnly = []string{"mine", "picker/export", "picker/reward", "ldar/ldar
 
 // notProduct are the other packages a selector user does not import: test
 // helpers and data. Commands (package main) are left out too.
-var notProduct = []string{"eval/sample", "llm/llmtest", "picker/pickertest", "picker/pickertest/simllm", "index/indextest"}
+var notProduct = []string{"eval/sample", "llm/llmtest", "picker/pickertest", "picker/pickertest/simllm", "index/indextest", "internal/plot/plottest"}
 
 // trainingAllowed are the training-only packages a product package may
 // import, with why.

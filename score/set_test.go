@@ -66,3 +66,24 @@ func TestSet(t *testing.T) {
 		t.Fatalf("open failure: %v", err)
 	}
 }
+
+// FuzzSet: any --scorer text builds a scorer or is the caller's error,
+// never a panic.
+func FuzzSet(f *testing.F) {
+	for _, seed := range []string{"bm25", "bag", "hybrid", "hybrid:alpha=0.3,fusion=minmax,dense=bag", "hybrid:dense=hybrid", "hybrid:alpha=", "", "hybrid:", "hybrid:dense=bm25", "x:y=z"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		s := &Set{Embedders: []string{"bag"}, Dense: "bag", Open: func(string) (embed.Embedder, func() error, error) {
+			return &bagEmbedder{}, func() error { return nil }, nil
+		}}
+		defer s.Close()
+		sc, err := s.Get(name)
+		if err != nil && !errors.Is(err, ctxsel.ErrInvalidInput) {
+			t.Fatalf("%q: %v is not the caller's error", name, err)
+		}
+		if err == nil && sc == nil {
+			t.Fatalf("%q: no scorer and no error", name)
+		}
+	})
+}
