@@ -68,14 +68,14 @@ var trainingOnly = []string{"mine", "picker/export", "picker/reward", "ldar/ldar
 
 // notProduct are the other packages a selector user does not import: test
 // helpers and data. Commands (package main) are left out too.
-var notProduct = []string{"eval/sample", "llm/llmtest", "picker/pickertest", "picker/pickertest/simllm", "index/indextest"}
+var notProduct = []string{"eval/sample", "llm/llmtest", "picker/pickertest", "picker/pickertest/simllm", "index/indextest", "internal/plot/plottest"}
 
 // trainingAllowed are the training-only packages a product package may
 // import, with why.
 var trainingAllowed = map[string]map[string]string{
 	"server": {"picker/reward": "the /v1/reward endpoint, the hook an RL trainer (python/verl_reward.py) calls, serves Eq. 6"},
-	// ask.NewAsker implements server.Asker, so ask carries server's one exception with it.
-	"ask": {"picker/reward": "through server (ask.NewAsker implements server.Asker), which serves /v1/reward"},
+	// askserve.New implements server.Asker, so askserve carries server's one exception with it.
+	"server/askserve": {"picker/reward": "through server (askserve.New implements server.Asker), which serves /v1/reward"},
 }
 
 // TestTrainingApart: no package a selector user imports (the root, cutoff,
@@ -116,5 +116,28 @@ func TestTrainingApart(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Errorf("only %d product packages checked", checked)
+	}
+}
+
+// TestAskLinksNoServer: ask, the domain, links no transport: neither the
+// server, the MCP SDK nor the picker's reward (which the server serves).
+// The server.Asker adapter lives beside the server (server/askserve).
+func TestAskLinksNoServer(t *testing.T) {
+	var deps []string
+	found := false
+	for _, p := range goList(t) {
+		if p.rel() == "ask" {
+			deps, found = p.Deps, true
+		}
+	}
+	if !found {
+		t.Fatal("go list found no package ask")
+	}
+	for _, d := range deps {
+		for _, banned := range []string{modulePath + "/server", "github.com/modelcontextprotocol/go-sdk", modulePath + "/picker/reward"} {
+			if d == banned || strings.HasPrefix(d, banned+"/") {
+				t.Errorf("ask depends on %s", d)
+			}
+		}
 	}
 }

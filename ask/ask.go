@@ -15,13 +15,11 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ctxsel/ctxsel"
 	_ "github.com/ctxsel/ctxsel/cutoff" // registers the strategies
 	"github.com/ctxsel/ctxsel/embed"
-	"github.com/ctxsel/ctxsel/embed/uselite"
 	_ "github.com/ctxsel/ctxsel/evidence" // registers the default selector
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
@@ -402,31 +400,6 @@ func withDefaults(deps ctxsel.Deps, e embed.Embedder, counter token.Counter, sto
 		return nil, fmt.Errorf("%w: %s", ctxsel.ErrNoDep, name)
 	})
 }
-
-// SentenceEmbedder is the embedder the evidence selector scores sentences
-// with when the caller supplies none: e when it is the embedded USE-lite
-// model, which the sentence weights were fitted with, else a USE-lite
-// model of the process's own. `index add --sentences` stores sentence
-// vectors by it, so that ask finds them under its ModelID.
-func SentenceEmbedder(e embed.Embedder) (embed.Embedder, error) {
-	if e != nil && strings.HasPrefix(e.ModelID(), useLiteID) {
-		return e, nil
-	}
-	return sentenceEmbedder()
-}
-
-// useLiteID starts the embedded model's ModelID (embed/uselite).
-const useLiteID = "use-lite@"
-
-// sentenceEmbedder is the process's USE-lite model for sentences, built
-// once (its weights are decoded once per process either way).
-var sentenceEmbedder = sync.OnceValues(func() (embed.Embedder, error) {
-	m, err := uselite.New(uselite.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("the sentence embedder: %w", err)
-	}
-	return m, nil
-})
 
 // Header is the header a chunk is shown under when its text has none of
 // its own: the title of the document it comes from, which the index knows

@@ -10,7 +10,6 @@ import (
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/index/indextest"
-	"github.com/ctxsel/ctxsel/server"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -100,24 +99,4 @@ func Example_evidence() {
 	// Mount Etna
 	// … The volcano erupts several times a year, and lava flows sometimes reach the villages below. Tourists climb it in summer.
 	// window 4096 leaves 3488 tokens for passages
-}
-
-// Serve /v1/ask (and the MCP tools ask and search) over an index from a Go
-// program: the Asker is the index, the embedder the index was built with
-// and a reader (nil: select, no answer); the server translates HTTP.
-func ExampleNewAsker() {
-	store, err := index.OpenDir("/path/to/index", index.DirOptions{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer store.Close()
-	embedder := indextest.HashEmbedder{} // the model the index was built with: uselite.New for ctxsel's default
-	srv, err := server.New(server.DefaultConfig(), server.Options{
-		Embedder: embedder,
-		Asker:    ask.NewAsker(store, embedder, nil, ask.AskerOptions{}),
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	log.Fatal(srv.ListenAndServe(context.Background()))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/server"
+	"github.com/ctxsel/ctxsel/server/askserve"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -86,7 +87,7 @@ func TestAskNamesNoAbsolutePath(t *testing.T) {
 		}
 	}
 	// nor does what /v1/ask answers a remote client
-	srvAsk, err := server.New(server.DefaultConfig(), server.Options{Asker: ask.NewAsker(s, indextest.HashEmbedder{}, nil, ask.AskerOptions{})})
+	srvAsk, err := server.New(server.DefaultConfig(), server.Options{Asker: askserve.New(s, indextest.HashEmbedder{}, nil, askserve.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

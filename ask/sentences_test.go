@@ -21,6 +21,7 @@ import (
 	"github.com/ctxsel/ctxsel/index/indextest"
 	"github.com/ctxsel/ctxsel/index/ingest"
 	"github.com/ctxsel/ctxsel/server"
+	"github.com/ctxsel/ctxsel/server/askserve"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -173,7 +174,7 @@ func TestServedAskReadsStoredSentences(t *testing.T) {
 		{"Asker's embedder", func(*recorder) ctxsel.Deps { return nil }, func(r *recorder) ctxsel.Deps { return ctxsel.DepsOf(map[string]any{ctxsel.DepEmbedder: r}) }},
 	} {
 		r := &recorder{id: model}
-		a := ask.NewAsker(stored, indextest.HashEmbedder{}, nil, ask.AskerOptions{Deps: tc.ask(r)})
+		a := askserve.New(stored, indextest.HashEmbedder{}, nil, askserve.Options{Deps: tc.ask(r)})
 		srv, err := server.New(server.DefaultConfig(), server.Options{Asker: a, SelectorDeps: tc.deps(r)})
 		if err != nil {
 			t.Fatal(err)

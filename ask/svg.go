@@ -1,14 +1,13 @@
 package ask
 
 import (
-	"bufio"
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"strings"
 
 	"github.com/ctxsel/ctxsel/index"
+	"github.com/ctxsel/ctxsel/internal/plot"
 )
 
 // WriteCurveSVG draws the similarity curve of an answer — candidate score by
@@ -45,41 +44,36 @@ func WriteCurveSVG(w io.Writer, a Answer) error {
 	ex := a.Selection.Explanation
 	first, end := ex.Start, ex.Start+ex.K // selected ranks [first, end)
 
-	bw := bufio.NewWriter(w)
-	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
-	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
+	svg := plot.New(width, height, 12, true)
+	svg.Background()
 	title := a.Question
 	if len([]rune(title)) > 110 {
 		title = string([]rune(title)[:110]) + "…"
 	}
-	p(`<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(title))
-	p(`<text x="%d" y="42" fill="#444">%s: kept %d of %d candidates, %d tokens</text>`+"\n", left,
-		html.EscapeString(ex.Strategy), a.Selection.K, n, a.Selection.Tokens)
+	svg.El(`<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`, left, plot.Esc(title))
+	svg.El(`<text x="%d" y="42" fill="#444">%s: kept %d of %d candidates, %d tokens</text>`, left,
+		plot.Esc(ex.Strategy), a.Selection.K, n, a.Selection.Tokens)
 	// search range of a gap strategy
 	if d := ex.Decision; d.SearchFrom != nil && d.SearchTo != nil && *d.SearchTo > *d.SearchFrom {
 		// gap indices [from, to) lie between ranks from and to
 		x0, x1 := x(float64(*d.SearchFrom)), x(float64(*d.SearchTo))
-		p(`<rect x="%.1f" y="%d" width="%.1f" height="%.1f" fill="#f3f0ff"/>`+"\n", x0, top, math.Max(x1-x0, 1), ph)
-		p(`<text x="%.1f" y="%d" fill="#7a6fb0" font-size="10">searched ranks</text>`+"\n", x0+3, top+12)
+		svg.El(`<rect x="%.1f" y="%d" width="%.1f" height="%.1f" fill="#f3f0ff"/>`, x0, top, math.Max(x1-x0, 1), ph)
+		svg.El(`<text x="%.1f" y="%d" fill="#7a6fb0" font-size="10">searched ranks</text>`, x0+3, top+12)
 	}
 	// grid
 	for i := 0; i <= 5; i++ {
 		s := lo + (hi-lo)*float64(i)/5
-		p(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/><text x="%d" y="%.1f" text-anchor="end">%.3f</text>`+"\n",
+		svg.El(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/><text x="%d" y="%.1f" text-anchor="end">%.3f</text>`,
 			left, y(s), float64(left)+pw, y(s), left-6, y(s)+4, s)
 	}
 	for _, r := range rankTicks(n) {
-		p(`<text x="%.1f" y="%.1f" text-anchor="middle">%d</text>`+"\n", x(float64(r)), float64(top)+ph+16, r)
+		svg.El(`<text x="%.1f" y="%.1f" text-anchor="middle">%d</text>`, x(float64(r)), float64(top)+ph+16, r)
 	}
-	p(`<text x="%.1f" y="%d" text-anchor="middle">rank (0 = best match)</text>`+"\n", float64(left)+pw/2, height-18)
-	p(`<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">%s</text>`+"\n", float64(top)+ph/2, scoreLabel(a.Retriever))
+	svg.El(`<text x="%.1f" y="%d" text-anchor="middle">rank (0 = best match)</text>`, float64(left)+pw/2, height-18)
+	svg.El(`<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, float64(top)+ph/2, scoreLabel(a.Retriever))
 	// curve
-	var pts strings.Builder
-	for r, s := range a.Scores {
-		fmt.Fprintf(&pts, "%.1f,%.1f ", x(float64(r)), y(s))
-	}
-	p(`<polyline fill="none" stroke="#999" stroke-width="1.5" points="%s"/>`+"\n", strings.TrimSpace(pts.String()))
+	pts := plot.Points(n, func(r int) (float64, float64) { return x(float64(r)), y(a.Scores[r]) })
+	svg.El(`<polyline fill="none" stroke="#999" stroke-width="1.5" points="%s"/>`, pts)
 	radius := 3.0
 	if n > 200 {
 		radius = 1.5
@@ -89,18 +83,18 @@ func WriteCurveSVG(w io.Writer, a Answer) error {
 		if r >= first && r < end {
 			fill = "#d62728"
 		}
-		p(`<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>rank %d: %.4f</title></circle>`+"\n", x(float64(r)), y(s), radius, fill, r, s)
+		svg.El(`<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s"><title>rank %d: %.4f</title></circle>`, x(float64(r)), y(s), radius, fill, r, s)
 	}
 	// what decided the cut: the gap (or knee) the strategy found
 	if d := ex.Decision; (d.Kind == "gap" || d.Kind == "knee") && d.Rank >= 0 && d.Rank+1 < n {
 		gx := (x(float64(d.Rank)) + x(float64(d.Rank+1))) / 2
 		y0, y1 := y(a.Scores[d.Rank]), y(a.Scores[d.Rank+1])
-		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#6a3d9a" stroke-width="3"/>`+"\n", gx, y0, gx, y1)
+		svg.El(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#6a3d9a" stroke-width="3"/>`, gx, y0, gx, y1)
 		label := fmt.Sprintf("%s after rank %d", d.Kind, d.Rank)
 		if d.Kind == "gap" {
 			label = fmt.Sprintf("largest gap %.4f after rank %d", d.Value, d.Rank)
 		}
-		p(`<text x="%.1f" y="%.1f" fill="#6a3d9a">%s</text>`+"\n", gx+6, (y0+y1)/2+4, html.EscapeString(label))
+		svg.El(`<text x="%.1f" y="%.1f" fill="#6a3d9a">%s</text>`, gx+6, (y0+y1)/2+4, plot.Esc(label))
 	}
 	// the cut
 	if end < n {
@@ -108,7 +102,7 @@ func WriteCurveSVG(w io.Writer, a Answer) error {
 		if end == 0 {
 			cx = x(0) - 4
 		}
-		p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="5,4" stroke-width="1.5"/>`+"\n", cx, top, cx, float64(top)+ph)
+		svg.El(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="5,4" stroke-width="1.5"/>`, cx, top, cx, float64(top)+ph)
 		label := fmt.Sprintf("cut: kept ranks %d–%d", first, end-1)
 		if end == 0 {
 			label = "cut: nothing kept"
@@ -120,10 +114,9 @@ func WriteCurveSVG(w io.Writer, a Answer) error {
 		if cx > float64(left)+pw*0.7 {
 			anchor, lx = "end", cx-5
 		}
-		p(`<text x="%.1f" y="%.1f" fill="#d62728" text-anchor="%s">%s</text>`+"\n", lx, float64(top)+ph-8, anchor, html.EscapeString(label))
+		svg.El(`<text x="%.1f" y="%.1f" fill="#d62728" text-anchor="%s">%s</text>`, lx, float64(top)+ph-8, anchor, plot.Esc(label))
 	}
-	p("</svg>\n")
-	return bw.Flush()
+	return svg.End(w)
 }
 
 // rankTicks picks about ten round rank labels.

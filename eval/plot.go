@@ -2,10 +2,11 @@ package eval
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"strings"
+
+	"github.com/ctxsel/ctxsel/internal/plot"
 )
 
 // WritePlot draws the fixed top-k recall/token frontier as a line and every
@@ -41,32 +42,30 @@ func WritePlot(w io.Writer, rep *Report, title string) error {
 	}
 	y := func(r float64) float64 { return float64(top) + ph*(1-r) }
 
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(title))
+	svg := plot.New(width, height, 12, true)
+	svg.Background()
+	svg.El(`<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`, left, plot.Esc(title))
 	// grid and axes
 	for r := 0.0; r <= 1.0001; r += 0.2 {
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/><text x="%d" y="%.1f" text-anchor="end">%.1f</text>`+"\n",
+		svg.El(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/><text x="%d" y="%.1f" text-anchor="end">%.1f</text>`,
 			left, y(r), float64(left)+pw, y(r), left-6, y(r)+4, r)
 	}
 	for e := llo; e <= lhi; e++ {
 		t := math.Pow(10, e)
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/><text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n",
+		svg.El(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/><text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`,
 			x(t), top, x(t), float64(top)+ph, x(t), float64(top)+ph+16, tokenLabel(t))
 	}
-	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">mean tokens selected (log scale)</text>`+"\n", float64(left)+pw/2, height-18)
-	fmt.Fprintf(&b, `<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">context recall</text>`+"\n", float64(top)+ph/2)
+	svg.El(`<text x="%.1f" y="%d" text-anchor="middle">mean tokens selected (log scale)</text>`, float64(left)+pw/2, height-18)
+	svg.El(`<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">context recall</text>`, float64(top)+ph/2)
 	// frontier
 	if len(rep.Frontier) > 0 {
-		var pts []string
-		for _, p := range rep.Frontier {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.MeanTokens), y(p.Recall)))
-		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="#888" stroke-width="2" points="%s"/>`+"\n", strings.Join(pts, " "))
+		pts := plot.Points(len(rep.Frontier), func(i int) (float64, float64) {
+			return x(rep.Frontier[i].MeanTokens), y(rep.Frontier[i].Recall)
+		})
+		svg.El(`<polyline fill="none" stroke="#888" stroke-width="2" points="%s"/>`, pts)
 		for _, p := range rep.Frontier {
 			if p.K == 1 || p.K == 5 || p.K == 10 || p.K == 20 || p.K == 50 || p.K == 100 || p.K == len(rep.Frontier) {
-				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="#888"/><text x="%.1f" y="%.1f" fill="#666" font-size="10">k=%d</text>`+"\n",
+				svg.El(`<circle cx="%.1f" cy="%.1f" r="2.5" fill="#888"/><text x="%.1f" y="%.1f" fill="#666" font-size="10">k=%d</text>`,
 					x(p.MeanTokens), y(p.Recall), x(p.MeanTokens)+4, y(p.Recall)+12, p.K)
 			}
 		}
@@ -81,18 +80,16 @@ func WritePlot(w io.Writer, rep *Report, title string) error {
 			fill, stroke = palette[colour%len(palette)], "none"
 			colour++
 		}
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s: recall %.3f at %.0f tokens (gain %+.3f)</title></circle>`+"\n",
-			x(r.MeanTokens), y(r.Recall), fill, stroke, html.EscapeString(r.Strategy), r.Recall, r.MeanTokens, r.GainVsTopK)
+		svg.El(`<circle cx="%.1f" cy="%.1f" r="5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s: recall %.3f at %.0f tokens (gain %+.3f)</title></circle>`,
+			x(r.MeanTokens), y(r.Recall), fill, stroke, plot.Esc(r.Strategy), r.Recall, r.MeanTokens, r.GainVsTopK)
 		ly := float64(top) + 10 + 18*float64(i)
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="5" fill="%s" stroke="%s" stroke-width="1.5"/><text x="%.1f" y="%.1f">%s (%+.3f)</text>`+"\n",
-			float64(width-right)+14, ly, fill, stroke, float64(width-right)+24, ly+4, html.EscapeString(r.Strategy), r.GainVsTopK)
+		svg.El(`<circle cx="%.1f" cy="%.1f" r="5" fill="%s" stroke="%s" stroke-width="1.5"/><text x="%.1f" y="%.1f">%s (%+.3f)</text>`,
+			float64(width-right)+14, ly, fill, stroke, float64(width-right)+24, ly+4, plot.Esc(r.Strategy), r.GainVsTopK)
 	}
-	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888" stroke-width="2"/><text x="%.1f" y="%.1f">fixed top-k frontier</text>`+"\n",
+	svg.El(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888" stroke-width="2"/><text x="%.1f" y="%.1f">fixed top-k frontier</text>`,
 		float64(width-right)+8, float64(top)+10+18*float64(len(rep.Results)), float64(width-right)+20, float64(top)+10+18*float64(len(rep.Results)),
 		float64(width-right)+24, float64(top)+14+18*float64(len(rep.Results)))
-	b.WriteString("</svg>\n")
-	_, err := io.WriteString(w, b.String())
-	if err != nil {
+	if err := svg.End(w); err != nil {
 		return fmt.Errorf("write plot: %w", err)
 	}
 	return nil

@@ -15,8 +15,9 @@ import (
 
 // Asker answers a question end to end: retrieve candidates for the query
 // from an index, select context from them with the request's strategy, and
-// (optionally) have an LLM answer from that context. Package ask implements
-// it (ask.NewAsker); the server only translates HTTP.
+// (optionally) have an LLM answer from that context. Package
+// server/askserve implements it over package ask (askserve.New); the
+// server only translates HTTP.
 //
 // Implementations must be safe for concurrent use, honour ctx, and report
 // bad input (an empty index, a query the embedder refuses) with errors that
@@ -26,7 +27,7 @@ type Asker interface {
 }
 
 // DepsSupplier is implemented by Askers that supply dependencies of their
-// own to the text selector a /v1/ask request names (ask.Asker: its index's
+// own to the text selector a /v1/ask request names (askserve.Asker: its index's
 // stored sentence vectors, ctxsel.DepSentences, and its sentence
 // embedder). The server resolves /v1/ask's strategy with
 // Options.SelectorDeps first, then these, under the same rules (no LLM,

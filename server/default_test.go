@@ -39,7 +39,7 @@ func TestAdvertisedDefaultIsAsksDefault(t *testing.T) {
 	}
 	// And it is what /v1/ask uses when a request names none: this server,
 	// without SelectorDeps, leaves it to the Asker (the zero Strategy),
-	// which builds ctxsel.DefaultStrategy (ask.Asker: TestAskerServesAsk).
+	// which builds ctxsel.DefaultStrategy (askserve.Asker: TestAskerServesAsk).
 	call(t, s, "POST", "/v1/ask", `{"query":"q"}`)
 	if seen.Strategy.Kind != 0 {
 		t.Errorf("/v1/ask resolved %q itself", seen.Strategy.Spec)

@@ -65,10 +65,11 @@ func (s *Server) resolveWith(r *commonRequest, def string, rv ctxsel.Resolver) (
 	}
 	res, err := rv.Resolve(text)
 	order, oerr := ctxsel.ParseOrder(r.order)
-	if err != nil && text == ctxsel.DefaultStrategy && rv.Kinds == 0 && rv.Deps == nil && len(r.params) == 0 && oerr == nil {
-		// The default is a text selector (evidence) whose dependency, a
-		// sentence embedder, neither the operator (SelectorDeps) nor the
-		// Asker (DepsSupplier) gave this server: the Asker resolves it.
+	if err != nil && text == def && rv.Kinds == 0 && rv.Deps == nil && len(r.params) == 0 && oerr == nil {
+		// The endpoint's default (ctxsel.DefaultStrategy, a text
+		// selector) needs dependencies, a sentence embedder, that neither
+		// the operator (SelectorDeps) nor the Asker (DepsSupplier) gave
+		// this server: the Asker, which has its own, resolves it.
 		return resolved{order: order}, nil
 	}
 	if err != nil {

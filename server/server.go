@@ -34,10 +34,9 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel"
-	_ "github.com/ctxsel/ctxsel/cutoff" // the score-only strategies
+	_ "github.com/ctxsel/ctxsel/all" // every registered name, DefaultStrategy included
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/internal/wire"
-	_ "github.com/ctxsel/ctxsel/selfroute" // the answering route of /v1/ask
 	"github.com/ctxsel/ctxsel/token"
 )
 

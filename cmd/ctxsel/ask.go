@@ -12,6 +12,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/internal/termtext"
@@ -110,7 +111,7 @@ Examples:
 	var indexEmb embed.Embedder
 	src.embedder = func() (embed.Embedder, error) {
 		if indexEmb == nil {
-			return embed.NewLazy(defaultDense, func() (embed.Embedder, func() error, error) {
+			return embed.NewLazy(embedders.Default, func() (embed.Embedder, func() error, error) {
 				return nil, nil, errors.New("used before the index was opened")
 			}), nil
 		}

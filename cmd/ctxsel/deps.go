@@ -9,6 +9,8 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/embedders"
+	"github.com/ctxsel/ctxsel/embed/uselite"
 	"github.com/ctxsel/ctxsel/evidence"
 	"github.com/ctxsel/ctxsel/ldar"
 	"github.com/ctxsel/ctxsel/llm"
@@ -168,7 +170,7 @@ func (s *selectorSources) defaultEmbedder() (embed.Embedder, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.own == nil {
-		e, closeFn, err := openEmbedder(defaultDense, "")
+		e, closeFn, err := openEmbedder(embedders.Default, "")
 		if err != nil {
 			return nil, err
 		}
@@ -190,14 +192,12 @@ func (s *selectorSources) Close() error {
 }
 
 // sentencesFrom is the evidence selector's sentence embedder: the first
-// of es that is the embedded use-lite model (its weights were fitted with
-// it; nil ones skipped), which so shares its model and embedding cache,
-// else a use-lite model of the sources' own, opened on first need.
+// of es that is the embedded use-lite model (uselite.ForSentences), which
+// so shares its model and embedding cache, else a use-lite model of the
+// sources' own, opened on first need.
 func (s *selectorSources) sentencesFrom(es ...embed.Embedder) (embed.Embedder, error) {
-	for _, e := range es {
-		if e != nil && strings.HasPrefix(e.ModelID(), "use-lite@") {
-			return e, nil
-		}
+	if e, ok := uselite.ForSentences(es...); ok {
+		return e, nil
 	}
 	return s.defaultEmbedder()
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/server"
 )
 
@@ -25,7 +26,7 @@ func TestServiceDocFigures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("embeds with use-lite")
 	}
-	t.Setenv(envEmbedCache, "off")
+	t.Setenv(embedders.EnvCache, "off")
 	doc, err := os.ReadFile("../../docs/service.md")
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +162,7 @@ func TestAskDocFigures(t *testing.T) {
 	for _, k := range []string{"CTXSEL_LLM_MODEL", "CTXSEL_LLM_BASE_URL", "CTXSEL_LLM_PROVIDER", "OLLAMA_HOST"} {
 		t.Setenv(k, "")
 	}
-	t.Setenv(envEmbedCache, "off")
+	t.Setenv(embedders.EnvCache, "off")
 	t.Setenv(envIndex, "")
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "book")

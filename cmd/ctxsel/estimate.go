@@ -10,13 +10,10 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel/dataset"
-	"github.com/ctxsel/ctxsel/embed"
-	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
 	"github.com/ctxsel/ctxsel/internal/progress"
 	"github.com/ctxsel/ctxsel/lengthest"
 	"github.com/ctxsel/ctxsel/llm"
-	"github.com/ctxsel/ctxsel/score"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -164,28 +161,18 @@ Example:
 	if cfg.Summarizer.Client, err = open(sumSpec.String()); err != nil {
 		return usageError{fmt.Errorf("--summarizer: %w", err)}
 	}
-	var dense embed.Embedder
-	if *retriever != "bm25" || *utility == "use-lite" {
-		e, closeFn, err := newEmbedder("use-lite")
-		if err != nil {
-			return err
-		}
-		defer closeFn()
-		dense = e
-	}
-	switch *retriever {
-	case "bm25":
-		cfg.Retriever = score.NewBM25()
-	case "use-lite":
-		cfg.Retriever = score.NewEmbedding("use-lite", dense, score.EmbeddingOptions{Memo: true})
-	case "hybrid":
-		h, err := score.NewHybrid(score.NewEmbedding("use-lite", dense, score.EmbeddingOptions{Memo: true}), fusion.ZScore, 0.5)
-		if err != nil {
-			return err
-		}
-		cfg.Retriever = h
+	// The retriever by name (hybrid: score's default fusion over use-lite
+	// and BM25); the utility's model shares the retriever's embedder.
+	scorers := newScorerSet()
+	defer scorers.Close()
+	if cfg.Retriever, err = scorers.Get(*retriever); err != nil {
+		return err
 	}
 	if *utility == "use-lite" {
+		dense, err := scorers.EmbedderOf("use-lite")
+		if err != nil {
+			return err
+		}
 		cfg.Utility = lengthest.Embedding{Label: "use-lite", Embedder: dense}
 	}
 	cfg.Progress = newPhaseProgress(stderr).update

@@ -12,6 +12,7 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/eval/sample"
 	"github.com/ctxsel/ctxsel/internal/atomicfile"
@@ -48,7 +49,7 @@ listed apart from the reader's.
 	data := fs.String("data", "", "labelled JSONL file (plain or gzip); default: the bundled 100-question HotpotQA sample")
 	pool := fs.Int("pool", 1000, "pad each question to this many passages (0 = no padding)")
 	seed := fs.Uint64("seed", 1, "seed for pooling")
-	scorerName := fs.String("scorer", defaultScorer, "passage scorer: "+strings.Join(scorerNames(), ", "))
+	scorerName := fs.String("scorer", score.DefaultScorer, "passage scorer: "+strings.Join(newScorerSet().Names(), ", "))
 	strategies := fs.String("strategies", defaultStrategies, "comma-separated strategy specs, e.g. topk:k=10,adaptivek:head=0.05,knee")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	plotOut := fs.String("plot", "", "write the recall/token plot as SVG to this file")
@@ -83,7 +84,7 @@ listed apart from the reader's.
 	// first; a picker opens its LLM (the run's shared opener) here, an
 	// evidence selector the scorers' use-lite embedder (one cache).
 	src := &selectorSources{pickerEndpoint: *pickerLLM, openLLM: func() (func(string) (llm.Client, error), error) { return af.opener(stderr) },
-		embedder: func() (embed.Embedder, error) { return scorers.embedderOf(defaultDense) }, counter: counter, evidenceModel: *evidenceModel}
+		embedder: func() (embed.Embedder, error) { return scorers.EmbedderOf(embedders.Default) }, counter: counter, evidenceModel: *evidenceModel}
 	defer src.Close()
 	list, err := specResolver(src, "").ResolveList(*strategies)
 	if err != nil {
@@ -106,13 +107,13 @@ listed apart from the reader's.
 	if *baselines != "auto" && *baselines != "none" {
 		return usageError{fmt.Errorf("eval: --baselines %q: want auto or none", *baselines)}
 	}
-	scorer, err := scorers.get(*scorerName)
+	scorer, err := scorers.Get(*scorerName)
 	if err != nil {
 		return err
 	}
 	var base []score.Scorer
 	if *baselines == "auto" {
-		if base, err = scorers.baselines(scorer); err != nil {
+		if base, err = scorers.Baselines(scorer); err != nil {
 			return err
 		}
 	}

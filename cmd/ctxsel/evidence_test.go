@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/evidence"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 	"github.com/ctxsel/ctxsel/token"
@@ -18,7 +19,7 @@ import (
 // composed after a strategy, with --evidence-model, and names a bad one.
 func TestEvalEvidenceSpecs(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(envEmbedCache, filepath.Join(dir, "cache"))
+	t.Setenv(embedders.EnvCache, filepath.Join(dir, "cache"))
 	js := filepath.Join(dir, "r.json")
 	code, _, errs := runCLI(t, "", "eval", "--data", "../../../shared/data/hotpotqa_sf_dev53.jsonl", "--limit", "6", "--pool", "60", "--scorer", "bm25",
 		"--baselines", "none", "--strategies", "topk:k=3,evidence:budget=200,topk:k=10+evidence:budget=200", "--json", js)
@@ -71,7 +72,7 @@ func TestEvalEvidenceSpecs(t *testing.T) {
 // passage, the kept sentences as byte spans of its text, the pruned text,
 // its tokens before and after, and why.
 func TestSelectEvidence(t *testing.T) {
-	t.Setenv(envEmbedCache, filepath.Join(t.TempDir(), "cache"))
+	t.Setenv(embedders.EnvCache, filepath.Join(t.TempDir(), "cache"))
 	texts := map[string]string{
 		"a": "Ebenezer Scrooge\nScrooge was a miser in London. His clerk was Bob Cratchit, who worked in a cold office. The weather that winter was bad.",
 		"b": "Jacob Marley was dead. Marley had been Scrooge's partner for many years. Nobody mourned him.",
@@ -186,7 +187,7 @@ func TestAskFitsTheReadersWindow(t *testing.T) {
 // writes a version 2 model that eval reads with --evidence-model.
 func TestTrainEvidence(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(envEmbedCache, filepath.Join(dir, "cache"))
+	t.Setenv(embedders.EnvCache, filepath.Join(dir, "cache"))
 	model, report := filepath.Join(dir, "m.json"), filepath.Join(dir, "r.json")
 	data := "../../../shared/data/hotpotqa_sf_dev53.jsonl"
 	code, out, errs := runCLI(t, "", "train", "evidence", "--data", data, "--limit", "24", "--pool", "40", "--scorer", "bm25",

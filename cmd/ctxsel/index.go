@@ -16,6 +16,7 @@ import (
 	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/index/ingest"
 	_ "github.com/ctxsel/ctxsel/index/weaviate" // weaviate://host:port/Collection
@@ -31,7 +32,7 @@ const (
 
 // openEmbedder builds the named embedder for an index built with
 // indexModel ("" for none); tests replace it.
-var openEmbedder = newEmbedderFor
+var openEmbedder = embedders.OpenFromEnv
 
 const indexUsage = `Usage:
   ctxsel index add [flags] PATH...   add files or folders (.txt .md .html .jsonl, LaRA's datasets)
@@ -132,7 +133,7 @@ func sentenceEmbedderFor(e embed.Embedder) (embed.Embedder, func() error, error)
 	if se == e {
 		return e, func() error { return nil }, nil
 	}
-	return openEmbedder(defaultDense, "")
+	return openEmbedder(embedders.Default, "")
 }
 
 // embedderFor picks the embedder: the flag when given, else the one the
@@ -146,7 +147,7 @@ func embedderFor(name, model string) (embed.Embedder, func() error, error) {
 func embedderName(name, model string) string {
 	if name == "" {
 		name = "use-lite"
-		for _, n := range embedderNames {
+		for _, n := range embedders.Names() {
 			if strings.HasPrefix(model, n+":") || strings.HasPrefix(model, n+"@") {
 				name = n
 			}
@@ -203,7 +204,7 @@ does, and removes the documents of files under PATH that were deleted.
 	fs := newFlags(name, synopsis, stderr)
 	loc := fs.String("index", defaultIndexLocation(), "index directory, or weaviate://host:port/Collection")
 	chunker := fs.String("chunker", "", "chunker spec for a new index (default "+chunk.DefaultSpec+"; an existing index keeps its own)")
-	embedder := fs.String("embedder", "", "embedding model: "+strings.Join(embedderNames, ", ")+" (default: the index's, else use-lite)")
+	embedder := fs.String("embedder", "", "embedding model: "+strings.Join(embedders.Names(), ", ")+" (default: the index's, else use-lite)")
 	vectors := fs.String("vectors", "f32", "vector storage of a new embedded index: f32, f16 (half the memory) or i8 (a quarter)")
 	encoding := fs.String("encoding", "", "token encoding for chunk sizes and counts (default: the index's, else "+token.Default+")")
 	sentences := fs.Bool("sentences", false, sentencesFlagHelp)

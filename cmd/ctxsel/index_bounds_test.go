@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/embed/cache"
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/embed/ollama"
 	"github.com/ctxsel/ctxsel/index/indextest"
 )
@@ -128,9 +129,9 @@ func TestIndexAddFullCacheDisk(t *testing.T) {
 func TestUnusableCacheBypassed(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)
-	t.Setenv(envEmbedCache, filepath.Join(file, "cache"))
-	t.Setenv(envEmbedModel, "m")
-	e, closeEmb, err := newEmbedderFor("ollama", "")
+	t.Setenv(embedders.EnvCache, filepath.Join(file, "cache"))
+	t.Setenv(embedders.EnvModel, "m")
+	e, closeEmb, err := embedders.OpenFromEnv("ollama", "")
 	if err != nil {
 		t.Fatal(err)
 	}

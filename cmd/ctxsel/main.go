@@ -14,7 +14,7 @@ import (
 	"syscall"
 
 	"github.com/ctxsel/ctxsel"
-	_ "github.com/ctxsel/ctxsel/cutoff"
+	_ "github.com/ctxsel/ctxsel/all" // every registered name
 	"github.com/ctxsel/ctxsel/internal/termtext"
 )
 

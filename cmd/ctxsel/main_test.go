@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxsel/ctxsel/embed/embedders"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
@@ -102,7 +104,7 @@ func TestExitCodes(t *testing.T) {
 // on the hybrid scorer, with the single scorers as baselines.
 func TestEvalHybridDefault(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(envEmbedCache, filepath.Join(dir, "cache"))
+	t.Setenv(embedders.EnvCache, filepath.Join(dir, "cache"))
 	js := filepath.Join(dir, "r.json")
 	code, out, errs := runCLI(t, "", "eval", "--limit", "10", "--pool", "100", "--scorer", "hybrid:alpha=0.4,fusion=rrf", "--strategies", "topk:k=3,default", "--json", js)
 	if code != 0 {
@@ -137,7 +139,7 @@ func TestEvalHybridDefault(t *testing.T) {
 
 func TestEvalBundledSample(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(envEmbedCache, filepath.Join(dir, "cache"))
+	t.Setenv(embedders.EnvCache, filepath.Join(dir, "cache"))
 	js, svg := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg")
 	code, out, errs := runCLI(t, "", "eval", "--limit", "20", "--pool", "200", "--strategies", "topk:k=5,adaptivek,knee", "--json", js, "--plot", svg)
 	if code != 0 {

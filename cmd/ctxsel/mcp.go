@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/server"
 )
 
@@ -30,7 +31,7 @@ session goes on. At the end of stdin, calls in flight are answered first.
 Example client configuration (Claude Desktop, Cursor, ...):
   {"mcpServers": {"ctxsel": {"command": "ctxsel", "args": ["mcp", "--index", "/path/to/index"]}}}`, stderr)
 	indexLoc := fs.String("index", "", "index for search and ask (directory or weaviate://host:port/Collection)")
-	embedder := fs.String("embedder", "use-lite", "embedder for candidates given as text: none, "+strings.Join(embedderNames, ", "))
+	embedder := fs.String("embedder", "use-lite", "embedder for candidates given as text: none, "+strings.Join(embedders.Names(), ", "))
 	logLevel := fs.String("log-level", "warn", "log level (to stderr): debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
 		return err

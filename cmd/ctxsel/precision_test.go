@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/llm"
 )
 
@@ -19,7 +20,7 @@ func TestUseLitePrecision(t *testing.T) {
 	llmFromEnv = func() (llm.Client, error) { return nil, nil }
 	t.Cleanup(func() { llmFromEnv = oldLLM })
 	t.Setenv(envIndex, "")
-	t.Setenv(envEmbedCache, "off")
+	t.Setenv(embedders.EnvCache, "off")
 	root := t.TempDir()
 	docs := filepath.Join(root, "docs")
 	os.MkdirAll(docs, 0o755)
@@ -40,14 +41,14 @@ func TestUseLitePrecision(t *testing.T) {
 	}
 
 	fp32 := filepath.Join(root, "fp32")
-	t.Setenv(envUseLitePrecision, "fp32")
+	t.Setenv(embedders.EnvUseLitePrecision, "fp32")
 	if code, _, errs := runCLI(t, "", "index", "add", "--index", fp32, docs); code != 0 {
 		t.Fatalf("add: %s", errs)
 	}
 	if m := model(fp32); strings.HasSuffix(m, "+int8") || strings.HasSuffix(m, "+bf16") || !strings.HasPrefix(m, "use-lite@") {
 		t.Fatalf("fp32 index model %q", m)
 	}
-	t.Setenv(envUseLitePrecision, "")
+	t.Setenv(embedders.EnvUseLitePrecision, "")
 	def := filepath.Join(root, "default")
 	if code, _, errs := runCLI(t, "", "index", "add", "--index", def, docs); code != 0 {
 		t.Fatalf("add: %s", errs)
@@ -63,14 +64,14 @@ func TestUseLitePrecision(t *testing.T) {
 		}
 	}
 	// set to another precision: refused, naming both and the fix
-	t.Setenv(envUseLitePrecision, "int8")
+	t.Setenv(embedders.EnvUseLitePrecision, "int8")
 	for _, args := range [][]string{{"ask", "--index", fp32, "Which volcano?"}, {"index", "add", "--index", fp32, docs}} {
 		code, _, errs := runCLI(t, "", args...)
 		if code != 2 || !strings.Contains(errs, "CTXSEL_USELITE_PRECISION=int8") || !strings.Contains(errs, "fp32 precision") || !strings.Contains(errs, "unset") {
 			t.Errorf("%v with another precision: exit %d: %s", args[0], code, errs)
 		}
 	}
-	t.Setenv(envUseLitePrecision, "fp16")
+	t.Setenv(embedders.EnvUseLitePrecision, "fp16")
 	if code, _, errs := runCLI(t, "", "ask", "--index", def, "Which volcano?"); code != 2 || !strings.Contains(errs, "want fp32, bf16 or int8") {
 		t.Errorf("bad precision: exit %d: %s", code, errs)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/picker"
 	"github.com/ctxsel/ctxsel/server"
@@ -114,7 +115,7 @@ Examples:
 		}
 		return nil
 	})
-	embedder := fs.String("embedder", "use-lite", "embedder for texts (text candidates, rerank documents, /v1/embeddings): "+strings.Join(embedderNames, ", ")+
+	embedder := fs.String("embedder", "use-lite", "embedder for texts (text candidates, rerank documents, /v1/embeddings): "+strings.Join(embedders.Names(), ", ")+
 		", or none to refuse texts (use-lite runs offline, loaded on first use; openai and ollama read CTXSEL_EMBED_MODEL, CTXSEL_EMBED_BASE_URL, … as ctxsel eval does)")
 	aliases := map[string]string{}
 	fs.Func("embedding-alias", "NAME=MODEL: /v1/embeddings serves MODEL (the embedder's name, e.g. use-lite) when a client asks for NAME (e.g. text-embedding-ada-002); repeatable", func(v string) error {

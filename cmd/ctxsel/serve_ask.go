@@ -5,10 +5,11 @@ import (
 	"fmt"
 
 	"github.com/ctxsel/ctxsel"
-	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/server"
+	"github.com/ctxsel/ctxsel/server/askserve"
 )
 
 // askReader is the LLM that answers /v1/ask, from serve --reader; a zero
@@ -44,7 +45,7 @@ func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string, rd 
 	case "", "none":
 	case "use-lite":
 		// A bad setting is refused at start, not at the first request.
-		if _, err := useLitePrecision(""); err != nil {
+		if _, err := embedders.UseLitePrecision(""); err != nil {
 			return b, fmt.Errorf("%s: %w", cmd, err)
 		}
 		lazy := embed.NewLazy("use-lite", func() (embed.Embedder, func() error, error) { return newEmbedder("use-lite") })
@@ -93,6 +94,6 @@ func newIndexAsker(ctx context.Context, cmd, loc string, rd askReader) (server.A
 			return nil, nil, nil, usageError{fmt.Errorf("%s: %w", cmd, err)}
 		}
 	}
-	asker := ask.NewAsker(store, e, rd.client, ask.AskerOptions{Window: rd.window, Deps: rd.deps, Location: st.Location})
+	asker := askserve.New(store, e, rd.client, askserve.Options{Window: rd.window, Deps: rd.deps, Location: st.Location})
 	return asker, e, func() { closeEmb(); store.Close() }, nil
 }

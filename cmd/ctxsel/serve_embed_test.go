@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/server"
 )
 
@@ -20,7 +21,7 @@ import (
 // opened on the first request that embeds: starting, listing models and
 // selecting by score leave it unopened.
 func TestServeEmbedderLazyByDefault(t *testing.T) {
-	t.Setenv(envEmbedCache, "off")
+	t.Setenv(embedders.EnvCache, "off")
 	b, err := serverBackends(context.Background(), "serve", "use-lite", "", askReader{})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ func TestServeEmbedderLazyByDefault(t *testing.T) {
 // no embedder (texts refused, rerank by BM25), and --embedding-alias (or
 // the config key, merged with it) maps a client's model name.
 func TestServeEmbedderFlags(t *testing.T) {
-	t.Setenv(envEmbedCache, "off")
+	t.Setenv(embedders.EnvCache, "off")
 	handler := func(args ...string) http.Handler {
 		t.Helper()
 		var stderr strings.Builder

@@ -57,7 +57,7 @@ gold passages (LaRA).
 	splitSeed := fs.Uint64("split-seed", 1, "seed of the train/test split by question")
 	split := fs.Float64("split", 0.8, "share of each file's questions used for training")
 	valShare := fs.Float64("val", 0.2, "share of the training questions held out for validation")
-	scorerName := fs.String("scorer", defaultScorer, "passage scorer: "+strings.Join(scorerNames(), ", "))
+	scorerName := fs.String("scorer", score.DefaultScorer, "passage scorer: "+strings.Join(newScorerSet().Names(), ", "))
 	cacheDir := fs.String("cache", defaultCacheDir(), "cache directory for scored curves (\"\" = none); embeddings use the embedding cache")
 	rewardName := fs.String("reward", "recall", "reward: recall (recall − λ·tokens/1000), picker (Context-Picker Eq. 6) or llm (LDAR's: a --reader answers from the band, --judge scores it)")
 	lf := addLLMRewardFlags(fs)
@@ -155,14 +155,14 @@ gold passages (LaRA).
 	}
 	scorers := newScorerSet()
 	defer scorers.Close()
-	scorer, err := scorers.get(*scorerName)
+	scorer, err := scorers.Get(*scorerName)
 	if err != nil {
 		return err
 	}
 	if cs, ok := scorer.(score.ChannelScorer); *channels > 0 && (!ok || len(cs.Channels()) < *channels) {
 		return usageError{fmt.Errorf("train band: --channels %d needs a scorer with that many channels (hybrid has 2)", *channels)}
 	}
-	base, err := scorers.baselines(scorer)
+	base, err := scorers.Baselines(scorer)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ctxsel/ctxsel/embed/embedders"
+	"github.com/ctxsel/ctxsel/score"
 	"io"
 	"strconv"
 	"strings"
@@ -47,7 +49,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	pool := fs.Int("pool", 1000, "pad each question to this many passages")
 	poolSeed := fs.Uint64("pool-seed", 1, "pooling seed")
 	splitSeed := fs.Uint64("split-seed", 1, "seed of the train/validation/test split by question id")
-	scorerName := fs.String("scorer", defaultScorer, "passage scorer: "+strings.Join(scorerNames(), ", "))
+	scorerName := fs.String("scorer", score.DefaultScorer, "passage scorer: "+strings.Join(newScorerSet().Names(), ", "))
 	learners := fs.String("learner", "logistic,trees", "learners to fit and compare: logistic, trees")
 	trees := fs.Int("trees", 400, "boosting rounds of the trees learner")
 	treeCounts := fs.String("tree-counts", "50,100,200,400", "rounds tried on validation (prefixes of one fit)")
@@ -155,10 +157,10 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	}
 	scorers := newScorerSet()
 	defer scorers.Close()
-	if opt.Scorer, err = scorers.get(*scorerName); err != nil {
+	if opt.Scorer, err = scorers.Get(*scorerName); err != nil {
 		return err
 	}
-	e, err := scorers.embedderOf(defaultDense)
+	e, err := scorers.EmbedderOf(embedders.Default)
 	if err != nil {
 		return fmt.Errorf("train evidence: %w", err)
 	}

@@ -1,4 +1,7 @@
-package ask
+// Package askserve serves ask over the service: its Asker answers /v1/ask
+// and the MCP tools ask and search with ask.Ask over one index. It lives
+// beside the server so that ask, the domain, links no transport.
+package askserve
 
 import (
 	"context"
@@ -8,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/llm"
@@ -15,26 +19,26 @@ import (
 )
 
 // Asker answers the service's /v1/ask and the MCP tools ask and search
-// with Ask over one index: hand it to server.New (Options.Asker) to serve a
-// question-answering endpoint without further glue.
+// with ask.Ask over one index: hand it to server.New (Options.Asker) to
+// serve a question-answering endpoint without further glue.
 //
-//	a := ask.NewAsker(store, embedder, reader, ask.AskerOptions{})
+//	a := askserve.New(store, embedder, reader, askserve.Options{})
 //	srv, err := server.New(server.DefaultConfig(), server.Options{Embedder: embedder, Asker: a})
 type Asker struct {
 	store index.Store
 	e     embed.Embedder
 	llm   llm.Client
-	opts  AskerOptions
+	opts  Options
 }
 
-// AskerOptions configure an Asker. The zero value answers with
-// DefaultStrategy fitted to the reader's window as Ask learns it.
-type AskerOptions struct {
-	// Window is the reader's context window (Options.Window): 0 asks the
-	// reader's server, else DefaultWindow.
+// Options configure an Asker. The zero value answers with
+// ctxsel.DefaultStrategy fitted to the reader's window as ask.Ask learns it.
+type Options struct {
+	// Window is the reader's context window (ask.Options.Window): 0 asks
+	// the reader's server, else ask.DefaultWindow.
 	Window int
 	// Deps supply what the text selectors of a request's default need
-	// beyond what Ask has (Options.Deps).
+	// beyond what ask.Ask has (ask.Options.Deps).
 	Deps ctxsel.Deps
 	// Location is where the index lives as its operator knows it (a
 	// path, a URL): errors a client sees name "the index" instead. ""
@@ -49,16 +53,16 @@ var (
 	_ server.ReadyChecker = (*Asker)(nil)
 )
 
-// NewAsker answers over store, embedding questions with e (the model the
+// New answers over store, embedding questions with e (the model the
 // index was built with) and answering with reader; a nil reader selects and
 // returns the passages with no answer.
-func NewAsker(store index.Store, e embed.Embedder, reader llm.Client, opts AskerOptions) *Asker {
+func New(store index.Store, e embed.Embedder, reader llm.Client, opts Options) *Asker {
 	return &Asker{store: store, e: e, llm: reader, opts: opts}
 }
 
 // Ask implements server.Asker.
 func (a *Asker) Ask(ctx context.Context, req server.AskRequest) (server.AskResponse, error) {
-	ans, err := Ask(ctx, a.store, a.e, req.Query, Options{Resolved: req.Strategy, Deps: a.opts.Deps, Order: req.Order,
+	ans, err := ask.Ask(ctx, a.store, a.e, req.Query, ask.Options{Resolved: req.Strategy, Deps: a.opts.Deps, Order: req.Order,
 		Candidates: req.TopN, Retriever: index.Retriever(req.Retriever), LLM: a.llm, Window: a.opts.Window})
 	if err != nil {
 		return server.AskResponse{}, a.clientSafe(ctx, a.unavailable(ctx, fmt.Errorf("ask: %w", err)))
@@ -87,17 +91,16 @@ func (a *Asker) Ask(ctx context.Context, req server.AskRequest) (server.AskRespo
 // SelectorDeps implements server.DepsSupplier: what a /v1/ask request's
 // text selector gets from the Asker where the server's own dependencies
 // (server.Options.SelectorDeps) supply nothing: the options' Deps, the
-// sentence embedder Ask would use and the sentence vectors the index
-// stored. The token counter is left to the server: the index's encoding
-// is known only by asking the store.
+// sentence embedder ask.Ask would use and the sentence vectors the index
+// stored (ask.SelectorDeps). The token counter is left to the server.
 func (a *Asker) SelectorDeps() ctxsel.Deps {
-	return withDefaults(a.opts.Deps, a.e, nil, a.store)
+	return ask.SelectorDeps(a.opts.Deps, a.e, a.store)
 }
 
 // Search implements server.Searcher: the index's best passages for query,
 // neither selected nor cut to a window.
 func (a *Asker) Search(ctx context.Context, query string, topN int) ([]server.Passage, error) {
-	ans, err := Ask(ctx, a.store, a.e, query, Options{Strategy: "full", Candidates: topN, NoWindow: true})
+	ans, err := ask.Ask(ctx, a.store, a.e, query, ask.Options{Strategy: "full", Candidates: topN, NoWindow: true})
 	if err != nil {
 		return nil, a.clientSafe(ctx, a.unavailable(ctx, fmt.Errorf("search: %w", err)))
 	}

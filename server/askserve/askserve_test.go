@@ -1,6 +1,7 @@
-package ask_test
+package askserve_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -10,17 +11,20 @@ import (
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/ask"
+	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/index/indextest"
 	"github.com/ctxsel/ctxsel/server"
+	"github.com/ctxsel/ctxsel/server/askserve"
+	"github.com/ctxsel/ctxsel/token"
 )
 
-// TestAskerServesAsk: a library user serves /v1/ask with ask.NewAsker and
+// TestAskerServesAsk: a library user serves /v1/ask with askserve.New and
 // server.New alone. The request's strategy arrives resolved; a request
 // naming none gets ask's default, which the Asker builds (the server has
 // no SelectorDeps); the MCP search tool and /readyz reach the index.
 func TestAskerServesAsk(t *testing.T) {
-	a := ask.NewAsker(build(t), indextest.HashEmbedder{}, nil, ask.AskerOptions{})
+	a := askserve.New(build(t), indextest.HashEmbedder{}, nil, askserve.Options{})
 	srv, err := server.New(server.DefaultConfig(), server.Options{Asker: a})
 	if err != nil {
 		t.Fatal(err)
@@ -77,12 +81,49 @@ func TestAskerHidesTheIndexLocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ask.NewAsker(s, indextest.HashEmbedder{}, nil, ask.AskerOptions{}).Ask(ctx, server.AskRequest{Query: "q"})
+	_, err = askserve.New(s, indextest.HashEmbedder{}, nil, askserve.Options{}).Ask(ctx, server.AskRequest{Query: "q"})
 	if err == nil || strings.Contains(err.Error(), "secret-place") || !strings.Contains(err.Error(), "the index") {
 		t.Fatalf("%v", err)
 	}
-	_, err = ask.NewAsker(s, indextest.HashEmbedder{}, nil, ask.AskerOptions{Location: "weaviate://secret-host"}).Ask(ctx, server.AskRequest{Query: "q"})
+	_, err = askserve.New(s, indextest.HashEmbedder{}, nil, askserve.Options{Location: "weaviate://secret-host"}).Ask(ctx, server.AskRequest{Query: "q"})
 	if err == nil || !strings.Contains(err.Error(), "secret-place") {
 		t.Fatalf("a given location is the one hidden: %v", err)
 	}
+}
+
+var ctx = context.Background()
+
+// build indexes a small corpus in which two passages are about Etna and
+// the rest are not.
+func build(t *testing.T) index.Store {
+	t.Helper()
+	s, err := index.OpenDir(filepath.Join(t.TempDir(), "idx"), index.DirOptions{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ := token.New("")
+	c, _ := chunk.NewSentences(tk, 30)
+	texts := map[string]string{
+		"volcano.txt": "Mount Etna is an active volcano on Sicily. Etna volcano eruptions are frequent.",
+		"etna.md":     "The Etna volcano summit has four craters.",
+		"bread.txt":   "Bread rises because yeast produces gas. Flour water salt yeast.",
+		"moon.txt":    "The Moon has no atmosphere. Its craters come from impacts.",
+	}
+	var docs []index.Document
+	for id, text := range texts {
+		cs, err := c.Chunk(ctx, id, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := index.Document{ID: id, Hash: index.Hash([]byte(text)), Text: text, Chunks: cs}
+		for _, ch := range cs {
+			d.Vectors = append(d.Vectors, indextest.HashVector(ch.Text))
+		}
+		docs = append(docs, d)
+	}
+	cfg := index.Config{Model: indextest.HashEmbedder{}.ModelID(), Chunker: c.Spec(), Encoding: "cl100k_base"}
+	if err := s.Add(ctx, cfg, docs); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

