@@ -58,7 +58,9 @@ func (a textRunner) ReadsTexts() bool { return true }
 
 func (a textRunner) Select(ctx context.Context, q TextQuery) (Selection, SelectorUsage, error) {
 	if m, ok := a.ts.(MeteredSelector); ok {
-		return m.SelectMetered(ctx, q)
+		sel, u, err := m.SelectMetered(ctx, q)
+		u.Metered = true
+		return sel, u, err
 	}
 	sel, err := a.ts.SelectTexts(ctx, q)
 	return sel, SelectorUsage{}, err

@@ -26,7 +26,7 @@ func TestRunnable(t *testing.T) {
 		q := ctxsel.TextQuery{Question: "q", Curve: c, Texts: texts, Order: ctxsel.RankOrder}
 		want, wantU, _ := res.Selector.(ctxsel.MeteredSelector).SelectMetered(ctx, q)
 		got, u, err := run.Select(ctx, q)
-		if err != nil || !slices.Equal(got.IDs, want.IDs) || u.Calls != 1 || u != wantU {
+		if err != nil || !slices.Equal(got.IDs, want.IDs) || u.Calls != 1 || !u.Metered || u.PromptTokens != wantU.PromptTokens {
 			t.Fatalf("%s: %v %+v %v, want %v %+v", spec, got.IDs, u, err, want.IDs, wantU)
 		}
 		if _, _, err := run.Select(ctx, ctxsel.TextQuery{Curve: c}); err == nil {
