@@ -67,8 +67,8 @@ func (a textRunner) Select(ctx context.Context, q TextQuery) (Selection, Selecto
 }
 
 // tighter combines two sets of caps: the larger minimum, the smaller of
-// the non-zero maxima, and the minimum no more than the maximum (a
-// query's max_k below the spec's min_k wins).
+// the non-zero maxima; a query's max_k below the spec's min_k wins over
+// it (a server's top_n), while the spec's own caps are left as they are.
 func tighter(a, b Caps) Caps {
 	lower := func(x, y int) int {
 		if x == 0 || (y != 0 && y < x) {
@@ -77,7 +77,7 @@ func tighter(a, b Caps) Caps {
 		return x
 	}
 	c := Caps{MinK: max(a.MinK, b.MinK), MaxK: lower(a.MaxK, b.MaxK), MaxTokens: lower(a.MaxTokens, b.MaxTokens)}
-	if c.MaxK > 0 {
+	if b.MaxK > 0 {
 		c.MinK = min(c.MinK, c.MaxK)
 	}
 	return c
