@@ -86,7 +86,7 @@ func markerDeps(name string) (any, error) {
 }
 
 // textCurve: 6 passages, scores falling; "gold" in passages 1, 3 and 5.
-func textCurve(t *testing.T) (*ctxsel.Curve, []string) {
+func textCurve(t testing.TB) (*ctxsel.Curve, []string) {
 	t.Helper()
 	var cands []ctxsel.Candidate
 	var texts []string
@@ -358,6 +358,7 @@ func FuzzResolve(f *testing.F) {
 		f.Add(s)
 	}
 	r := ctxsel.Resolver{Deps: markerDeps, Auto: func(string, string) (float64, error) { return 100, nil }}
+	c, texts := textCurve(f)
 	f.Fuzz(func(t *testing.T, s string) {
 		list, err := r.ResolveList(s)
 		if err != nil {
@@ -373,6 +374,14 @@ func FuzzResolve(f *testing.F) {
 			}
 			if (res.Kind == ctxsel.StrategyKind) != (res.Strategy != nil) || (res.Kind == ctxsel.RouteKind) != (res.Route != nil) || (res.Kind == ctxsel.SelectorKind) != (res.Selector != nil) || (res.Kind != ctxsel.RouteKind) != (res.Runnable() != nil) {
 				t.Fatalf("%q: %+v", s, res)
+			}
+			// What runs, runs without panicking, under a query's caps too,
+			// and keeps within them.
+			if run := res.Runnable(); run != nil {
+				sel, _, err := run.Select(context.Background(), ctxsel.TextQuery{Question: "q", Curve: c, Texts: texts, Caps: ctxsel.Caps{MaxK: 2}})
+				if err == nil && sel.K > 2 {
+					t.Fatalf("%q: %d passages under max_k=2", s, sel.K)
+				}
 			}
 		}
 	})
