@@ -1,6 +1,7 @@
 package ctxsel_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ctxsel/ctxsel"
@@ -43,4 +44,29 @@ func ExampleSelect_caps() {
 	sel, _ := ctxsel.Select(curve, strategy, caps, ctxsel.RankOrder)
 	fmt.Println(sel.IDs, sel.Explanation.CapsApplied)
 	// Output: [a] [max_tokens]
+}
+
+// Whatever a spec names (a strategy, a text selector, a composition), the
+// caller runs what it resolved one way; texts are needed only by one that
+// reads them.
+func ExampleResolved_Runnable() {
+	curve, _ := ctxsel.NewCurve([]ctxsel.Candidate{
+		{ID: "a", Score: 0.9, Tokens: 200}, {ID: "b", Score: 0.8, Tokens: 150}, {ID: "c", Score: 0.7, Tokens: 50},
+	})
+	res, err := ctxsel.Resolve("topk:k=3")
+	if err != nil {
+		panic(err)
+	}
+	run := res.Runnable()
+	q := ctxsel.TextQuery{Curve: curve, Caps: ctxsel.Caps{MaxTokens: 300}} // the caller's cap tightens the spec's
+	if run.ReadsTexts() {
+		q.Question, q.Texts = "the question", []string{"text of a", "text of b", "text of c"}
+	}
+	sel, usage, err := run.Select(context.Background(), q)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(run.Name(), sel.IDs, sel.Tokens, usage.Calls)
+	// Output:
+	// topk [a] 200 0
 }

@@ -49,26 +49,13 @@ type Resolved struct {
 	// order).
 	Strategy Strategy
 	Caps     Caps
-	// Selector is a SelectorKind's text selector (TextSelector also gives
-	// a strategy as one).
+	// Selector is a SelectorKind's text selector. Runnable gives either
+	// kind as one Selector, which is how callers run them.
 	Selector TextSelector
 	// Route is a RouteKind's route.
 	Route Route
 
 	spec Spec // a strategy's or a route's parsed spec
-}
-
-// TextSelector returns r as a TextSelector, so that callers holding texts
-// handle one kind: a text selector as it is, a strategy with its caps (a
-// query's caps tighten them). It is nil for a route.
-func (r Resolved) TextSelector() TextSelector {
-	switch r.Kind {
-	case SelectorKind:
-		return r.Selector
-	case StrategyKind:
-		return capsTexts{r.Strategy, r.Caps}
-	}
-	return nil
 }
 
 // AsSpec returns a strategy's or a route's parsed spec (eval.Options
@@ -599,30 +586,4 @@ func (r Resolver) known() []string {
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
-}
-
-// capsTexts is a resolved strategy serving as a TextSelector: its spec's
-// caps tightened by the query's.
-type capsTexts struct {
-	s    Strategy
-	caps Caps
-}
-
-func (a capsTexts) Name() string { return a.s.Name() }
-
-func (a capsTexts) SelectTexts(ctx context.Context, q TextQuery) (Selection, error) {
-	q.Caps = tighter(a.caps, q.Caps)
-	return strategyTexts{a.s}.SelectTexts(ctx, q)
-}
-
-// tighter combines two sets of caps: the larger minimum, the smaller of
-// the non-zero maxima.
-func tighter(a, b Caps) Caps {
-	lower := func(x, y int) int {
-		if x == 0 || (y != 0 && y < x) {
-			return y
-		}
-		return x
-	}
-	return Caps{MinK: max(a.MinK, b.MinK), MaxK: lower(a.MaxK, b.MaxK), MaxTokens: lower(a.MaxTokens, b.MaxTokens)}
 }

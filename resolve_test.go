@@ -86,7 +86,7 @@ func markerDeps(name string) (any, error) {
 }
 
 // textCurve: 6 passages, scores falling; "gold" in passages 1, 3 and 5.
-func textCurve(t *testing.T) (*ctxsel.Curve, []string) {
+func textCurve(t testing.TB) (*ctxsel.Curve, []string) {
 	t.Helper()
 	var cands []ctxsel.Candidate
 	var texts []string
@@ -114,15 +114,19 @@ func TestResolveStrategy(t *testing.T) {
 	if !ok || sp.String() != res.Spec {
 		t.Fatalf("AsSpec %v %v", sp, ok)
 	}
-	// As a TextSelector it selects as Select does, the spec's caps kept.
-	c, texts := textCurve(t)
+	// Run, it selects as Select does, the spec's caps kept, without texts.
+	c, _ := textCurve(t)
+	run := res.Runnable()
+	if run == nil || run.ReadsTexts() || run.Name() != "adaptivek" {
+		t.Fatalf("runnable %v", run)
+	}
 	want, _ := ctxsel.Select(c, res.Strategy, res.Caps, ctxsel.DocumentOrder)
-	got, err := res.TextSelector().SelectTexts(context.Background(), ctxsel.TextQuery{Curve: c, Texts: texts, Order: ctxsel.DocumentOrder})
-	if err != nil || !slices.Equal(got.IDs, want.IDs) {
-		t.Fatalf("selector %v %v, want %v", got.IDs, err, want.IDs)
+	got, u, err := run.Select(context.Background(), ctxsel.TextQuery{Curve: c, Order: ctxsel.DocumentOrder})
+	if err != nil || !slices.Equal(got.IDs, want.IDs) || u != (ctxsel.SelectorUsage{}) {
+		t.Fatalf("selector %v %v %v, want %v", got.IDs, u, err, want.IDs)
 	}
 	// The query's caps tighten the spec's.
-	got, _ = res.TextSelector().SelectTexts(context.Background(), ctxsel.TextQuery{Curve: c, Texts: texts, Caps: ctxsel.Caps{MaxK: 1}})
+	got, _, _ = run.Select(context.Background(), ctxsel.TextQuery{Curve: c, Caps: ctxsel.Caps{MaxK: 1}})
 	if got.K != 1 {
 		t.Fatalf("query max_k ignored: %v", got.IDs)
 	}
@@ -354,6 +358,7 @@ func FuzzResolve(f *testing.F) {
 		f.Add(s)
 	}
 	r := ctxsel.Resolver{Deps: markerDeps, Auto: func(string, string) (float64, error) { return 100, nil }}
+	c, texts := textCurve(f)
 	f.Fuzz(func(t *testing.T, s string) {
 		list, err := r.ResolveList(s)
 		if err != nil {
@@ -367,8 +372,16 @@ func FuzzResolve(f *testing.F) {
 			if err != nil || again.Spec != res.Spec || again.Kind != res.Kind {
 				t.Fatalf("%q: canonical %q resolves to %q %v (%v)", s, res.Spec, again.Spec, again.Kind, err)
 			}
-			if (res.Kind == ctxsel.StrategyKind) != (res.Strategy != nil) || (res.Kind == ctxsel.RouteKind) != (res.Route != nil) || (res.Kind == ctxsel.SelectorKind) != (res.Selector != nil) || (res.Kind != ctxsel.RouteKind) != (res.TextSelector() != nil) {
+			if (res.Kind == ctxsel.StrategyKind) != (res.Strategy != nil) || (res.Kind == ctxsel.RouteKind) != (res.Route != nil) || (res.Kind == ctxsel.SelectorKind) != (res.Selector != nil) || (res.Kind != ctxsel.RouteKind) != (res.Runnable() != nil) {
 				t.Fatalf("%q: %+v", s, res)
+			}
+			// What runs, runs without panicking, under a query's caps too,
+			// and keeps within them.
+			if run := res.Runnable(); run != nil {
+				sel, _, err := run.Select(context.Background(), ctxsel.TextQuery{Question: "q", Curve: c, Texts: texts, Caps: ctxsel.Caps{MaxK: 2}})
+				if err == nil && sel.K > 2 {
+					t.Fatalf("%q: %d passages under max_k=2", s, sel.K)
+				}
 			}
 		}
 	})

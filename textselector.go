@@ -80,6 +80,9 @@ type SelectorUsage struct {
 	// configuration or the service needs attention. Its text may quote the
 	// service's error body: log it, never show it to a remote client.
 	CallError error
+	// Metered is set by a Selector running a MeteredSelector: it reports
+	// its own model usage, zero calls included.
+	Metered bool
 }
 
 // MeteredSelector is a TextSelector that also reports its own model usage

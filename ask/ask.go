@@ -60,11 +60,11 @@ type Options struct {
 	// default), or a registered answering route ("selfroute:k=5", which
 	// needs LLM); "" is DefaultStrategy.
 	Strategy string
-	// Resolved, when its Kind is set, selects instead of Strategy: a spec
-	// the caller resolved (a server does, to refuse a bad one before any
-	// work) or a text selector it built (the LLM picker, a composition
-	// such as topk:k=30+picker: ctxsel.Resolved{Kind:
-	// ctxsel.SelectorKind, Selector: s}).
+	// Resolved, when it holds something to run (Runnable or Route),
+	// selects instead of Strategy: a spec the caller resolved (a server
+	// does, to refuse a bad one before any work) or a text selector it
+	// built (the LLM picker, a composition such as topk:k=30+picker:
+	// ctxsel.Resolved{Selector: s}).
 	Resolved ctxsel.Resolved
 	// Deps supplies what the text selectors Strategy names need. Ask adds
 	// what it has: the evidence selector's sentence embedder
@@ -278,13 +278,13 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	a.Encoding = counter.Encoding()
 
 	how := opts.Resolved
-	if how.Kind == 0 {
+	if how.Runnable() == nil && how.Route == nil {
 		r := ctxsel.Resolver{Default: DefaultStrategy, Deps: withDefaults(opts.Deps, e, counter, store)}
 		if how, err = r.Resolve(opts.Strategy); err != nil {
 			return a, err
 		}
 	}
-	if how.Kind == ctxsel.RouteKind && opts.LLM == nil {
+	if how.Route != nil && opts.LLM == nil {
 		return a, invalidf("%s is an answering route: it needs an LLM", how.Spec)
 	}
 	if opts.NoWindow && opts.LLM != nil {
@@ -331,37 +331,33 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	if err != nil {
 		return a, fmt.Errorf("candidates: %w", err)
 	}
-	if how.Kind == ctxsel.RouteKind {
+	if how.Route != nil {
 		a.Timings.Select = time.Since(t)
 		return a, askRoute(ctx, &a, curve, hits, how.Route, tmpl, counter, opts)
 	}
-	var sel ctxsel.Selection
-	if how.Kind == ctxsel.SelectorKind {
-		texts := make([]string, len(hits))
-		headers := make([]string, len(hits))
+	run := how.Runnable()
+	tq := ctxsel.TextQuery{Curve: curve, Order: opts.Order}
+	if run.ReadsTexts() {
+		tq.Question = question
+		tq.Texts, tq.Headers = make([]string, len(hits)), make([]string, len(hits))
 		for i, h := range hits {
-			texts[i], headers[i] = h.Text, Header(h)
+			tq.Texts[i], tq.Headers[i] = h.Text, Header(h)
 		}
-		// The selector packs within what the window leaves for passages.
-		tq := ctxsel.TextQuery{Question: question, Curve: curve, Texts: texts, Headers: headers, Order: opts.Order,
-			Caps: ctxsel.Caps{MaxTokens: max(a.Window.Passages, 0)}}
-		if m, ok := how.Selector.(ctxsel.MeteredSelector); ok {
-			// The selector's own call is reported on its own, as eval does.
-			var u ctxsel.SelectorUsage
-			if sel, u, err = m.SelectMetered(ctx, tq); err == nil {
-				a.Pick = &Pick{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Valid: u.Invalid == "", Invalid: u.Invalid}
-			}
-		} else {
-			sel, err = how.Selector.SelectTexts(ctx, tq)
-		}
-		if err == nil && slices.Contains(sel.Explanation.CapsApplied, "max_tokens") {
-			a.Window.Capped = true
-		}
-	} else {
-		sel, err = ctxsel.Select(curve, how.Strategy, how.Caps, opts.Order)
+		// A selector that reads the texts packs within what the window
+		// leaves for passages (it chose its sentences for that room); a
+		// strategy keeps its own caps and is fitted below.
+		tq.Caps = ctxsel.Caps{MaxTokens: max(a.Window.Passages, 0)}
 	}
+	sel, u, err := run.Select(ctx, tq)
 	if err != nil {
 		return a, err
+	}
+	if u.Metered {
+		// The selector's own call is reported on its own, as eval does.
+		a.Pick = &Pick{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Valid: u.Invalid == "", Invalid: u.Invalid}
+	}
+	if run.ReadsTexts() && slices.Contains(sel.Explanation.CapsApplied, "max_tokens") {
+		a.Window.Capped = true
 	}
 	if sel, err = a.fit(curve, sel, hits, tmpl, counter, opts.Order); err != nil {
 		return a, err

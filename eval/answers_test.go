@@ -34,9 +34,9 @@ func smallSet(n int, gold bool) []dataset.Record {
 	return recs
 }
 
-func specs(t *testing.T, text string) []ctxsel.Spec {
+func specs(t *testing.T, text string) []ctxsel.Resolved {
 	t.Helper()
-	sp, err := ctxsel.ParseSpecList(text)
+	sp, err := ctxsel.Resolver{}.ResolveList(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +166,8 @@ func TestTextSelectorRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range []*eval.Answering{nil, {Reader: openSpec(t, srv.OpenAISpec("r"))}} {
-		rep, err := eval.Run(context.Background(), recs, score.NewBM25(), eval.Options{Strategies: specs(t, "topk:k=1"), Counter: counter, Answer: a,
-			TextSelectors: []ctxsel.TextSelector{ctxsel.StrategyTexts(st)}})
+		rep, err := eval.Run(context.Background(), recs, score.NewBM25(), eval.Options{Counter: counter, Answer: a,
+			Strategies: append(specs(t, "topk:k=1"), eval.TextSelectors(ctxsel.StrategyTexts(st))...)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 // gold first. Budgets 16–19 give (10 tokens, recall 0.75), 20–29 (15, 0.75),
 // 30–59 (30, 0.75), 60–99 (45, 1), 100 (65, 1).
 func TestBudgetFrontierHand(t *testing.T) {
-	rep, err := Run(context.Background(), handRecords(), fakeScorer{}, Options{Strategies: []ctxsel.Spec{{Name: "topk", Params: map[string]float64{"k": 1}}}, Counter: fakeCounter{}, Bootstrap: -1})
+	rep, err := Run(context.Background(), handRecords(), fakeScorer{}, Options{Strategies: resolveList(t, "topk:k=1"), Counter: fakeCounter{}, Bootstrap: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestEnvelopeFollowsBudget(t *testing.T) {
 		{ID: "q1", Question: "?", Passages: []dataset.Passage{p("a", "0.9 100", true), p("b", "0.8 100", false)}},
 		{ID: "q2", Question: "?", Passages: []dataset.Passage{p("a", "0.9 10", false), p("b", "0.8 10", true)}},
 	}
-	specs, _ := ctxsel.ParseSpecList("budget:tokens=20")
+	specs, _ := ctxsel.Resolver{}.ResolveList("budget:tokens=20")
 	rep, err := Run(context.Background(), recs, fakeScorer{}, Options{Strategies: specs, Counter: fakeCounter{}, Bootstrap: 50})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func (negScorer) Score(ctx context.Context, q string, ps []string) ([]float64, e
 
 func TestBaselinesAndHybridChannels(t *testing.T) {
 	h := &score.Hybrid{Dense: fakeScorer{}, Lexical: negScorer{}, Method: fusion.ZScore, Alpha: 0.75}
-	specs, _ := ctxsel.ParseSpecList("topk:k=1,topk:k=2")
+	specs, _ := ctxsel.Resolver{}.ResolveList("topk:k=1,topk:k=2")
 	rep, err := Run(context.Background(), handRecords(), h, Options{Strategies: specs, Counter: fakeCounter{}, Baselines: []score.Scorer{fakeScorer{}, negScorer{}}})
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestBM25Deterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs, _ := ctxsel.ParseSpecList("topk:k=1,adaptivek,knee")
+	specs, _ := ctxsel.Resolver{}.ResolveList("topk:k=1,adaptivek,knee")
 	first := map[string]*Report{}
 	for range 3 {
 		h, err := score.NewHybrid(score.NewBM25(), fusion.RRF, 0.5)

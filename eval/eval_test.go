@@ -49,7 +49,7 @@ func handRecords() []dataset.Record {
 }
 
 func TestRunHandComputed(t *testing.T) {
-	specs, err := ctxsel.ParseSpecList("topk:k=1,budget:tokens=25,threshold:min=0.45,topk:k=3")
+	specs, err := ctxsel.Resolver{}.ResolveList("topk:k=1,budget:tokens=25,threshold:min=0.45,topk:k=3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestInterpolate(t *testing.T) {
 }
 
 func TestRunErrors(t *testing.T) {
-	specs, _ := ctxsel.ParseSpecList("topk:k=1")
+	specs, _ := ctxsel.Resolver{}.ResolveList("topk:k=1")
 	if _, err := Run(context.Background(), handRecords()[2:], fakeScorer{}, Options{Strategies: specs, Counter: fakeCounter{}}); err == nil {
 		t.Fatal("no error when every record lacks gold")
 	}

@@ -58,13 +58,13 @@ func evidenceRecords() []dataset.Record {
 }
 
 func TestEvidenceFigures(t *testing.T) {
-	specs, err := ctxsel.ParseSpecList("topk:k=1,topk:k=3")
+	specs, err := ctxsel.Resolver{}.ResolveList("topk:k=1,topk:k=3")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// "The capital is Paris." is 21 bytes: 16 bytes keep 76 %, 17 keep 81 %
-	rep, err := Run(context.Background(), evidenceRecords(), fakeScorer{}, Options{Strategies: specs, Counter: fakeCounter{},
-		TextSelectors: []ctxsel.TextSelector{lastSentence{}, cutSentence{lastSentence{cut: 16}}, cutSentence2{lastSentence{cut: 17}}, cutSentence5{lastSentence{cut: 5}}}})
+	rep, err := Run(context.Background(), evidenceRecords(), fakeScorer{}, Options{Counter: fakeCounter{},
+		Strategies: append(specs, TextSelectors(lastSentence{}, cutSentence{lastSentence{cut: 16}}, cutSentence2{lastSentence{cut: 17}}, cutSentence5{lastSentence{cut: 5}})...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestEvidenceFigures(t *testing.T) {
 			recs[i].Passages[j].GoldSpans = nil
 		}
 	}
-	rep, err = Run(context.Background(), recs, fakeScorer{}, Options{Strategies: specs, Counter: fakeCounter{}, TextSelectors: []ctxsel.TextSelector{lastSentence{}}})
+	rep, err = Run(context.Background(), recs, fakeScorer{}, Options{Strategies: append(specs, TextSelectors(lastSentence{})...), Counter: fakeCounter{}})
 	if err != nil {
 		t.Fatal(err)
 	}

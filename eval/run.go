@@ -17,12 +17,16 @@ import (
 
 // Options configure Run.
 type Options struct {
-	// Strategies to measure; their names in the report are Spec.String().
-	Strategies []ctxsel.Spec
-	// Deps are the dependencies of strategies built from an input the
-	// caller supplies (the band's policy, ldar.DepPolicy); nil: none, so
-	// such a strategy runs its default.
-	Deps ctxsel.Deps
+	// Strategies to measure, as the caller resolved them (one
+	// Resolver.ResolveList of --strategies; TextSelectors wraps selectors
+	// it built): strategies, text selectors, compositions and, with
+	// Answer, answering routes. Each is one report row, named by its Spec
+	// (a text selector's by SelectorName). The rows that select from the
+	// scores alone come first, in list order, then those that read the
+	// texts (and may call a model), which run after them; their
+	// selections are cut to Window and answered like any other, and a
+	// metered selector's row also reports its own calls (Result.Selector).
+	Strategies []ctxsel.Resolved
 	// Counter counts passage tokens; nil means token.Default.
 	Counter token.Counter
 	// Workers score questions in parallel; 0 means GOMAXPROCS.
@@ -40,12 +44,6 @@ type Options struct {
 	// (selfroute:k=5). Records need no gold passages: without any, the
 	// recall figures are left out.
 	Answer *Answering
-	// TextSelectors are measured after Strategies, one report row each
-	// (named by SelectorName): selectors that read the question and the passages'
-	// texts and may call a model (an LLM picker). Their selections are cut
-	// to Window and answered like any other; a ctxsel.MeteredSelector's row also
-	// reports its own calls (Result.Selector).
-	TextSelectors []ctxsel.TextSelector
 	// Baselines are single scorers (dense, BM25) whose top-k/budget
 	// envelopes every result is also compared with (GainVsBestSingle). A
 	// baseline named like a channel of a score.ChannelScorer reuses that
@@ -54,7 +52,7 @@ type Options struct {
 	// Bootstrap is the number of paired bootstrap resamples behind the
 	// standard errors (0 means 200; negative disables them).
 	Bootstrap int
-	// TextWorkers questions are given to the TextSelectors at once (0:
+	// TextWorkers questions are given to the selectors that read texts at once (0:
 	// Workers; an LLM picker wants the LLM concurrency), and TextProgress,
 	// when set, follows them.
 	TextWorkers  int
@@ -105,7 +103,7 @@ func Run(ctx context.Context, recs []dataset.Record, scorer score.Scorer, opt Op
 	if scorer == nil {
 		return nil, fmt.Errorf("eval: no scorer")
 	}
-	if len(opt.Strategies) == 0 && len(opt.TextSelectors) == 0 {
+	if len(opt.Strategies) == 0 {
 		return nil, fmt.Errorf("eval: no strategies")
 	}
 	counter := opt.Counter
@@ -195,7 +193,7 @@ func Run(ctx context.Context, recs []dataset.Record, scorer score.Scorer, opt Op
 				res.GainVsBestSingle = res.Recall - res.BestSingleRecall
 			}
 		}
-		if sl.text != nil {
+		if sl.text {
 			res.Selector = selectorCalls(i, stats)
 		}
 		if answers != nil {
@@ -225,11 +223,10 @@ func Run(ctx context.Context, recs []dataset.Record, scorer score.Scorer, opt Op
 // route (Self-Route) when route is set, or a text selector when text is.
 type strategySlot struct {
 	name  string
-	s     ctxsel.Strategy
-	caps  ctxsel.Caps
+	run   ctxsel.Selector // nil for a route
 	full  bool
 	route ctxsel.Route
-	text  ctxsel.TextSelector // selects in selectTexts, after measure
+	text  bool // run reads the texts: it selects in selectTexts, after measure
 }
 
 func bestSingle(bs []Baseline, tokens float64) float64 {
@@ -331,29 +328,37 @@ func bootstrap(rep *Report, stats []questionStats, base [][]questionStats, n int
 }
 
 func newSlots(opt Options) ([]strategySlot, error) {
-	slots := make([]strategySlot, len(opt.Strategies))
-	for i, sp := range opt.Strategies {
-		slots[i].name = sp.String()
-		res, err := ctxsel.Resolver{Kinds: ctxsel.StrategyKind | ctxsel.RouteKind, Deps: opt.Deps}.Resolve(sp.String())
-		if err != nil {
-			return nil, err
-		}
-		if res.Kind == ctxsel.RouteKind {
+	var slots, texts []strategySlot
+	for _, res := range opt.Strategies {
+		sl := strategySlot{name: res.Spec, run: res.Runnable(), route: res.Route}
+		switch {
+		case sl.route != nil:
 			if opt.Answer == nil {
-				return nil, fmt.Errorf("%w: %s is an answering route: it needs a reader (--reader)", ctxsel.ErrInvalidInput, sp)
+				return nil, fmt.Errorf("%w: %s is an answering route: it needs a reader (--reader)", ctxsel.ErrInvalidInput, res.Spec)
 			}
-			slots[i].route = res.Route
+		case sl.run == nil:
+			return nil, fmt.Errorf("%w: %q resolves to nothing that selects", ctxsel.ErrInvalidInput, res.Spec)
+		case sl.run.ReadsTexts():
+			sl.text, sl.name = true, SelectorName(res.Selector)
+			texts = append(texts, sl)
 			continue
+		default:
+			sp, _ := res.AsSpec()
+			sl.full = sp.Name == "full"
 		}
-		slots[i].s, slots[i].caps, slots[i].full = res.Strategy, res.Caps, sp.Name == "full"
+		slots = append(slots, sl)
 	}
-	for _, ts := range opt.TextSelectors {
-		if ts == nil {
-			return nil, fmt.Errorf("%w: nil text selector", ctxsel.ErrInvalidInput)
-		}
-		slots = append(slots, strategySlot{name: SelectorName(ts), text: ts})
+	return append(slots, texts...), nil
+}
+
+// TextSelectors are selectors the caller built (an LLM picker), resolved
+// for Options.Strategies.
+func TextSelectors(ts ...ctxsel.TextSelector) []ctxsel.Resolved {
+	out := make([]ctxsel.Resolved, len(ts))
+	for i, s := range ts {
+		out[i] = ctxsel.Resolved{Kind: ctxsel.SelectorKind, Spec: SelectorName(s), Selector: s}
 	}
-	return slots, nil
+	return out
 }
 
 // SelectorName is how a report names a text selector's row: its spec
@@ -434,7 +439,7 @@ func measure(r dataset.Record, q QuestionCurve, slots []strategySlot, budget fun
 	for i, sc := range slots {
 		var sel ctxsel.Selection
 		var steps []ctxsel.RouteStep
-		if sc.text != nil {
+		if sc.text {
 			continue
 		} else if sc.route != nil {
 			// The route's contexts, each cut like a strategy's selection;
@@ -457,11 +462,12 @@ func measure(r dataset.Record, q QuestionCurve, slots []strategySlot, budget fun
 			if sc.full {
 				order = ctxsel.DocumentOrder
 			}
-			if sel, err = ctxsel.Select(curve, sc.s, sc.caps, ctxsel.RankOrder); err == nil {
+			// A score-only selector neither reads texts nor waits.
+			if sel, _, err = sc.run.Select(context.Background(), ctxsel.TextQuery{Curve: curve, Order: ctxsel.RankOrder}); err == nil {
 				sel, err = fit(sel, order)
 			}
 			if err != nil {
-				return questionStats{}, fmt.Errorf("select %s: %w", sc.s.Name(), err)
+				return questionStats{}, fmt.Errorf("select %s: %w", sc.run.Name(), err)
 			}
 		}
 		st.perStrategy[i].steps = steps

@@ -9,7 +9,7 @@ import (
 	"github.com/ctxsel/ctxsel/llm"
 )
 
-// SelectorCalls is the model usage of a ctxsel.MeteredSelector (an LLM
+// SelectorCalls is the model usage of a metered selector (an LLM
 // picker), on its row of the report: its own call's tokens (not the
 // reader's) and how often its output was invalid.
 type SelectorCalls struct {
@@ -19,7 +19,7 @@ type SelectorCalls struct {
 	InvalidRate float64 `json:"invalid_rate"`
 }
 
-// callStats is one question's usage by one ctxsel.MeteredSelector.
+// callStats is one question's usage by one metered selector.
 type callStats struct {
 	prompt, completion int
 	invalid            bool
@@ -32,7 +32,7 @@ type callStats struct {
 func selectTexts(ctx context.Context, recs []dataset.Record, curves []QuestionCurve, stats []questionStats, slots []strategySlot, budget func(dataset.Record) int, workers int, progress func(done, total int)) error {
 	var textSlots []int
 	for i, sl := range slots {
-		if sl.text != nil {
+		if sl.text {
 			textSlots = append(textSlots, i)
 		}
 	}
@@ -55,16 +55,13 @@ func selectTextsOne(ctx context.Context, r dataset.Record, q QuestionCurve, st *
 	}
 	for _, i := range textSlots {
 		tq := ctxsel.TextQuery{Question: r.Question, Curve: curve, Texts: texts, Order: ctxsel.RankOrder}
-		var sel ctxsel.Selection
-		var call *callStats
-		if m, ok := slots[i].text.(ctxsel.MeteredSelector); ok {
-			var use ctxsel.SelectorUsage
-			if sel, use, err = m.SelectMetered(ctx, tq); err != nil {
-				return fmt.Errorf("%s: %w", slots[i].name, err)
-			}
-			call = &callStats{prompt: use.PromptTokens, completion: use.CompletionTokens, invalid: use.Invalid != ""}
-		} else if sel, err = slots[i].text.SelectTexts(ctx, tq); err != nil {
+		sel, use, err := slots[i].run.Select(ctx, tq)
+		if err != nil {
 			return fmt.Errorf("%s: %w", slots[i].name, err)
+		}
+		var call *callStats
+		if use.Metered {
+			call = &callStats{prompt: use.PromptTokens, completion: use.CompletionTokens, invalid: use.Invalid != ""}
 		}
 		if budget != nil {
 			if sel, err = ctxsel.FitWindow(curve, sel, budget(r), llm.PassageOverhead, ctxsel.RankOrder); err != nil {

@@ -55,13 +55,12 @@ func TestRunTextSelectors(t *testing.T) {
 	defer oracle.Close()
 	garbage := llmtest.New(pickertest.Garbage)
 	defer garbage.Close()
-	specs, err := ctxsel.ParseSpecList("topk")
+	specs, err := ctxsel.Resolver{}.ResolveList("topk")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep, err := Run(context.Background(), recs, fakeScorer{}, Options{
-		Strategies: specs, Counter: fakeCounter{},
-		TextSelectors: []ctxsel.TextSelector{pickerRun(t, oracle, "picker:budget=100"), pickerRun(t, garbage, "picker:fallback=topk")},
+		Strategies: append(specs, TextSelectors(pickerRun(t, oracle, "picker:budget=100"), pickerRun(t, garbage, "picker:fallback=topk"))...), Counter: fakeCounter{},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -112,12 +111,9 @@ func TestTextSelectorsSeeChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs, err := ctxsel.ParseSpecList("band")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Run(context.Background(), handRecords(), channelScorer{}, Options{Strategies: specs, Deps: deps, Counter: fakeCounter{},
-		TextSelectors: []ctxsel.TextSelector{band.TextSelector()}})
+	// The band as a strategy, and as a selector that reads texts.
+	rep, err := Run(context.Background(), handRecords(), channelScorer{}, Options{Counter: fakeCounter{},
+		Strategies: append([]ctxsel.Resolved{band}, TextSelectors(runnableTexts{band.Runnable()})...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,4 +124,24 @@ func TestTextSelectorsSeeChannels(t *testing.T) {
 	if asSelector.Recall != asStrategy.Recall || asSelector.MeanK != asStrategy.MeanK || asSelector.MeanTokens != asStrategy.MeanTokens {
 		t.Fatalf("as a text selector %+v\nas a strategy %+v", asSelector, asStrategy)
 	}
+}
+
+// runnableTexts serves a resolved selector as a TextSelector, its own caps
+// kept: a strategy measured as a selector that reads texts.
+type runnableTexts struct{ run ctxsel.Selector }
+
+func (r runnableTexts) Name() string { return r.run.Name() }
+func (r runnableTexts) SelectTexts(ctx context.Context, q ctxsel.TextQuery) (ctxsel.Selection, error) {
+	sel, _, err := r.run.Select(ctx, q)
+	return sel, err
+}
+
+// resolveList resolves a list of specs for Options.Strategies.
+func resolveList(t *testing.T, text string) []ctxsel.Resolved {
+	t.Helper()
+	list, err := ctxsel.Resolver{}.ResolveList(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
 }

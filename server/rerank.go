@@ -269,14 +269,8 @@ func (s *Server) resolveRerank(r *rerankRequest) (ctxsel.Resolved, string, error
 		return ctxsel.Resolved{}, "", err
 	}
 	res := how.res
-	if r.returnEvidence && res.Kind != ctxsel.SelectorKind {
+	if run := res.Runnable(); r.returnEvidence && (run == nil || !run.ReadsTexts()) {
 		return ctxsel.Resolved{}, "", wire.Bad("return_evidence", "%s keeps whole documents: name a selector that prunes them (model ctxsel-evidence:budget=500, or strategy topk:k=30+evidence:budget=500) or give evidence_budget", res.Spec)
-	}
-	if r.topN > 0 && res.Kind == ctxsel.StrategyKind {
-		if res.Caps.MaxK == 0 || r.topN < res.Caps.MaxK {
-			res.Caps.MaxK = r.topN
-		}
-		res.Caps.MinK = min(res.Caps.MinK, res.Caps.MaxK)
 	}
 	scoring := strings.TrimSpace(r.scoring)
 	switch scoring {
@@ -402,12 +396,7 @@ func (s *Server) rerank(ctx context.Context, body, version string, b []byte) (_ 
 	for i, t := range texts {
 		cands[i] = ctxsel.Candidate{ID: strconv.Itoa(i), Score: scores[i], Tokens: counter.Count(strings.Clone(t))}
 	}
-	var res wire.Selected
-	if how.Kind == ctxsel.SelectorKind {
-		res, err = s.rerankTexts(ctx, req, cands, texts, how)
-	} else {
-		res, err = selectCurve(cands, how.Strategy, how.Caps, ctxsel.RankOrder, nil)
-	}
+	res, err := s.rerankSelect(ctx, req, cands, texts, how)
 	if err != nil {
 		return nil, "", err
 	}
@@ -473,20 +462,29 @@ func (s *Server) rerank(ctx context.Context, body, version string, b []byte) (_ 
 	return append(b, "}}\n"...), scoring, nil
 }
 
-// rerankTexts selects the documents with a text selector (the evidence
-// selector, alone or after a strategy): it reads the query and the texts
-// ranked, and top_n caps how many documents it keeps. The results come in
-// rank order whatever order the selector kept, each with its evidence.
-func (s *Server) rerankTexts(ctx context.Context, req rerankRequest, cands []ctxsel.Candidate, texts []string, how ctxsel.Resolved) (wire.Selected, error) {
+// rerankSelect selects the documents with what the request resolved to:
+// a strategy over the scores, or a text selector (the evidence selector,
+// alone or after a strategy) that reads the query and the texts ranked.
+// top_n caps how many documents either keeps (below a strategy's min_k
+// too). The results come in rank order whatever order the selector kept,
+// each with its evidence.
+func (s *Server) rerankSelect(ctx context.Context, req rerankRequest, cands []ctxsel.Candidate, texts []string, how ctxsel.Resolved) (wire.Selected, error) {
+	run := how.Runnable()
+	if run == nil {
+		return wire.Selected{}, fmt.Errorf("rerank: %s does not select on its own", how.Spec)
+	}
 	curve, err := newCurve(cands)
 	if err != nil {
 		return wire.Selected{}, err
 	}
-	for i, t := range texts {
-		texts[i] = strings.Clone(t) // a selector may keep what it reads
+	tq := ctxsel.TextQuery{Curve: curve, Order: ctxsel.RankOrder, Caps: ctxsel.Caps{MaxK: req.topN}}
+	if run.ReadsTexts() {
+		for i, t := range texts {
+			texts[i] = strings.Clone(t) // a selector may keep what it reads
+		}
+		tq.Question, tq.Texts = strings.Clone(req.query), texts
 	}
-	sel, err := s.runSelector(ctx, how.Selector, ctxsel.TextQuery{Question: strings.Clone(req.query), Curve: curve, Texts: texts,
-		Order: ctxsel.RankOrder, Caps: ctxsel.Caps{MaxK: req.topN}})
+	sel, err := s.runSelector(ctx, run, tq)
 	if err != nil {
 		return wire.Selected{}, err
 	}

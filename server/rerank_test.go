@@ -75,6 +75,11 @@ func TestRerankTopNCapsAndRankOrder(t *testing.T) {
 	if out.Results[0].Index != 1 {
 		t.Errorf("best document: index %d, want 1 (the exact match)", out.Results[0].Index)
 	}
+	// top_n below the strategy's own min_k wins over it.
+	low := rerank(t, s, "/v1/rerank", `{"strategy":"topk:k=4,min_k=3","query":"capital of the united states","documents":`+capitalDocs+`,"top_n":1}`)
+	if len(low.Results) != 1 || low.Ctxsel.Explanation.Caps.MaxK != 1 || low.Results[0].Index != 1 {
+		t.Fatalf("top_n=1 under min_k=3: %d results, caps %+v", len(low.Results), low.Ctxsel.Explanation.Caps)
+	}
 	if out.Results[0].RelevanceScore < out.Results[1].RelevanceScore {
 		t.Errorf("not in rank order: %+v", out.Results)
 	}

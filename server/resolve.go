@@ -78,8 +78,8 @@ func (s *Server) resolveWith(r *commonRequest, def string, rv ctxsel.Resolver) (
 	if oerr != nil {
 		return resolved{}, wire.Bad("order", "%s", inputMsg(oerr))
 	}
-	switch res.Kind {
-	case ctxsel.SelectorKind:
+	switch run := res.Runnable(); {
+	case run != nil && run.ReadsTexts():
 		if len(r.params) > 0 {
 			return resolved{}, wire.Bad("params", "%s takes no request parameters: its settings are the server's", res.Spec)
 		}
@@ -87,7 +87,7 @@ func (s *Server) resolveWith(r *commonRequest, def string, rv ctxsel.Resolver) (
 			return resolved{}, wire.Bad("query", "missing: %s reads the question", res.Spec)
 		}
 		return resolved{res: res, order: order}, nil
-	case ctxsel.RouteKind:
+	case res.Route != nil:
 		if len(r.params) > 0 {
 			sp, _ := res.AsSpec()
 			for _, p := range r.params {

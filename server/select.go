@@ -74,12 +74,7 @@ func (s *Server) selectCandidates(ctx context.Context, req *selectRequest) (wire
 	if err := s.countTokens(req); err != nil {
 		return wire.Selected{}, err
 	}
-	if how.res.Kind == ctxsel.SelectorKind {
-		return s.selectTexts(ctx, req, how)
-	}
-	res, err := selectCurve(req.Cands, how.res.Strategy, how.res.Caps, how.order, req.sorted[:0])
-	req.sorted = res.Sorted
-	return res, err
+	return s.selectRun(ctx, req, how)
 }
 
 // countTokens counts the tokens of the candidates that give a text and no
@@ -102,24 +97,6 @@ func (s *Server) countTokens(req *selectRequest) error {
 		req.Cands[i].Tokens = counter.Count(strings.Clone(req.Text(i)))
 	}
 	return nil
-}
-
-// selectCurve builds the curve and selects with a strategy; the sorted
-// scores for the explanation are appended to sorted (a reusable buffer,
-// may be nil).
-func selectCurve(cands []ctxsel.Candidate, st ctxsel.Strategy, caps ctxsel.Caps, order ctxsel.Order, sorted []float64) (wire.Selected, error) {
-	curve, err := newCurve(cands)
-	if err != nil {
-		return wire.Selected{}, err
-	}
-	sel, err := ctxsel.Select(curve, st, caps, order)
-	if err != nil {
-		if errors.Is(err, ctxsel.ErrInvalidInput) {
-			return wire.Selected{}, wire.Bad("strategy", "%v", err)
-		}
-		return wire.Selected{}, fmt.Errorf("select: %w", err)
-	}
-	return selectedOf(curve, sel, sorted), nil
 }
 
 // selectedOf is a selection of curve's candidates ready to encode.
@@ -159,23 +136,32 @@ func modeField(mode uint8) string {
 	return "score"
 }
 
-// selectTexts has a text selector (the LLM picker the server was started
-// with, a registered kind such as evidence, or a composition) read the
-// scored candidates' texts.
-func (s *Server) selectTexts(ctx context.Context, req *selectRequest, how resolved) (wire.Selected, error) {
-	spec, selector := how.res.Spec, how.res.Selector
-	texts := make([]string, len(req.Cands))
-	for i := range req.Cands {
-		if req.Has[i]&wire.HasText == 0 {
-			return wire.Selected{}, wire.Bad(candidateField(i, "text"), "missing: %s reads every candidate's text", spec)
+// selectRun runs what the request resolved to (a strategy, the LLM
+// picker the server was started with, a registered kind such as
+// evidence, or a composition) on the scored candidates; one that reads
+// texts gets the question and every candidate's text.
+func (s *Server) selectRun(ctx context.Context, req *selectRequest, how resolved) (wire.Selected, error) {
+	run := how.res.Runnable()
+	if run == nil {
+		return wire.Selected{}, fmt.Errorf("select: %s does not select on its own", how.res.Spec)
+	}
+	tq := ctxsel.TextQuery{Order: how.order}
+	if run.ReadsTexts() {
+		tq.Texts = make([]string, len(req.Cands))
+		for i := range req.Cands {
+			if req.Has[i]&wire.HasText == 0 {
+				return wire.Selected{}, wire.Bad(candidateField(i, "text"), "missing: %s reads every candidate's text", how.res.Spec)
+			}
+			tq.Texts[i] = strings.Clone(req.Text(i))
 		}
-		texts[i] = strings.Clone(req.Text(i))
+		tq.Question = strings.Clone(req.query)
 	}
 	curve, err := newCurve(req.Cands)
 	if err != nil {
 		return wire.Selected{}, err
 	}
-	sel, err := s.runSelector(ctx, selector, ctxsel.TextQuery{Question: strings.Clone(req.query), Curve: curve, Texts: texts, Order: how.order})
+	tq.Curve = curve
+	sel, err := s.runSelector(ctx, run, tq)
 	if err != nil {
 		return wire.Selected{}, err
 	}
@@ -184,26 +170,26 @@ func (s *Server) selectTexts(ctx context.Context, req *selectRequest, how resolv
 	return res, nil
 }
 
-// runSelector runs a text selector on a query. An invalid model answer is
-// not an error (the picker falls back and says so in the explanation, and
-// the operator's log gets the call's failure); a failed call is the
+// runSelector runs a resolved selector on a query. A strategy's input
+// error is the request's strategy or candidates at fault (400, field
+// "strategy"). A text selector's invalid model answer is not an error
+// (the picker falls back and says so in the explanation, and the
+// operator's log gets the call's failure); its failed call is the
 // selector's upstream failure (502).
-func (s *Server) runSelector(ctx context.Context, selector ctxsel.TextSelector, tq ctxsel.TextQuery) (ctxsel.Selection, error) {
-	var sel ctxsel.Selection
-	var err error
-	if m, ok := selector.(ctxsel.MeteredSelector); ok {
-		var u ctxsel.SelectorUsage
-		sel, u, err = m.SelectMetered(ctx, tq)
-		if u.CallError != nil {
-			// The fallback selected; the explanation names only the kind
-			// of failure, the operator gets the rest.
-			s.log.Warn(selector.Name()+" call failed; the fallback selected", "request_id", RequestID(ctx), "error", u.CallError.Error())
-		}
-	} else {
-		sel, err = selector.SelectTexts(ctx, tq)
+func (s *Server) runSelector(ctx context.Context, run ctxsel.Selector, tq ctxsel.TextQuery) (ctxsel.Selection, error) {
+	sel, u, err := run.Select(ctx, tq)
+	if u.CallError != nil {
+		// The fallback selected; the explanation names only the kind
+		// of failure, the operator gets the rest.
+		s.log.Warn(run.Name()+" call failed; the fallback selected", "request_id", RequestID(ctx), "error", u.CallError.Error())
 	}
-	if err != nil {
-		return ctxsel.Selection{}, upstream(selector.Name(), err)
+	switch {
+	case err == nil:
+		return sel, nil
+	case !run.ReadsTexts() && errors.Is(err, ctxsel.ErrInvalidInput):
+		return ctxsel.Selection{}, wire.Bad("strategy", "%v", err)
+	case !run.ReadsTexts():
+		return ctxsel.Selection{}, fmt.Errorf("select: %w", err)
 	}
-	return sel, nil
+	return ctxsel.Selection{}, upstream(run.Name(), err)
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/embed/embedders"
@@ -91,18 +90,10 @@ listed apart from the reader's.
 		return fmt.Errorf("eval --strategies: %w", err)
 	}
 	defer af.close()
-	var specs []ctxsel.Spec
-	var textSels []ctxsel.TextSelector
 	for _, res := range list {
-		if res.Kind == ctxsel.SelectorKind {
-			textSels = append(textSels, res.Selector)
-			continue
-		}
-		if res.Kind == ctxsel.RouteKind && *af.reader == "" {
+		if res.Route != nil && *af.reader == "" {
 			return usageError{fmt.Errorf("eval --strategies: %s is an answering route: it needs --reader", res.Spec)}
 		}
-		sp, _ := res.AsSpec()
-		specs = append(specs, sp)
 	}
 	if *baselines != "auto" && *baselines != "none" {
 		return usageError{fmt.Errorf("eval: --baselines %q: want auto or none", *baselines)}
@@ -173,10 +164,10 @@ listed apart from the reader's.
 	prep := progress.New(stderr, "embedding")
 	bar := progress.New(stderr, "questions")
 	rep, runErr := eval.Run(ctx, pooled, scorer, eval.Options{
-		Strategies: specs, Deps: src.deps, Counter: counter, Workers: *workers,
+		Strategies: list, Counter: counter, Workers: *workers,
 		Progress: bar.Update, PrepareProgress: prep.Update, Baselines: base,
 		Window: window, Answer: answering,
-		TextSelectors: textSels, TextWorkers: af.llm.concurrency, TextProgress: progress.New(stderr, "picking").Update,
+		TextWorkers: af.llm.concurrency, TextProgress: progress.New(stderr, "picking").Update,
 	})
 	if rep == nil {
 		return runErr
@@ -207,12 +198,9 @@ listed apart from the reader's.
 			return err
 		}
 	}
-	names := make([]string, 0, len(specs)+len(textSels))
-	for _, sp := range specs {
-		names = append(names, sp.String())
-	}
-	for _, ts := range textSels {
-		names = append(names, eval.SelectorName(ts))
+	names := make([]string, len(rep.Results))
+	for i, r := range rep.Results {
+		names[i] = r.Strategy
 	}
 	if err := af.finish(rep, names); err != nil {
 		return err

@@ -100,22 +100,43 @@ Examples:
 	if err != nil {
 		return err
 	}
-	if how.Kind == ctxsel.SelectorKind {
-		return selectTexts(ctx, how.Selector, how.Spec, *question, *order, *encoding, stdin, stdout)
+	run := how.Runnable()
+	if run.ReadsTexts() && strings.TrimSpace(*question) == "" {
+		return usageError{fmt.Errorf("select --strategy %s needs --question", how.Spec)}
 	}
 	ord, err := ctxsel.ParseOrder(*order)
 	if err != nil {
 		return err
 	}
-	curve, _, err := readCandidates(stdin, *encoding)
+	curve, texts, err := readCandidates(stdin, *encoding)
 	if err != nil {
 		return err
 	}
-	sel, err := ctxsel.Select(curve, how.Strategy, how.Caps, ord)
+	q := ctxsel.TextQuery{Curve: curve, Order: ord}
+	if run.ReadsTexts() {
+		// A text selector (evidence, picker, topk:k=30+picker) reads
+		// every candidate's text and the question.
+		for i, t := range texts {
+			if t == "" {
+				return fmt.Errorf("%w: candidate %q has no \"text\": %s reads every candidate", ctxsel.ErrInvalidInput, curve.Candidate(i).ID, how.Spec)
+			}
+		}
+		q.Texts, q.Question = texts, *question
+	}
+	sel, u, err := run.Select(ctx, q)
 	if err != nil {
 		return err
 	}
-	return writeSelection(stdout, sel)
+	if err := writeSelection(stdout, sel); err != nil {
+		return err
+	}
+	if u.CallError != nil {
+		// The fallback selected, but not because of what the model said:
+		// the endpoint, the key or the network needs attention, and a
+		// script must not take the fallback for the picker's answer.
+		return fmt.Errorf("select: the picker's model call failed, so its fallback selected (the selection above): %w", u.CallError)
+	}
+	return nil
 }
 
 // readCandidates reads candidates as JSON objects, one a line (or any

@@ -653,7 +653,7 @@ func validate(ctx context.Context, sets []*labelledSet, opt Options, settings []
 		nVal += len(d.val)
 	}
 	for _, d := range sets {
-		rep, err := eval.Run(ctx, d.val, opt.Scorer, eval.Options{Counter: opt.Base.Counter, TextSelectors: sels, Bootstrap: -1, Workers: opt.Workers})
+		rep, err := eval.Run(ctx, d.val, opt.Scorer, eval.Options{Counter: opt.Base.Counter, Strategies: eval.TextSelectors(sels...), Bootstrap: -1, Workers: opt.Workers})
 		if err != nil {
 			return fmt.Errorf("evidence train: validate on %s: %w", d.name, err)
 		}

@@ -142,14 +142,14 @@ func Report(ctx context.Context, recs []dataset.Record, scorer score.Scorer, cou
 	specs = append(specs, BaselineStrategies...)
 	specs = append(specs, extra...)
 	specs = append(specs, "band")
-	parsed := make([]ctxsel.Spec, 0, len(specs))
+	rv := ctxsel.Resolver{Kinds: ctxsel.StrategyKind | ctxsel.RouteKind, Deps: ctxsel.DepsOf(map[string]any{ldar.DepPolicy: p})}
+	resolved := make([]ctxsel.Resolved, 0, len(specs))
 	for _, s := range specs {
-		sp, err := ctxsel.ParseSpec(s)
+		res, err := rv.Resolve(s)
 		if err != nil {
 			return nil, err
 		}
-		parsed = append(parsed, sp)
+		resolved = append(resolved, res)
 	}
-	return eval.Run(ctx, recs, scorer, eval.Options{Strategies: parsed, Counter: counter, Workers: 1, Baselines: base,
-		Deps: ctxsel.DepsOf(map[string]any{ldar.DepPolicy: p})})
+	return eval.Run(ctx, recs, scorer, eval.Options{Strategies: resolved, Counter: counter, Workers: 1, Baselines: base})
 }
