@@ -183,7 +183,7 @@ func TestAskFitsTheReadersWindow(t *testing.T) {
 }
 
 // train evidence fits on train questions, chooses on validation ones, and
-// writes a version 2 model that eval reads with --evidence-model.
+// writes a version 3 model that eval reads with --evidence-model.
 func TestTrainEvidence(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(envEmbedCache, filepath.Join(dir, "cache"))

@@ -1,0 +1,450 @@
+package evidencetrain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/ctxsel/ctxsel/dataset"
+	"github.com/ctxsel/ctxsel/eval"
+	"github.com/ctxsel/ctxsel/evidence"
+)
+
+// Calibration methods Calibrate takes besides evidence's two.
+const (
+	// CalibrationAuto fits both maps on one half of the validation
+	// questions and keeps the one of lower Brier score on the other half.
+	CalibrationAuto = "auto"
+	// CalibrationNone measures only: no map is fitted.
+	CalibrationNone = "none"
+)
+
+// FitIsotonic fits a monotone map from p to the rate of gold among
+// sentences of that p by pool-adjacent-violators: sentences sorted by p
+// (equal p pooled first: one p, one value), adjacent blocks merged while
+// a block's gold rate is not above its predecessor's. Each block becomes a
+// knot at its mean p and gold rate (Apply interpolates between them); more
+// than the format's bound of blocks are merged pairwise, which keeps them
+// increasing.
+func FitIsotonic(p []float64, gold []bool) (*evidence.Calibration, error) {
+	if err := checkPairs(p, gold); err != nil {
+		return nil, err
+	}
+	idx := make([]int, len(p))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return p[idx[a]] < p[idx[b]] })
+	type block struct{ n, sumP, sumY float64 }
+	rate := func(b block) float64 { return b.sumY / b.n }
+	var st []block
+	for k, i := range idx {
+		y := 0.0
+		if gold[i] {
+			y = 1
+		}
+		if k > 0 && p[i] == p[idx[k-1]] {
+			// a tie joins the block of the equal p (always the top one)
+			top := &st[len(st)-1]
+			top.n, top.sumP, top.sumY = top.n+1, top.sumP+p[i], top.sumY+y
+		} else {
+			st = append(st, block{1, p[i], y})
+		}
+		for len(st) > 1 && rate(st[len(st)-2]) >= rate(st[len(st)-1]) {
+			a, b := st[len(st)-2], st[len(st)-1]
+			st = st[:len(st)-1]
+			st[len(st)-1] = block{a.n + b.n, a.sumP + b.sumP, a.sumY + b.sumY}
+		}
+	}
+	for len(st) > maxKnots {
+		var half []block
+		for i := 0; i < len(st); i += 2 {
+			b := st[i]
+			if i+1 < len(st) {
+				c := st[i+1]
+				b = block{b.n + c.n, b.sumP + c.sumP, b.sumY + c.sumY}
+			}
+			half = append(half, b)
+		}
+		st = half
+	}
+	c := &evidence.Calibration{Method: evidence.CalibrationIsotonic}
+	for _, b := range st {
+		c.X = append(c.X, b.sumP/b.n)
+		c.Y = append(c.Y, rate(b))
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("isotonic fit: %w", err)
+	}
+	return c, nil
+}
+
+// maxKnots is evidence's bound on an isotonic map's knots.
+const maxKnots = 1000
+
+// FitPlatt fits σ(a·logit(p) + b) by maximum likelihood (Newton's method
+// on the two weights, a tiny ridge for separable data).
+func FitPlatt(p []float64, gold []bool) (*evidence.Calibration, error) {
+	if err := checkPairs(p, gold); err != nil {
+		return nil, err
+	}
+	const ridge = 1e-6
+	z := make([]float64, len(p))
+	for i, v := range p {
+		v = min(max(v, 1e-12), 1-1e-12)
+		z[i] = math.Log(v / (1 - v))
+	}
+	a, b := 1.0, 0.0
+	for range 100 {
+		var g0, g1, h00, h01, h11 float64
+		for i, x := range z {
+			q := sigmoid(a*x + b)
+			y := 0.0
+			if gold[i] {
+				y = 1
+			}
+			w := q * (1 - q)
+			g0 += (q - y) * x
+			g1 += q - y
+			h00 += w * x * x
+			h01 += w * x
+			h11 += w
+		}
+		g0 += ridge * (a - 1)
+		h00 += ridge
+		h11 += ridge
+		g1 += ridge * b
+		det := h00*h11 - h01*h01
+		if det <= 0 || math.IsNaN(det) {
+			break
+		}
+		da, db := (h11*g0-h01*g1)/det, (h00*g1-h01*g0)/det
+		a, b = a-da, b-db
+		if math.Abs(da) < 1e-10 && math.Abs(db) < 1e-10 {
+			break
+		}
+	}
+	c := &evidence.Calibration{Method: evidence.CalibrationPlatt, A: a, B: b}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("Platt fit: %w", err)
+	}
+	return c, nil
+}
+
+func checkPairs(p []float64, gold []bool) error {
+	if len(p) == 0 || len(p) != len(gold) {
+		return fmt.Errorf("calibration fit: %d probabilities, %d labels", len(p), len(gold))
+	}
+	for _, v := range p {
+		if math.IsNaN(v) || v < 0 || v > 1 {
+			return fmt.Errorf("calibration fit: probability %v", v)
+		}
+	}
+	return nil
+}
+
+// Bin is one bin of a reliability table.
+type Bin struct {
+	// Lo and Hi bound the bin's probabilities; MeanP is their mean and
+	// Gold the share of gold sentences among the N in it.
+	Lo, Hi, MeanP, Gold float64
+	N                   int
+}
+
+// Reliability cuts sentences into bins equal in count (sorted by p; ties
+// may cross a cut) and returns them with the expected calibration error:
+// Σ over bins of N/total · |MeanP − Gold|.
+func Reliability(p []float64, gold []bool, bins int) ([]Bin, float64) {
+	n := len(p)
+	if n == 0 || bins < 1 {
+		return nil, math.NaN()
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return p[idx[a]] < p[idx[b]] })
+	var out []Bin
+	ece := 0.0
+	for k := range bins {
+		lo, hi := k*n/bins, (k+1)*n/bins
+		if hi <= lo {
+			continue
+		}
+		b := Bin{Lo: p[idx[lo]], Hi: p[idx[hi-1]], N: hi - lo}
+		for _, i := range idx[lo:hi] {
+			b.MeanP += p[i]
+			if gold[i] {
+				b.Gold++
+			}
+		}
+		b.MeanP /= float64(b.N)
+		b.Gold /= float64(b.N)
+		ece += float64(b.N) / float64(n) * math.Abs(b.MeanP-b.Gold)
+		out = append(out, b)
+	}
+	return out, ece
+}
+
+// Brier is the mean squared error of p against the labels.
+func Brier(p []float64, gold []bool) float64 {
+	s := 0.0
+	for i, v := range p {
+		y := 0.0
+		if gold[i] {
+			y = 1
+		}
+		s += (v - y) * (v - y)
+	}
+	return s / float64(len(p))
+}
+
+// FileCalibration is one file's calibration on its validation questions.
+type FileCalibration struct {
+	Name      string `json:"name"`
+	Questions int    `json:"questions"`
+	Sentences int    `json:"sentences"`
+	Gold      int    `json:"gold"`
+	// ECE and Reliability: the learner's own probabilities (any map the
+	// model held is removed), every validation question.
+	ECE         float64 `json:"ece"`
+	Brier       float64 `json:"brier"`
+	Reliability []Bin   `json:"reliability"`
+	// HeldOut: on the questions of validation half 1 only, the learner's
+	// ECE ("learner") and each method's map fitted on half 0 (of every
+	// file together).
+	HeldOutECE   map[string]float64 `json:"held_out_ece"`
+	HeldOutBrier map[string]float64 `json:"held_out_brier"`
+	// Calibrated: the chosen map (fitted on every validation question) on
+	// every validation question: in-sample.
+	CalibratedECE         float64 `json:"calibrated_ece,omitempty"`
+	CalibratedReliability []Bin   `json:"calibrated_reliability,omitempty"`
+}
+
+// CalibrationResult is what Calibrate measured and fitted.
+type CalibrationResult struct {
+	// Model is From with the chosen map (nil when none was fitted).
+	Model   *evidence.Model `json:"-"`
+	Method  string          `json:"method"`
+	Binning string          `json:"binning"`
+	// Files are per data file; Pooled is every file's sentences together.
+	Files  []FileCalibration `json:"files"`
+	Pooled FileCalibration   `json:"pooled"`
+}
+
+// scored is one file's validation sentences: the learner's p, the label,
+// and the validation half of the question.
+type scored struct {
+	name      string
+	questions int
+	p         []float64
+	gold      []bool
+	half      []int
+}
+
+// Calibrate scores every validation sentence of opt.Data with opt.From's
+// learner (its candidate passages and hop, any map it holds removed),
+// measures the learner's calibration per file, and, unless method is
+// CalibrationNone, fits one map on every file's validation questions
+// together. With CalibrationAuto, both methods are fitted on validation
+// half 0 (FoldOf(id, 2)) and the one of lower pooled Brier score on half
+// 1 is kept, then fitted again on both halves. Train questions are not
+// read; test questions never are.
+func Calibrate(ctx context.Context, opt Options, method string, bins int) (*CalibrationResult, error) {
+	if opt.From == nil {
+		return nil, errors.New("evidence calibrate: no model (From)")
+	}
+	switch method {
+	case CalibrationAuto, CalibrationNone, evidence.CalibrationIsotonic, evidence.CalibrationPlatt:
+	default:
+		return nil, fmt.Errorf("evidence calibrate: method %q, want %s, %s, %s or %s", method, CalibrationAuto, evidence.CalibrationIsotonic, evidence.CalibrationPlatt, CalibrationNone)
+	}
+	if bins < 2 {
+		return nil, fmt.Errorf("evidence calibrate: %d bins, want at least 2", bins)
+	}
+	opt.defaults()
+	raw := *opt.From
+	raw.Calibration = nil
+	var files []scored
+	for _, path := range opt.Data {
+		f, err := scoreValidation(ctx, path, opt, &raw)
+		if err != nil {
+			return nil, err
+		}
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, "calibrate: %s: %d validation questions, %d sentences scored\n", f.name, f.questions, len(f.p))
+		}
+		files = append(files, f)
+	}
+	var all scored
+	all.name = "pooled"
+	for _, f := range files {
+		all.questions += f.questions
+		all.p, all.gold, all.half = append(all.p, f.p...), append(all.gold, f.gold...), append(all.half, f.half...)
+	}
+	if len(all.p) == 0 {
+		return nil, errors.New("evidence calibrate: no validation sentence")
+	}
+	res := &CalibrationResult{Method: method, Binning: fmt.Sprintf("%d bins of equal count", bins)}
+	// the held-out choice: fit on half 0 of every file, measure on half 1
+	fitP, fitY := all.part(0)
+	maps := map[string]*evidence.Calibration{}
+	if method != CalibrationNone {
+		for _, m := range []string{evidence.CalibrationIsotonic, evidence.CalibrationPlatt} {
+			if method != CalibrationAuto && method != m {
+				continue
+			}
+			c, err := fitMap(m, fitP, fitY)
+			if err != nil {
+				return nil, fmt.Errorf("evidence calibrate: half 0: %w", err)
+			}
+			maps[m] = c
+		}
+	}
+	measure := func(f scored) FileCalibration {
+		fc := FileCalibration{Name: f.name, Questions: f.questions, Sentences: len(f.p), HeldOutECE: map[string]float64{}, HeldOutBrier: map[string]float64{}}
+		for _, g := range f.gold {
+			if g {
+				fc.Gold++
+			}
+		}
+		fc.Reliability, fc.ECE = Reliability(f.p, f.gold, bins)
+		fc.Brier = Brier(f.p, f.gold)
+		hp, hy := f.part(1)
+		if len(hp) > 0 {
+			_, fc.HeldOutECE["learner"] = Reliability(hp, hy, bins)
+			fc.HeldOutBrier["learner"] = Brier(hp, hy)
+			for m, c := range maps {
+				cp := apply(c, hp)
+				_, fc.HeldOutECE[m] = Reliability(cp, hy, bins)
+				fc.HeldOutBrier[m] = Brier(cp, hy)
+			}
+		}
+		return fc
+	}
+	for _, f := range files {
+		res.Files = append(res.Files, measure(f))
+	}
+	res.Pooled = measure(all)
+	if method == CalibrationNone {
+		return res, nil
+	}
+	chosen := method
+	if method == CalibrationAuto {
+		chosen = evidence.CalibrationIsotonic
+		if res.Pooled.HeldOutBrier[evidence.CalibrationPlatt] < res.Pooled.HeldOutBrier[evidence.CalibrationIsotonic] {
+			chosen = evidence.CalibrationPlatt
+		}
+	}
+	c, err := fitMap(chosen, all.p, all.gold)
+	if err != nil {
+		return nil, fmt.Errorf("evidence calibrate: %w", err)
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.name
+	}
+	c.Fitted = fmt.Sprintf("%s on the validation sentences of %s (%s, pool %d, %d questions, %d sentences); chosen %s",
+		chosen, strings.Join(names, ","), splitText(opt), opt.Pool, all.questions, len(all.p), choiceText(method, res.Pooled))
+	res.Method = chosen
+	for i := range res.Files {
+		cp := apply(c, files[i].p)
+		res.Files[i].CalibratedReliability, res.Files[i].CalibratedECE = Reliability(cp, files[i].gold, bins)
+	}
+	cp := apply(c, all.p)
+	res.Pooled.CalibratedReliability, res.Pooled.CalibratedECE = Reliability(cp, all.gold, bins)
+	m := *opt.From
+	m.Version, m.Calibration = evidence.ModelVersion, c
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("evidence calibrate: %w", err)
+	}
+	res.Model = &m
+	return res, nil
+}
+
+func choiceText(method string, pooled FileCalibration) string {
+	if method != CalibrationAuto {
+		return "by --calibrate"
+	}
+	return fmt.Sprintf("by Brier score on validation half 1 of maps fitted on half 0 (isotonic %.5f, Platt %.5f, none %.5f)",
+		pooled.HeldOutBrier[evidence.CalibrationIsotonic], pooled.HeldOutBrier[evidence.CalibrationPlatt], pooled.HeldOutBrier["learner"])
+}
+
+func fitMap(method string, p []float64, gold []bool) (*evidence.Calibration, error) {
+	if method == evidence.CalibrationPlatt {
+		return FitPlatt(p, gold)
+	}
+	return FitIsotonic(p, gold)
+}
+
+func apply(c *evidence.Calibration, p []float64) []float64 {
+	out := make([]float64, len(p))
+	for i, v := range p {
+		out[i] = c.Apply(v)
+	}
+	return out
+}
+
+func (s scored) part(h int) ([]float64, []bool) {
+	var p []float64
+	var y []bool
+	for i, x := range s.half {
+		if x == h {
+			p, y = append(p, s.p[i]), append(y, s.gold[i])
+		}
+	}
+	return p, y
+}
+
+// scoreValidation reads one file's validation questions as Train does
+// (limit, sample, pool, split) and scores their candidate sentences.
+func scoreValidation(ctx context.Context, path string, opt Options, m *evidence.Model) (scored, error) {
+	out := scored{name: filepath.Base(path)}
+	recs, err := dataset.LoadFile(path)
+	if err != nil {
+		return out, err
+	}
+	if opt.Limit > 0 && len(recs) > opt.Limit {
+		recs = recs[:opt.Limit]
+	}
+	recs = sample(recs, opt.Sample)
+	pooled, err := dataset.Pool(recs, opt.Pool, opt.PoolSeed)
+	if err != nil {
+		return out, err
+	}
+	val := dataset.FilterSplit(pooled, dataset.SplitValidation, opt.SplitSeed)
+	val = slices.DeleteFunc(val, func(r dataset.Record) bool { return !r.HasSpans() })
+	curves, _, err := eval.Curves(ctx, val, opt.Scorer, opt.Base.Counter, opt.Workers)
+	if err != nil {
+		return out, err
+	}
+	o := opt.Base
+	o.Budget, o.Model = 1, m
+	sel, err := evidence.New(o)
+	if err != nil {
+		return out, err
+	}
+	for qi, r := range val {
+		q, err := TextQuery(r, curves[qi])
+		if err != nil {
+			return out, err
+		}
+		fs, err := sel.Features(ctx, q)
+		if err != nil {
+			return out, fmt.Errorf("evidence calibrate: %s %s: %w", out.name, r.ID, err)
+		}
+		h := FoldOf(r.ID, 2)
+		for _, f := range fs {
+			out.p = append(out.p, f.P)
+			out.gold = append(out.gold, GoldSentence(r.Passages[f.Passage].GoldSpans, f.Span))
+			out.half = append(out.half, h)
+		}
+		out.questions++
+	}
+	return out, nil
+}
