@@ -106,7 +106,10 @@ type sentence struct {
 	tokens int
 	terms  []string // lexical.Terms of text, for both passes' features
 	x      []float64
-	p      float64
+	// p is the model's probability (calibrated when the model has a map),
+	// what packing, the floor and the stop read; raw is the learner's own,
+	// what the second hop reads (its features were learnt on it).
+	p, raw float64
 }
 
 // candidates splits the candidate passages (input indices, best first) into
@@ -387,7 +390,8 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 			titleInQ[si], titleOverlap[si], date, dateQ, names, math.Log(float64(max(1, count))),
 			linked, sc.anchorP, joined,
 		}
-		x.p = s.model.prob(x.x, s.cols)
+		x.raw = s.model.learnerProb(x.x, s.cols)
+		x.p = s.model.calibrated(x.raw)
 	}
 	return nil
 }

@@ -116,9 +116,13 @@ func (m *Model) columns() []int {
 }
 
 func (m *Model) prob(x []float64, cols []int) float64 {
-	p := m.learnerProb(x, cols)
+	return m.calibrated(m.learnerProb(x, cols))
+}
+
+// calibrated maps a learner probability through the model's map, if any.
+func (m *Model) calibrated(p float64) float64 {
 	if m.Calibration != nil {
-		p = m.Calibration.Apply(p)
+		return m.Calibration.Apply(p)
 	}
 	return p
 }
