@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // The calibration maps a model file may hold.
@@ -36,6 +37,58 @@ type Calibration struct {
 	B float64 `json:"b,omitempty"`
 	// Fitted says on what (data, split, held-out choice).
 	Fitted string `json:"fitted,omitempty"`
+	// Kinds, when set, are maps for the sentences of passages of a kind
+	// (TextKind: KindTurns, KindTable, KindProse), each with no Kinds of
+	// its own; a kind without one takes this map.
+	Kinds map[string]*Calibration `json:"kinds,omitempty"`
+}
+
+// The kinds of text TextKind tells apart, by the shape of their lines.
+const (
+	KindTurns = "turns" // a conversation or transcript, a speaker a line
+	KindTable = "table" // holds a Markdown table
+	KindProse = "prose"
+)
+
+// maxSpeaker is the longest speaker prefix ("Name: ") a turn line has.
+const maxSpeaker = 40
+
+// TextKind classifies a passage by its lines: KindTable when at least two
+// lines are Markdown table rows ("| … |"), else KindTurns when at least
+// three lines and 60 % of the non-empty ones open with a speaker ("Name:
+// ", at most maxSpeaker bytes, no space before the colon's word start),
+// else KindProse. Cheap and structural: the learner's probabilities drift
+// with these kinds (docs/evidence.md).
+func TextKind(text string) string {
+	rows, turns, lines := 0, 0, 0
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		lines++
+		if len(line) > 1 && line[0] == '|' && line[len(line)-1] == '|' {
+			rows++
+		}
+		if i := strings.Index(line, ": "); i > 0 && i <= maxSpeaker && line[0] != ' ' && line[0] != '|' {
+			turns++
+		}
+	}
+	switch {
+	case rows >= 2:
+		return KindTable
+	case turns >= 3 && 10*turns >= 6*lines:
+		return KindTurns
+	}
+	return KindProse
+}
+
+// ApplyKind is Apply with the map of a kind of text when there is one.
+func (c *Calibration) ApplyKind(p float64, kind string) float64 {
+	if k := c.Kinds[kind]; k != nil {
+		return k.Apply(p)
+	}
+	return c.Apply(p)
 }
 
 // Apply maps a learner probability to the calibrated one (of a valid
@@ -75,6 +128,17 @@ func (c *Calibration) Validate() error {
 	if c == nil {
 		return errors.New("calibration: nil")
 	}
+	for kind, k := range c.Kinds {
+		if kind != KindTurns && kind != KindTable && kind != KindProse {
+			return fmt.Errorf("calibration: kind %q, want %s, %s or %s", kind, KindTurns, KindTable, KindProse)
+		}
+		if k == nil || len(k.Kinds) != 0 {
+			return fmt.Errorf("calibration: kind %s: nil or nested", kind)
+		}
+		if err := k.Validate(); err != nil {
+			return fmt.Errorf("kind %s: %w", kind, err)
+		}
+	}
 	switch c.Method {
 	case CalibrationPlatt:
 		if len(c.X) != 0 || len(c.Y) != 0 {
@@ -102,4 +166,17 @@ func (c *Calibration) Validate() error {
 		return fmt.Errorf("calibration: method %q, want %s or %s", c.Method, CalibrationIsotonic, CalibrationPlatt)
 	}
 	return nil
+}
+
+// passageKinds are the passages' kinds of text when the model's map has
+// maps by kind (nil otherwise: nothing to read).
+func passageKinds(m *Model, ps []passage) []string {
+	if m.Calibration == nil || m.Calibration.Kinds == nil {
+		return nil
+	}
+	kinds := make([]string, len(ps))
+	for i, p := range ps {
+		kinds[i] = TextKind(p.text)
+	}
+	return kinds
 }

@@ -116,15 +116,16 @@ func (m *Model) columns() []int {
 }
 
 func (m *Model) prob(x []float64, cols []int) float64 {
-	return m.calibrated(m.learnerProb(x, cols))
+	return m.calibrated(m.learnerProb(x, cols), "")
 }
 
-// calibrated maps a learner probability through the model's map, if any.
-func (m *Model) calibrated(p float64) float64 {
-	if m.Calibration != nil {
-		return m.Calibration.Apply(p)
+// calibrated maps a learner probability through the model's map, if any:
+// the map of the sentence's passage's kind of text ("": none known).
+func (m *Model) calibrated(p float64, kind string) float64 {
+	if m.Calibration == nil {
+		return p
 	}
-	return p
+	return m.Calibration.ApplyKind(p, kind)
 }
 
 func (m *Model) learnerProb(x []float64, cols []int) float64 {

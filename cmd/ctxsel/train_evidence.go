@@ -43,7 +43,8 @@ platt, auto, none) nothing is chosen either: MODEL's probabilities on the
 validation questions are measured (expected calibration error in
 --calibration-bins bins of equal count, per file, in --report) and, unless
 METHOD is none, a monotone map fitted on them is written into the model (auto:
-both fitted on one half of validation, the better on the other half kept);
+both fitted on one half of validation, the better on the other half kept;
+--calibrate-kinds: one more per kind of text, evidence.TextKind);
 choose the floor and stop of the calibrated model again with --from. Settings within --tie-tolerance of the best mean gain tie, and the
 cheapest of them (fewest passages, then the smaller hop) is chosen. Test questions are never read.
 `, stderr)
@@ -74,6 +75,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
 	limit := fs.Int("limit", 0, "use only the first N questions of each file (0 = all)")
 	calibrate := fs.String("calibrate", "", "with --from: fit a calibration map (isotonic, platt, auto) or only measure (none)")
+	calKinds := fs.Bool("calibrate-kinds", false, "with --calibrate: also a map per kind of text (turns, table, prose; evidence.TextKind)")
 	calBins := fs.Int("calibration-bins", 15, "with --calibrate: bins of equal count of the calibration error")
 	sampleN := fs.Int("sample", 0, "use only N questions of each file, chosen by a hash of their id (0 = all)")
 	from := fs.String("from", "", "fit nothing: choose only the floor and stop of this model file again on validation")
@@ -177,7 +179,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	}
 	opt.Base = evidence.Options{Embedder: e, Counter: counter, Neighbors: -1}
 	if *calibrate != "" {
-		return calibrateEvidence(ctx, opt, *calibrate, *calBins, *out, *report, stdout)
+		return calibrateEvidence(ctx, opt, *calibrate, *calBins, *calKinds, *out, *report, stdout)
 	}
 	res, err := evidencetrain.Train(ctx, opt)
 	if err != nil {
@@ -208,19 +210,28 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 
 // calibrateEvidence is train evidence --calibrate: it measures the model's
 // calibration on validation and writes the model with the fitted map.
-func calibrateEvidence(ctx context.Context, opt evidencetrain.Options, method string, bins int, out, report string, stdout io.Writer) error {
-	res, err := evidencetrain.Calibrate(ctx, opt, method, bins)
+func calibrateEvidence(ctx context.Context, opt evidencetrain.Options, method string, bins int, byKind bool, out, report string, stdout io.Writer) error {
+	res, err := evidencetrain.Calibrate(ctx, opt, method, bins, byKind)
 	if err != nil {
 		if strings.Contains(err.Error(), "method") || strings.Contains(err.Error(), "bins") {
 			return usageError{err}
 		}
 		return err
 	}
-	fmt.Fprintf(stdout, "%-28s %9s %6s %8s %8s", "file", "sentences", "gold", "ECE", "brier")
-	fmt.Fprintf(stdout, " %12s %12s %12s %14s\n", "held-out ECE", "isotonic", "platt", "calibrated ECE")
+	// the learner's figures on every validation question, then on half 1
+	// the learner's and each map's fitted on half 0 (ECE, top-sentence ECE,
+	// Σp ÷ gold)
+	fmt.Fprintf(stdout, "%-24s %9s %6s %20s", "file", "sentences", "gold", "ECE/top/expected")
+	for _, m := range []string{"learner", evidence.CalibrationIsotonic, evidence.CalibrationPlatt} {
+		fmt.Fprintf(stdout, " %22s", "half 1 "+m)
+	}
+	fmt.Fprintln(stdout)
 	for _, f := range append(res.Files, res.Pooled) {
-		fmt.Fprintf(stdout, "%-28s %9d %6d %8.4f %8.5f %12.4f %12.4f %12.4f %14.4f\n", f.Name, f.Sentences, f.Gold, f.ECE, f.Brier,
-			f.HeldOutECE["learner"], f.HeldOutECE[evidence.CalibrationIsotonic], f.HeldOutECE[evidence.CalibrationPlatt], f.CalibratedECE)
+		fmt.Fprintf(stdout, "%-24s %9d %6d %6.4f/%6.4f/%6.3f", f.Name, f.Sentences, f.Gold, f.ECE, f.TopECE, f.Expected)
+		for _, m := range []string{"learner", evidence.CalibrationIsotonic, evidence.CalibrationPlatt} {
+			fmt.Fprintf(stdout, " %6.4f/%6.4f/%7.3f", f.HeldOutECE[m], f.HeldOutTopECE[m], f.HeldOutExpected[m])
+		}
+		fmt.Fprintln(stdout)
 	}
 	if report != "" {
 		if err := atomicfile.Write(report, func(w io.Writer) error {

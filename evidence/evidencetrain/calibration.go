@@ -215,14 +215,22 @@ type FileCalibration struct {
 	ECE         float64 `json:"ece"`
 	Brier       float64 `json:"brier"`
 	Reliability []Bin   `json:"reliability"`
+	// TopECE is the ECE of each question's TopSentences most probable
+	// sentences only; Expected is Σp ÷ gold sentences (ExpectedRatio).
+	TopECE   float64 `json:"top_ece"`
+	Expected float64 `json:"expected"`
 	// HeldOut: on the questions of validation half 1 only, the learner's
 	// ECE ("learner") and each method's map fitted on half 0 (of every
 	// file together).
-	HeldOutECE   map[string]float64 `json:"held_out_ece"`
-	HeldOutBrier map[string]float64 `json:"held_out_brier"`
+	HeldOutECE      map[string]float64 `json:"held_out_ece"`
+	HeldOutTopECE   map[string]float64 `json:"held_out_top_ece"`
+	HeldOutExpected map[string]float64 `json:"held_out_expected"`
+	HeldOutBrier    map[string]float64 `json:"held_out_brier"`
 	// Calibrated: the chosen map (fitted on every validation question) on
 	// every validation question: in-sample.
 	CalibratedECE         float64 `json:"calibrated_ece,omitempty"`
+	CalibratedTopECE      float64 `json:"calibrated_top_ece,omitempty"`
+	CalibratedExpected    float64 `json:"calibrated_expected,omitempty"`
 	CalibratedReliability []Bin   `json:"calibrated_reliability,omitempty"`
 }
 
@@ -245,17 +253,56 @@ type scored struct {
 	p         []float64
 	gold      []bool
 	half      []int
+	q         []int    // the question's running number (unique across files)
+	kind      []string // its passage's evidence.TextKind
+}
+
+// TopSentences is how many of a question's most probable sentences the
+// top-sentence error reads: about what a 500- to 1,000-token packing
+// decides between, where the floor and the stop act.
+const TopSentences = 30
+
+// topOf keeps each question's TopSentences most probable sentences.
+func topOf(p []float64, gold []bool, q []int) ([]float64, []bool) {
+	by := map[int][]int{}
+	for i, x := range q {
+		by[x] = append(by[x], i)
+	}
+	var tp []float64
+	var tg []bool
+	for _, idx := range by {
+		sort.SliceStable(idx, func(a, b int) bool { return p[idx[a]] > p[idx[b]] })
+		for _, i := range idx[:min(TopSentences, len(idx))] {
+			tp, tg = append(tp, p[i]), append(tg, gold[i])
+		}
+	}
+	return tp, tg
+}
+
+// expectedRatio is Σp over the number of gold sentences: how much
+// evidence the probabilities promise for each gold sentence there is (1
+// when calibrated in the large; what the stop reads).
+func expectedRatio(p []float64, gold []bool) float64 {
+	sp, n := 0.0, 0
+	for i, v := range p {
+		sp += v
+		if gold[i] {
+			n++
+		}
+	}
+	return sp / float64(n)
 }
 
 // Calibrate scores every validation sentence of opt.Data with opt.From's
 // learner (its candidate passages and hop, any map it holds removed),
 // measures the learner's calibration per file, and, unless method is
 // CalibrationNone, fits one map on every file's validation questions
-// together. With CalibrationAuto, both methods are fitted on validation
+// together (with byKind, also one per evidence.TextKind of the sentence's
+// passage that has enough data). With CalibrationAuto, both methods are fitted on validation
 // half 0 (FoldOf(id, 2)) and the one of lower pooled Brier score on half
 // 1 is kept, then fitted again on both halves. Train questions are not
 // read; test questions never are.
-func Calibrate(ctx context.Context, opt Options, method string, bins int) (*CalibrationResult, error) {
+func Calibrate(ctx context.Context, opt Options, method string, bins int, byKind bool) (*CalibrationResult, error) {
 	if opt.From == nil {
 		return nil, errors.New("evidence calibrate: no model (From)")
 	}
@@ -271,8 +318,9 @@ func Calibrate(ctx context.Context, opt Options, method string, bins int) (*Cali
 	raw := *opt.From
 	raw.Calibration = nil
 	var files []scored
+	qOffset := 0
 	for _, path := range opt.Data {
-		f, err := scoreValidation(ctx, path, opt, &raw)
+		f, err := scoreValidation(ctx, path, opt, &raw, qOffset)
 		if err != nil {
 			return nil, err
 		}
@@ -280,26 +328,27 @@ func Calibrate(ctx context.Context, opt Options, method string, bins int) (*Cali
 			fmt.Fprintf(opt.Log, "calibrate: %s: %d validation questions, %d sentences scored\n", f.name, f.questions, len(f.p))
 		}
 		files = append(files, f)
+		qOffset += f.questions
 	}
 	var all scored
 	all.name = "pooled"
 	for _, f := range files {
 		all.questions += f.questions
-		all.p, all.gold, all.half = append(all.p, f.p...), append(all.gold, f.gold...), append(all.half, f.half...)
+		all.p, all.gold, all.half, all.q, all.kind = append(all.p, f.p...), append(all.gold, f.gold...), append(all.half, f.half...), append(all.q, f.q...), append(all.kind, f.kind...)
 	}
 	if len(all.p) == 0 {
 		return nil, errors.New("evidence calibrate: no validation sentence")
 	}
 	res := &CalibrationResult{Method: method, Binning: fmt.Sprintf("%d bins of equal count", bins)}
 	// the held-out choice: fit on half 0 of every file, measure on half 1
-	fitP, fitY := all.part(0)
+	half0 := all.part(0)
 	maps := map[string]*evidence.Calibration{}
 	if method != CalibrationNone {
 		for _, m := range []string{evidence.CalibrationIsotonic, evidence.CalibrationPlatt} {
 			if method != CalibrationAuto && method != m {
 				continue
 			}
-			c, err := fitMap(m, fitP, fitY)
+			c, err := fitScored(m, half0, byKind)
 			if err != nil {
 				return nil, fmt.Errorf("evidence calibrate: half 0: %w", err)
 			}
@@ -307,7 +356,8 @@ func Calibrate(ctx context.Context, opt Options, method string, bins int) (*Cali
 		}
 	}
 	measure := func(f scored) FileCalibration {
-		fc := FileCalibration{Name: f.name, Questions: f.questions, Sentences: len(f.p), HeldOutECE: map[string]float64{}, HeldOutBrier: map[string]float64{}}
+		fc := FileCalibration{Name: f.name, Questions: f.questions, Sentences: len(f.p), HeldOutECE: map[string]float64{}, HeldOutBrier: map[string]float64{},
+			HeldOutTopECE: map[string]float64{}, HeldOutExpected: map[string]float64{}}
 		for _, g := range f.gold {
 			if g {
 				fc.Gold++
@@ -315,14 +365,21 @@ func Calibrate(ctx context.Context, opt Options, method string, bins int) (*Cali
 		}
 		fc.Reliability, fc.ECE = Reliability(f.p, f.gold, bins)
 		fc.Brier = Brier(f.p, f.gold)
-		hp, hy := f.part(1)
-		if len(hp) > 0 {
-			_, fc.HeldOutECE["learner"] = Reliability(hp, hy, bins)
-			fc.HeldOutBrier["learner"] = Brier(hp, hy)
+		tp, tg := topOf(f.p, f.gold, f.q)
+		_, fc.TopECE = Reliability(tp, tg, bins)
+		fc.Expected = expectedRatio(f.p, f.gold)
+		h1 := f.part(1)
+		if len(h1.p) > 0 {
+			held := func(name string, p []float64) {
+				_, fc.HeldOutECE[name] = Reliability(p, h1.gold, bins)
+				tp, tg := topOf(p, h1.gold, h1.q)
+				_, fc.HeldOutTopECE[name] = Reliability(tp, tg, bins)
+				fc.HeldOutExpected[name] = expectedRatio(p, h1.gold)
+				fc.HeldOutBrier[name] = Brier(p, h1.gold)
+			}
+			held("learner", h1.p)
 			for m, c := range maps {
-				cp := apply(c, hp)
-				_, fc.HeldOutECE[m] = Reliability(cp, hy, bins)
-				fc.HeldOutBrier[m] = Brier(cp, hy)
+				held(m, apply(c, h1))
 			}
 		}
 		return fc
@@ -341,7 +398,7 @@ func Calibrate(ctx context.Context, opt Options, method string, bins int) (*Cali
 			chosen = evidence.CalibrationPlatt
 		}
 	}
-	c, err := fitMap(chosen, all.p, all.gold)
+	c, err := fitScored(chosen, all, byKind)
 	if err != nil {
 		return nil, fmt.Errorf("evidence calibrate: %w", err)
 	}
@@ -349,15 +406,17 @@ func Calibrate(ctx context.Context, opt Options, method string, bins int) (*Cali
 	for i, f := range files {
 		names[i] = f.name
 	}
-	c.Fitted = fmt.Sprintf("%s on the validation sentences of %s (%s, pool %d, %d questions, %d sentences); chosen %s",
-		chosen, strings.Join(names, ","), splitText(opt), opt.Pool, all.questions, len(all.p), choiceText(method, res.Pooled))
+	kinds := ""
+	if byKind {
+		kinds = " (and by kind of text)"
+	}
+	c.Fitted = fmt.Sprintf("%s%s on the validation sentences of %s (%s, pool %d, %d questions, %d sentences); chosen %s",
+		chosen, kinds, strings.Join(names, ","), splitText(opt), opt.Pool, all.questions, len(all.p), choiceText(method, res.Pooled))
 	res.Method = chosen
 	for i := range res.Files {
-		cp := apply(c, files[i].p)
-		res.Files[i].CalibratedReliability, res.Files[i].CalibratedECE = Reliability(cp, files[i].gold, bins)
+		calibratedFigures(&res.Files[i], c, files[i], bins)
 	}
-	cp := apply(c, all.p)
-	res.Pooled.CalibratedReliability, res.Pooled.CalibratedECE = Reliability(cp, all.gold, bins)
+	calibratedFigures(&res.Pooled, c, all, bins)
 	m := *opt.From
 	m.Version, m.Calibration = evidence.ModelVersion, c
 	if err := m.Validate(); err != nil {
@@ -382,28 +441,77 @@ func fitMap(method string, p []float64, gold []bool) (*evidence.Calibration, err
 	return FitIsotonic(p, gold)
 }
 
-func apply(c *evidence.Calibration, p []float64) []float64 {
-	out := make([]float64, len(p))
-	for i, v := range p {
-		out[i] = c.Apply(v)
+func apply(c *evidence.Calibration, s scored) []float64 {
+	out := make([]float64, len(s.p))
+	for i, v := range s.p {
+		out[i] = c.ApplyKind(v, s.kind[i])
 	}
 	return out
 }
 
-func (s scored) part(h int) ([]float64, []bool) {
-	var p []float64
-	var y []bool
+func calibratedFigures(fc *FileCalibration, c *evidence.Calibration, f scored, bins int) {
+	cp := apply(c, f)
+	fc.CalibratedReliability, fc.CalibratedECE = Reliability(cp, f.gold, bins)
+	tp, tg := topOf(cp, f.gold, f.q)
+	_, fc.CalibratedTopECE = Reliability(tp, tg, bins)
+	fc.CalibratedExpected = expectedRatio(cp, f.gold)
+}
+
+// part is the sentences of validation half h.
+func (s scored) part(h int) scored {
+	out := scored{name: s.name}
 	for i, x := range s.half {
 		if x == h {
-			p, y = append(p, s.p[i]), append(y, s.gold[i])
+			out.p, out.gold, out.q, out.kind, out.half = append(out.p, s.p[i]), append(out.gold, s.gold[i]), append(out.q, s.q[i]), append(out.kind, s.kind[i]), append(out.half, h)
 		}
 	}
-	return p, y
+	return out
+}
+
+// Least gold sentences and sentences a kind of text needs for a map of
+// its own (else the global map serves it).
+const (
+	minKindGold      = 20
+	minKindSentences = 2000
+)
+
+// fitScored fits a map on s: one for all, and with byKind one per kind of
+// text that has enough data.
+func fitScored(method string, s scored, byKind bool) (*evidence.Calibration, error) {
+	c, err := fitMap(method, s.p, s.gold)
+	if err != nil || !byKind {
+		return c, err
+	}
+	for _, kind := range []string{evidence.KindTurns, evidence.KindTable, evidence.KindProse} {
+		var p []float64
+		var y []bool
+		gold := 0
+		for i, k := range s.kind {
+			if k == kind {
+				p, y = append(p, s.p[i]), append(y, s.gold[i])
+				if s.gold[i] {
+					gold++
+				}
+			}
+		}
+		if gold < minKindGold || len(p) < minKindSentences {
+			continue
+		}
+		k, err := fitMap(method, p, y)
+		if err != nil {
+			return nil, fmt.Errorf("kind %s: %w", kind, err)
+		}
+		if c.Kinds == nil {
+			c.Kinds = map[string]*evidence.Calibration{}
+		}
+		c.Kinds[kind] = k
+	}
+	return c, nil
 }
 
 // scoreValidation reads one file's validation questions as Train does
 // (limit, sample, pool, split) and scores their candidate sentences.
-func scoreValidation(ctx context.Context, path string, opt Options, m *evidence.Model) (scored, error) {
+func scoreValidation(ctx context.Context, path string, opt Options, m *evidence.Model, qOffset int) (scored, error) {
 	out := scored{name: filepath.Base(path)}
 	recs, err := dataset.LoadFile(path)
 	if err != nil {
@@ -439,10 +547,18 @@ func scoreValidation(ctx context.Context, path string, opt Options, m *evidence.
 			return out, fmt.Errorf("evidence calibrate: %s %s: %w", out.name, r.ID, err)
 		}
 		h := FoldOf(r.ID, 2)
+		kinds := map[int]string{}
 		for _, f := range fs {
+			k, ok := kinds[f.Passage]
+			if !ok {
+				k = evidence.TextKind(r.Passages[f.Passage].Text)
+				kinds[f.Passage] = k
+			}
+			out.kind = append(out.kind, k)
 			out.p = append(out.p, f.P)
 			out.gold = append(out.gold, GoldSentence(r.Passages[f.Passage].GoldSpans, f.Span))
 			out.half = append(out.half, h)
+			out.q = append(out.q, qOffset+out.questions)
 		}
 		out.questions++
 	}
