@@ -148,6 +148,8 @@ func FuzzCalibration(f *testing.F) {
 		`{"method":"isotonic","x":[0.2,0.4],"y":[0.3,1]}`, `{"method":"platt","a":2,"b":-1}`, `{"method":"isotonic","x":[0.5],"y":[0.5]}`,
 		`{"method":"platt","a":0}`, `{"method":"isotonic","x":[0.4,0.2],"y":[0.3,1]}`, `{}`, `[`,
 		`{"method":"isotonic","x":[1e-300,5e-324,1],"y":[0,0,1]}`, `{"method":"platt","a":100,"b":100}`,
+		`{"method":"platt","a":1,"kinds":{"turns":{"method":"isotonic","x":[0.1,0.3],"y":[0.2,0.25]},"table":{"method":"platt","a":0.5}}}`,
+		`{"method":"platt","a":1,"kinds":{"turns":null}}`, `{"method":"platt","a":1,"kinds":{"turns":{"method":"platt","a":1,"kinds":{}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -156,13 +158,15 @@ func FuzzCalibration(f *testing.F) {
 		if json.Unmarshal(b, &c) != nil || c.Validate() != nil {
 			return
 		}
-		prev := -1.0
-		for i := 0; i <= 1000; i++ {
-			p := c.Apply(float64(i) / 1000)
-			if math.IsNaN(p) || p < 0 || p > 1 || p < prev {
-				t.Fatalf("%s: Apply(%v) = %v after %v", b, float64(i)/1000, p, prev)
+		for _, kind := range []string{"", evidence.KindTurns, evidence.KindTable, evidence.KindProse} {
+			prev := -1.0
+			for i := 0; i <= 1000; i++ {
+				p := c.ApplyKind(float64(i)/1000, kind)
+				if math.IsNaN(p) || p < 0 || p > 1 || p < prev {
+					t.Fatalf("%s: kind %q: Apply(%v) = %v after %v", b, kind, float64(i)/1000, p, prev)
+				}
+				prev = p
 			}
-			prev = p
 		}
 		for _, x := range c.X {
 			if p := c.Apply(x); math.IsNaN(p) || p < 0 || p > 1 {
@@ -171,3 +175,44 @@ func FuzzCalibration(f *testing.F) {
 		}
 	})
 }
+
+func TestTextKind(t *testing.T) {
+	for text, want := range map[string]string{
+		"Ross Geller: She 's not here yet .\nMonica Geller: I 'm sure everything 's fine .\nRoss Geller: I do n't know .\n#NOTE#: ( Joey makes a sound )": evidence.KindTurns,
+		"[10:02] Ann: hi\n[10:03] Bob: hello\n[10:04] Ann: the report is late":                                                                            evidence.KindTurns,
+		"|  | 2019 | 2018 |\n|---|---|---|\n| Sales | 1,452.4 | 1,146.2 |\n\nSales by contract type: fixed-price.":                                        evidence.KindTable,
+		"Scott Derrickson\nScott Derrickson (born July 16, 1966) is an American director. Note: he lives in Los Angeles.":                                 evidence.KindProse,
+		// two speakers' lines among many of prose are not a conversation
+		"A: one\nB: two\nC: three\nplain line\nplain line\nplain line": evidence.KindProse,
+		"": evidence.KindProse,
+	} {
+		if got := evidence.TextKind(text); got != want {
+			t.Errorf("%.40q: %s, want %s", text, got, want)
+		}
+	}
+	// a map by kind reads its kind's map, else the global one
+	c := &evidence.Calibration{Method: evidence.CalibrationPlatt, A: 1, Kinds: map[string]*evidence.Calibration{
+		evidence.KindTurns: {Method: evidence.CalibrationPlatt, A: 1, B: 1},
+	}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.ApplyKind(0.5, evidence.KindProse); !near(got, 0.5) {
+		t.Errorf("prose: %v", got)
+	}
+	if got := c.ApplyKind(0.5, evidence.KindTurns); !near(got, 1/(1+math.Exp(-1))) {
+		t.Errorf("turns: %v", got)
+	}
+	c.Kinds["verse"] = c.Kinds[evidence.KindTurns]
+	if err := c.Validate(); err == nil {
+		t.Error("an unknown kind accepted")
+	}
+	delete(c.Kinds, "verse")
+	c.Kinds[evidence.KindTable] = &evidence.Calibration{Method: evidence.CalibrationPlatt, A: 1, Kinds: map[string]*evidence.Calibration{}}
+	c.Kinds[evidence.KindTable].Kinds[evidence.KindProse] = c.Kinds[evidence.KindTurns]
+	if err := c.Validate(); err == nil {
+		t.Error("a nested map accepted")
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -76,6 +77,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	limit := fs.Int("limit", 0, "use only the first N questions of each file (0 = all)")
 	calibrate := fs.String("calibrate", "", "with --from: fit a calibration map (isotonic, platt, auto) or only measure (none)")
 	calKinds := fs.Bool("calibrate-kinds", false, "with --calibrate: also a map per kind of text (turns, table, prose; evidence.TextKind)")
+	calPlot := fs.String("calibration-plot", "", "with --calibrate: write the reliability plot (SVG) here")
 	calBins := fs.Int("calibration-bins", 15, "with --calibrate: bins of equal count of the calibration error")
 	sampleN := fs.Int("sample", 0, "use only N questions of each file, chosen by a hash of their id (0 = all)")
 	from := fs.String("from", "", "fit nothing: choose only the floor and stop of this model file again on validation")
@@ -179,7 +181,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	}
 	opt.Base = evidence.Options{Embedder: e, Counter: counter, Neighbors: -1}
 	if *calibrate != "" {
-		return calibrateEvidence(ctx, opt, *calibrate, *calBins, *calKinds, *out, *report, stdout)
+		return calibrateEvidence(ctx, opt, *calibrate, *calBins, *calKinds, *from, *out, *report, *calPlot, stdout)
 	}
 	res, err := evidencetrain.Train(ctx, opt)
 	if err != nil {
@@ -210,7 +212,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 
 // calibrateEvidence is train evidence --calibrate: it measures the model's
 // calibration on validation and writes the model with the fitted map.
-func calibrateEvidence(ctx context.Context, opt evidencetrain.Options, method string, bins int, byKind bool, out, report string, stdout io.Writer) error {
+func calibrateEvidence(ctx context.Context, opt evidencetrain.Options, method string, bins int, byKind bool, from, out, report, plot string, stdout io.Writer) error {
 	res, err := evidencetrain.Calibrate(ctx, opt, method, bins, byKind)
 	if err != nil {
 		if strings.Contains(err.Error(), "method") || strings.Contains(err.Error(), "bins") {
@@ -239,6 +241,12 @@ func calibrateEvidence(ctx context.Context, opt evidencetrain.Options, method st
 			enc.SetIndent("", " ")
 			return enc.Encode(res)
 		}); err != nil {
+			return err
+		}
+	}
+	if plot != "" {
+		title := "Reliability of p(evidence) on validation questions: " + filepath.Base(from)
+		if err := atomicfile.Write(plot, func(w io.Writer) error { return evidencetrain.WriteReliabilityPlot(w, res, title) }); err != nil {
 			return err
 		}
 	}
