@@ -313,6 +313,9 @@ func Calibrate(ctx context.Context, opt Options, method string, bins int, byKind
 	default:
 		return nil, fmt.Errorf("evidence calibrate: method %q, want %s, %s, %s or %s", method, CalibrationAuto, evidence.CalibrationIsotonic, evidence.CalibrationPlatt, CalibrationNone)
 	}
+	if opt.Folds > 1 {
+		return nil, errors.New("evidence calibrate: folds: a map is fitted on the fixed validation split")
+	}
 	if bins < 2 {
 		return nil, fmt.Errorf("evidence calibrate: %d bins, want at least 2", bins)
 	}
@@ -412,8 +415,8 @@ func Calibrate(ctx context.Context, opt Options, method string, bins int, byKind
 	if byKind {
 		kinds = " (and by kind of text)"
 	}
-	c.Fitted = fmt.Sprintf("%s%s on the validation sentences of %s (%s, pool %d, %d questions, %d sentences); chosen %s",
-		chosen, kinds, strings.Join(names, ","), splitText(opt), opt.Pool, all.questions, len(all.p), choiceText(method, res.Pooled))
+	c.Fitted = fmt.Sprintf("%s%s on the validation sentences of %s (validation questions of dataset.SplitOf seed %d, pool %d, %d questions, %d sentences; test never read); chosen %s",
+		chosen, kinds, strings.Join(names, ","), opt.SplitSeed, opt.Pool, all.questions, len(all.p), choiceText(method, res.Pooled))
 	res.Method = chosen
 	for i := range res.Files {
 		calibratedFigures(&res.Files[i], c, files[i], bins)
