@@ -328,7 +328,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		titleOverlap[si] = lq.overlap(headerTerms[si])
 	}
 
-	kinds := passageKinds(s.model, ps)
+	textKinds := passageKinds(s.model, ps)
 	for i := range ss {
 		x := &ss[i]
 		p := ps[x.passage]
@@ -392,11 +392,11 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 			linked, sc.anchorP, joined,
 		}
 		x.raw = s.model.learnerProb(x.x, s.cols)
-		kind := ""
-		if kinds != nil {
-			kind = kinds[x.passage]
+		textKind := ""
+		if textKinds != nil {
+			textKind = textKinds[x.passage]
 		}
-		x.p = s.model.calibrated(x.raw, kind)
+		x.p = s.model.calibrated(x.raw, textKind)
 	}
 	return nil
 }
