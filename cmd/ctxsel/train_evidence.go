@@ -231,6 +231,10 @@ func calibrateEvidence(ctx context.Context, opt evidencetrain.Options, method st
 	for _, f := range append(res.Files, res.Pooled) {
 		fmt.Fprintf(stdout, "%-24s %9d %6d %6.4f/%6.4f/%6.3f", f.Name, f.Sentences, f.Gold, f.ECE, f.TopECE, f.Expected)
 		for _, m := range []string{"learner", evidence.CalibrationIsotonic, evidence.CalibrationPlatt} {
+			if _, ok := f.HeldOutECE[m]; !ok {
+				fmt.Fprintf(stdout, " %22s", "-")
+				continue
+			}
 			fmt.Fprintf(stdout, " %6.4f/%6.4f/%7.3f", f.HeldOutECE[m], f.HeldOutTopECE[m], f.HeldOutExpected[m])
 		}
 		fmt.Fprintln(stdout)
