@@ -21,9 +21,9 @@ const maxKnots = 1000
 // Calibration is a monotone map from the learner's probability to a
 // calibrated one, fitted on validation data (evidencetrain.FitIsotonic,
 // FitPlatt): the learner's probabilities drift with the genre of the
-// text, and the floor and the stop read them as probabilities. Model.prob
-// applies it before anything reads p (packing, floor, stop, the hop's
-// anchors).
+// text, and the floor and the stop read them as probabilities. The
+// selector applies it before packing, the floor and the stop; the second
+// hop reads the learner's own p (its anchor feature was learnt on it).
 type Calibration struct {
 	// Method is CalibrationIsotonic or CalibrationPlatt.
 	Method string `json:"method"`

@@ -72,7 +72,8 @@ type Model struct {
 	// expected evidence (0: none; Options.Stop).
 	Stop float64 `json:"stop,omitempty"`
 	// Calibration, when set (version 3), maps the learner's probability
-	// before anything reads it (nil: the learner's own).
+	// before packing, the floor and the stop read it (nil: the learner's
+	// own); the second hop reads the learner's own.
 	Calibration *Calibration `json:"calibration,omitempty"`
 	// Provenance says how the model was made (data, splits, command).
 	Provenance map[string]string `json:"provenance,omitempty"`
@@ -97,7 +98,9 @@ type Tree struct {
 }
 
 // Prob is the model's probability that a sentence with features x (all of
-// FeatureNames, in order) is gold; NaN for a model that fails Validate.
+// FeatureNames, in order) is gold, through its global calibration map if
+// it has one (a passage's kind of text is not known here); NaN for a model
+// that fails Validate.
 func (m *Model) Prob(x []float64) float64 {
 	if err := m.Validate(); err != nil || len(x) != len(FeatureNames) {
 		return math.NaN()
