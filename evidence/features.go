@@ -120,7 +120,10 @@ type sentence struct {
 	// with it: its context line and heading path (Units.Needs).
 	needs []int
 	x     []float64
-	p     float64
+	// p is the model's probability (calibrated when the model has a map),
+	// what packing, the floor and the stop read; raw is the learner's own,
+	// what the second hop reads (its features were learnt on it).
+	p, raw float64
 }
 
 // candidates splits the candidate passages (input indices, best first) into
@@ -345,6 +348,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		titleOverlap[si] = lq.overlap(headerTerms[si])
 	}
 
+	textKinds := passageKinds(s.model, ps)
 	for i := range ss {
 		x := &ss[i]
 		p := ps[x.passage]
@@ -408,9 +412,14 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 			linked, sc.anchorP, joined,
 			unitIs(x.kind, Turn), unitIs(x.kind, Row), unitIs(x.kind, Item), unitIs(x.kind, Code), contextZ(x.needs, bmZ),
 		}
-		x.p = s.model.prob(x.x, s.cols)
+		x.raw = s.model.learnerProb(x.x, s.cols)
+		textKind := ""
+		if textKinds != nil {
+			textKind = textKinds[x.passage]
+		}
+		x.p = s.model.calibrated(x.raw, textKind)
 		if x.kind == Context {
-			x.p = 0 // sent only with a unit that needs it, never as evidence
+			x.p, x.raw = 0, 0 // sent only with a unit that needs it, never as evidence nor a hop's anchor
 		}
 	}
 	return nil

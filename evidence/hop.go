@@ -33,7 +33,7 @@ func anchors(ss []sentence, n int) []int {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ss[b].p, ss[a].p) })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ss[b].raw, ss[a].raw) })
 	return idx[:min(n, len(idx))]
 }
 
@@ -52,7 +52,7 @@ func hopLinks(q ctxsel.TextQuery, ps []passage, ss []sentence, anchorIdx []int) 
 	}
 	as := make([]anchor, len(anchorIdx))
 	for i, a := range anchorIdx {
-		as[i] = anchor{strings.ToLower(ss[a].text), ps[ss[a].passage].input, secs[secOf[a]].key, ss[a].p}
+		as[i] = anchor{strings.ToLower(ss[a].text), ps[ss[a].passage].input, secs[secOf[a]].key, ss[a].raw}
 	}
 	titlesOf := make(map[int][]string, len(ps))
 	for _, sc := range secs {

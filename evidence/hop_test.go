@@ -145,7 +145,8 @@ func TestVersion1ModelIsRead(t *testing.T) {
 	for _, bad := range []string{
 		strings.Replace(v1, `"version": 1`, `"version": 1, "hop": 2, "anchors": 1`, 1),
 		strings.Replace(v1, `"version": 1`, `"version": 1, "learner": "trees"`, 1),
-		strings.Replace(v1, `"version": 1`, `"version": 3`, 1),
+		strings.Replace(v1, `"version": 1`, `"version": 4`, 1),
+		strings.Replace(v1, `"version": 1`, `"version": 1, "calibration": {"method": "platt", "a": 1}`, 1),
 		strings.Replace(v1, `"bm25_rel"`, `"bm25_z"`, 1),
 		strings.Replace(v1, `"bm25_rel"`, `"colour"`, 1),
 	} {
@@ -168,7 +169,9 @@ func FuzzParseModel(f *testing.F) {
 	}
 	trees := `{"version":2,"learner":"trees","features":["bm25_z","dense"],"passages":20,"cost_exponent":1,"neighbors":0,
 	"forest":{"depth":1,"base":-2,"trees":[{"f":[0],"t":[0.5],"v":[-1,1]},{"f":[-1],"t":[0],"v":[0.25,0]}]}}`
-	for _, s := range []string{string(def), string(hop), trees, `{}`, `{"version":2}`, `[`, `{"version":2,"learner":"trees","forest":{"depth":7}}`} {
+	calibrated := strings.Replace(strings.Replace(trees, `"version":2`, `"version":3`, 1), `"neighbors":0,`,
+		`"neighbors":0,"calibration":{"method":"isotonic","x":[0.01,0.5],"y":[0.02,0.7],"kinds":{"table":{"method":"platt","a":0.9,"b":-1}}},`, 1)
+	for _, s := range []string{string(def), string(hop), trees, calibrated, `{}`, `{"version":2}`, `[`, `{"version":2,"learner":"trees","forest":{"depth":7}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

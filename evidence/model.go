@@ -12,8 +12,10 @@ import (
 
 // ModelVersion is the model file format this package writes. Version 1
 // files (a logistic model over the first 14 features, no hop, no floor)
-// are still read.
-const ModelVersion = 2
+// and version 2 files (no calibration map) are still read, and score as
+// they did. A map needs version 3: a reader that predates it rejects the
+// file instead of ignoring the map.
+const ModelVersion = 3
 
 // The learners a model file may hold.
 const (
@@ -69,6 +71,10 @@ type Model struct {
 	// Stop ends packing once the kept sentences hold this share of the
 	// expected evidence (0: none; Options.Stop).
 	Stop float64 `json:"stop,omitempty"`
+	// Calibration, when set (version 3), maps the learner's probability
+	// before packing, the floor and the stop read it (nil: the learner's
+	// own); the second hop reads the learner's own.
+	Calibration *Calibration `json:"calibration,omitempty"`
 	// Provenance says how the model was made (data, splits, command).
 	Provenance map[string]string `json:"provenance,omitempty"`
 }
@@ -92,7 +98,9 @@ type Tree struct {
 }
 
 // Prob is the model's probability that a sentence with features x (all of
-// FeatureNames, in order) is gold; NaN for a model that fails Validate.
+// FeatureNames, in order) is gold, through its global calibration map if
+// it has one (a passage's kind of text is not known here); NaN for a model
+// that fails Validate.
 func (m *Model) Prob(x []float64) float64 {
 	if err := m.Validate(); err != nil || len(x) != len(FeatureNames) {
 		return math.NaN()
@@ -111,6 +119,19 @@ func (m *Model) columns() []int {
 }
 
 func (m *Model) prob(x []float64, cols []int) float64 {
+	return m.calibrated(m.learnerProb(x, cols), "")
+}
+
+// calibrated maps a learner probability through the model's map, if any:
+// the map of the sentence's passage's kind of text ("": none known).
+func (m *Model) calibrated(p float64, kind string) float64 {
+	if m.Calibration == nil {
+		return p
+	}
+	return m.Calibration.ApplyKind(p, kind)
+}
+
+func (m *Model) learnerProb(x []float64, cols []int) float64 {
 	if m.Forest != nil {
 		return sigmoid(m.Forest.logit(x, cols))
 	}
@@ -163,12 +184,21 @@ func (m *Model) Validate() error {
 		if m.Learner != "" && m.Learner != LearnerLogistic {
 			return fmt.Errorf("evidence model: version 1 holds a logistic model, not %q", m.Learner)
 		}
-		if m.Hop != 0 || m.Floor != 0 || m.Stop != 0 || m.Forest != nil {
-			return errors.New("evidence model: version 1 has no hop, floor, stop or trees")
+		if m.Hop != 0 || m.Floor != 0 || m.Stop != 0 || m.Forest != nil || m.Calibration != nil {
+			return errors.New("evidence model: version 1 has no hop, floor, stop, trees or calibration")
+		}
+	case 2:
+		if m.Calibration != nil {
+			return errors.New("evidence model: version 2 has no calibration map (version 3 does)")
 		}
 	case ModelVersion:
+		if m.Calibration != nil {
+			if err := m.Calibration.Validate(); err != nil {
+				return fmt.Errorf("evidence model: %w", err)
+			}
+		}
 	default:
-		return fmt.Errorf("evidence model: version %d, want 1 or %d", m.Version, ModelVersion)
+		return fmt.Errorf("evidence model: version %d, want 1…%d", m.Version, ModelVersion)
 	}
 	if len(m.Features) == 0 || len(m.Features) > len(FeatureNames) {
 		return fmt.Errorf("evidence model: %d features, want 1…%d", len(m.Features), len(FeatureNames))
@@ -262,7 +292,7 @@ func (f *Forest) validate(features int) error {
 	return nil
 }
 
-// ParseModel reads a model file (JSON, version 1 or 2) and validates it.
+// ParseModel reads a model file (JSON, version 1, 2 or 3) and validates it.
 func ParseModel(b []byte) (*Model, error) {
 	var m Model
 	if err := json.Unmarshal(b, &m); err != nil {

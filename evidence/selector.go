@@ -286,6 +286,7 @@ type Prepared struct {
 // header and the hop.
 type preparedKey struct {
 	learner           any
+	calibration       *Calibration // a copy with another map scores otherwise
 	passes, hop, anch int
 	header            bool
 }
@@ -300,7 +301,7 @@ func (s *Selector) key() preparedKey {
 	if s.model.Forest == nil {
 		learner = &s.model.Weights[0]
 	}
-	return preparedKey{learner: learner, passes: s.passes, hop: s.hop, anch: s.model.Anchors, header: !s.opt.NoHeader}
+	return preparedKey{learner: learner, calibration: s.model.Calibration, passes: s.passes, hop: s.hop, anch: s.model.Anchors, header: !s.opt.NoHeader}
 }
 
 // Prepare scores the query's candidate sentences (both passes of the hop)

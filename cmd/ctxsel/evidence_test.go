@@ -184,7 +184,7 @@ func TestAskFitsTheReadersWindow(t *testing.T) {
 }
 
 // train evidence fits on train questions, chooses on validation ones, and
-// writes a version 2 model that eval reads with --evidence-model.
+// writes a version 3 model that eval reads with --evidence-model.
 func TestTrainEvidence(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(embedders.EnvCache, filepath.Join(dir, "cache"))
@@ -248,6 +248,42 @@ func TestTrainEvidence(t *testing.T) {
 		(m2.Stop != 0 && m2.Stop != 0.5) || (m2.Floor != 0 && m2.Floor != 0.01) {
 		t.Fatalf("--from changed the learner or lost its provenance: %+v", m2)
 	}
+	// --calibrate fits a map on validation and writes a version 3 model
+	// that eval reads, with its report and reliability plot
+	calibrated, calReport, plot := filepath.Join(dir, "mc.json"), filepath.Join(dir, "rc.json"), filepath.Join(dir, "rc.svg")
+	code, out, errs = runCLI(t, "", "train", "evidence", "--data", data, "--limit", "24", "--pool", "40", "--scorer", "bm25",
+		"--from", model, "--calibrate", "auto", "--calibrate-kinds", "--calibration-bins", "5", "--out", calibrated, "--report", calReport, "--calibration-plot", plot)
+	if code != 0 || !strings.Contains(out, "hotpotqa_sf_dev53.jsonl") || !strings.Contains(out, "chose ") {
+		t.Fatalf("--calibrate: exit %d: %s\n%s", code, out, errs)
+	}
+	bc, err := os.ReadFile(calibrated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := evidence.ParseModel(bc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mc.Version != 3 || mc.Calibration == nil || !reflect.DeepEqual(mc.Forest, m.Forest) || mc.Floor != m.Floor || mc.Stop != m.Stop {
+		t.Fatalf("--calibrate: model %+v", mc)
+	}
+	var calRep struct {
+		Files []struct {
+			Sentences int     `json:"sentences"`
+			ECE       float64 `json:"ece"`
+		} `json:"files"`
+	}
+	if rb, err := os.ReadFile(calReport); err != nil || json.Unmarshal(rb, &calRep) != nil || len(calRep.Files) != 1 || calRep.Files[0].Sentences == 0 {
+		t.Fatalf("--calibrate report: %v %+v", err, calRep)
+	}
+	if sb, err := os.ReadFile(plot); err != nil || !strings.HasPrefix(string(sb), "<svg") || !strings.Contains(string(sb), "hotpotqa_sf_dev53") {
+		t.Fatalf("reliability plot: %v %.200s", err, sb)
+	}
+	code, _, errs = runCLI(t, "", "eval", "--data", data, "--limit", "6", "--pool", "40", "--scorer", "bm25", "--baselines", "none",
+		"--strategies", "evidence:budget=150", "--evidence-model", calibrated)
+	if code != 0 {
+		t.Fatalf("eval with the calibrated model: exit %d: %s", code, errs)
+	}
 	// cross-validation folds
 	code, _, errs = runCLI(t, "", "train", "evidence", "--data", data, "--limit", "24", "--pool", "40", "--scorer", "bm25",
 		"--learner", "logistic", "--hops", "0", "--cost-exponents", "1", "--floors", "0", "--stops", "0", "--budgets", "150",
@@ -257,7 +293,9 @@ func TestTrainEvidence(t *testing.T) {
 	}
 	for _, bad := range [][]string{{"--data", data}, {"--data", data, "--out", model, "--learner", "forest"}, {"--data", data, "--out", model, "--tree-counts", "900"},
 		{"--data", data, "--out", model, "--folds", "1"}, {"--data", data, "--out", model, "--folds", "3", "--fold", "3"},
-		{"--data", data, "--out", model, "--from", filepath.Join(dir, "missing.json")}, {"--data", data, "--out", model, "--stops", "1"}} {
+		{"--data", data, "--out", model, "--from", filepath.Join(dir, "missing.json")}, {"--data", data, "--out", model, "--stops", "1"},
+		{"--data", data, "--out", model, "--calibrate", "auto"}, {"--data", data, "--from", model, "--calibrate", "none"},
+		{"--data", data, "--out", filepath.Join(dir, "m4.json"), "--from", model, "--calibrate", "beta"}} {
 		if code, _, errs := runCLI(t, "", append([]string{"train", "evidence"}, bad...)...); code == 0 {
 			t.Errorf("%v accepted: %s", bad, errs)
 		}

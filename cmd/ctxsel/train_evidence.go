@@ -8,6 +8,7 @@ import (
 	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/score"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -40,7 +41,14 @@ train and validation questions are cut into K folds instead (by id): fold F
 validates, the others train (cross-validation; test is never read). With
 --from MODEL nothing is fitted: MODEL's learner and settings are kept and only
 its floor and stop are chosen again (--floors, --stops) on the validation
-questions, by the same rule. Settings within --tie-tolerance of the best mean gain tie, and the
+questions, by the same rule. With --from MODEL --calibrate METHOD (isotonic,
+platt, auto, none) nothing is chosen either: MODEL's probabilities on the
+validation questions are measured (expected calibration error in
+--calibration-bins bins of equal count, per file, in --report) and, unless
+METHOD is none, a monotone map fitted on them is written into the model (auto:
+both fitted on one half of validation, the better on the other half kept;
+--calibrate-kinds: one more per kind of text, evidence.TextKind);
+choose the floor and stop of the calibrated model again with --from. Settings within --tie-tolerance of the best mean gain tie, and the
 cheapest of them (fewest passages, then the smaller hop) is chosen. Test questions are never read.
 `, stderr)
 	data := fs.String("data", "", "labelled JSONL files with gold_spans, comma-separated")
@@ -69,6 +77,11 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	l2 := fs.Float64("l2", 1, "ridge penalty of the logistic learner (standardised weights) and of the trees' leaves")
 	workers := fs.Int("workers", 0, "questions scored in parallel (0 = number of CPUs)")
 	limit := fs.Int("limit", 0, "use only the first N questions of each file (0 = all)")
+	calibrate := fs.String("calibrate", "", "with --from: fit a calibration map (isotonic, platt, auto) or only measure (none)")
+	calKinds := fs.Bool("calibrate-kinds", false, "with --calibrate: also a map per kind of text (turns, table, prose; evidence.TextKind)")
+	calPlot := fs.String("calibration-plot", "", "with --calibrate: write the reliability plot (SVG) here")
+	calBins := fs.Int("calibration-bins", 15, "with --calibrate: bins of equal count of the calibration error")
+	sampleN := fs.Int("sample", 0, "use only N questions of each file, chosen by a hash of their id (0 = all)")
 	from := fs.String("from", "", "fit nothing: choose only the floor and stop of this model file again on validation")
 	folds := fs.Int("folds", 0, "cross-validate: cut train and validation into this many folds by question id (0: the fixed split)")
 	fold := fs.Int("fold", 0, "with --folds: the fold that validates (0 … folds-1)")
@@ -76,8 +89,12 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *data == "" || *out == "" {
+	measureOnly := *calibrate == evidencetrain.CalibrationNone
+	if *data == "" || (*out == "" && !measureOnly) {
 		return usageError{errors.New("train evidence: --data and --out are required")}
+	}
+	if *calibrate != "" && (*from == "" || (measureOnly && *report == "")) {
+		return usageError{errors.New("train evidence: --calibrate needs --from (and --calibrate none needs --report)")}
 	}
 	ints := func(name, s string) ([]int, error) {
 		var v []int
@@ -108,7 +125,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 		return v, nil
 	}
 	opt := evidencetrain.Options{Data: splitList(*data), Pool: *pool, PoolSeed: *poolSeed, SplitSeed: *splitSeed, Anchors: *anchors,
-		FloorTolerance: *floorTol, TieTolerance: *tieTol, Workers: *workers, Limit: *limit, Folds: *folds, Fold: *fold, Log: stderr, Learners: splitList(*learners),
+		FloorTolerance: *floorTol, TieTolerance: *tieTol, Workers: *workers, Limit: *limit, Sample: *sampleN, Folds: *folds, Fold: *fold, Log: stderr, Learners: splitList(*learners),
 		Logistic: evidencetrain.LogisticOptions{L2: *l2}, Trees: evidencetrain.TreeOptions{Trees: *trees, Depth: *depth, Rate: *rate, L2: *l2},
 		Command: "ctxsel train evidence " + strings.Join(args, " ")}
 	var err error
@@ -165,6 +182,9 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 		return fmt.Errorf("train evidence: %w", err)
 	}
 	opt.Base = evidence.Options{Embedder: e, Counter: counter, Neighbors: -1}
+	if *calibrate != "" {
+		return calibrateEvidence(ctx, opt, *calibrate, *calBins, *calKinds, *from, *out, *report, *calPlot, stdout)
+	}
 	res, err := evidencetrain.Train(ctx, opt)
 	if err != nil {
 		return err
@@ -189,5 +209,63 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 		}
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", *out, len(b)+1)
+	return nil
+}
+
+// calibrateEvidence is train evidence --calibrate: it measures the model's
+// calibration on validation and writes the model with the fitted map.
+func calibrateEvidence(ctx context.Context, opt evidencetrain.Options, method string, bins int, byKind bool, from, out, report, plot string, stdout io.Writer) error {
+	res, err := evidencetrain.Calibrate(ctx, opt, method, bins, byKind)
+	if err != nil {
+		if strings.Contains(err.Error(), "method") || strings.Contains(err.Error(), "bins") {
+			return usageError{err}
+		}
+		return err
+	}
+	// the learner's figures on every validation question, then on half 1
+	// the learner's and each map's fitted on half 0 (ECE, top-sentence ECE,
+	// Σp ÷ gold)
+	fmt.Fprintf(stdout, "%-24s %9s %6s %20s", "file", "sentences", "gold", "ECE/top/expected")
+	for _, m := range []string{"learner", evidence.CalibrationIsotonic, evidence.CalibrationPlatt} {
+		fmt.Fprintf(stdout, " %22s", "half 1 "+m)
+	}
+	fmt.Fprintln(stdout)
+	for _, f := range append(res.Files, res.Pooled) {
+		fmt.Fprintf(stdout, "%-24s %9d %6d %6.4f/%6.4f/%6.3f", f.Name, f.Sentences, f.Gold, f.ECE, f.TopECE, f.Expected)
+		for _, m := range []string{"learner", evidence.CalibrationIsotonic, evidence.CalibrationPlatt} {
+			if _, ok := f.HeldOutECE[m]; !ok {
+				fmt.Fprintf(stdout, " %22s", "-")
+				continue
+			}
+			fmt.Fprintf(stdout, " %6.4f/%6.4f/%7.3f", f.HeldOutECE[m], f.HeldOutTopECE[m], f.HeldOutExpected[m])
+		}
+		fmt.Fprintln(stdout)
+	}
+	if report != "" {
+		if err := atomicfile.Write(report, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", " ")
+			return enc.Encode(res)
+		}); err != nil {
+			return err
+		}
+	}
+	if plot != "" {
+		title := "Reliability of p(evidence) on validation questions: " + filepath.Base(from)
+		if err := atomicfile.Write(plot, func(w io.Writer) error { return evidencetrain.WriteReliabilityPlot(w, res, title) }); err != nil {
+			return err
+		}
+	}
+	if res.Model == nil {
+		return nil
+	}
+	b, err := res.Model.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(out, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "chose %s; wrote %s (%d bytes)\n", res.Method, out, len(b)+1)
 	return nil
 }

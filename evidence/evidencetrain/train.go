@@ -43,6 +43,11 @@ type Options struct {
 	PoolSeed, SplitSeed uint64
 	// Limit keeps the first Limit questions of each file (0: all).
 	Limit int
+	// Sample keeps Sample questions of each file (0: all), chosen by a
+	// hash of their id (SampleOf) rather than by position: files in
+	// document order (an episode's questions together) would otherwise
+	// give a few documents. Applied after Limit, before pooling.
+	Sample int
 	// Folds, when above 1, cross-validates instead of the fixed split:
 	// each file's train and validation questions together are cut into
 	// Folds parts (FoldOf), part Fold validates and the rest train. Test
@@ -229,6 +234,7 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 		if opt.Limit > 0 && len(recs) > opt.Limit {
 			recs = recs[:opt.Limit]
 		}
+		recs = sample(recs, opt.Sample)
 		pooled, err := dataset.Pool(recs, opt.Pool, opt.PoolSeed)
 		if err != nil {
 			return nil, err
@@ -713,6 +719,37 @@ func splitText(opt Options) string {
 func FoldOf(id string, folds int) int {
 	h := sha256.Sum256([]byte("fold:" + id))
 	return int(binary.BigEndian.Uint64(h[:8]) % uint64(folds))
+}
+
+// SampleOf is a question's sampling key: the questions with the smallest
+// keys are the ones Options.Sample keeps (SHA-256 of "sample:" and the id,
+// independent of dataset.SplitOf and FoldOf, so a sample keeps the split's
+// proportions).
+func SampleOf(id string) uint64 {
+	h := sha256.Sum256([]byte("sample:" + id))
+	return binary.BigEndian.Uint64(h[:8])
+}
+
+// sample keeps the n records of smallest SampleOf, in their order (all of
+// them when n is 0 or at least their number).
+func sample(recs []dataset.Record, n int) []dataset.Record {
+	if n <= 0 || len(recs) <= n {
+		return recs
+	}
+	keys := make([]uint64, len(recs))
+	for i, r := range recs {
+		keys[i] = SampleOf(r.ID)
+	}
+	sorted := append([]uint64(nil), keys...)
+	slices.Sort(sorted)
+	cut := sorted[n-1]
+	out := make([]dataset.Record, 0, n)
+	for i, r := range recs {
+		if keys[i] <= cut && len(out) < n {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // crossSplit cuts records into the train part (every fold but fold) and
