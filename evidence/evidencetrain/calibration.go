@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/eval"
 	"github.com/ctxsel/ctxsel/evidence"
+	"github.com/ctxsel/ctxsel/internal/plot"
 )
 
 // Calibration methods Calibrate takes besides evidence's two.
@@ -584,24 +584,20 @@ func WriteReliabilityPlot(w io.Writer, res *CalibrationResult, title string) err
 	pos := func(v float64) float64 { return (math.Log10(max(v, math.Pow(10, lo))) - lo) / -lo }
 	x := func(v float64) float64 { return float64(left) + pw*pos(v) }
 	y := func(v float64) float64 { return float64(top) + ph*(1-pos(v)) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/><text x="%d" y="22" font-size="15">%s</text>`+"\n", left, html.EscapeString(title))
+	svg := plot.New(width, height, 12, true)
+	svg.El(`%s<text x="%d" y="22" font-size="15">%s</text>`, plot.Background, left, plot.Esc(title))
 	for e := lo; e <= 0; e++ {
 		v := math.Pow(10, e)
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/><text x="%.1f" y="%.1f" text-anchor="middle">%g</text>`+"\n", x(v), top, x(v), float64(top)+ph, x(v), float64(top)+ph+16, v)
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/><text x="%d" y="%.1f" text-anchor="end">%g</text>`+"\n", left, y(v), float64(left)+pw, y(v), left-6, y(v)+4, v)
+		svg.El(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/><text x="%.1f" y="%.1f" text-anchor="middle">%g</text>`, x(v), top, x(v), float64(top)+ph, x(v), float64(top)+ph+16, v)
+		svg.El(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/><text x="%d" y="%.1f" text-anchor="end">%g</text>`, left, y(v), float64(left)+pw, y(v), left-6, y(v)+4, v)
 	}
-	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888" stroke-dasharray="2 3"/>`+"\n", x(1e-4), y(1e-4), x(1), y(1))
-	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">mean p(evidence) of the bin (%s; log scale)</text>`+"\n", float64(left)+pw/2, height-18, html.EscapeString(res.Binning))
-	fmt.Fprintf(&b, `<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">share of gold sentences in the bin (log scale)</text>`+"\n", float64(top)+ph/2)
+	svg.El(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888" stroke-dasharray="2 3"/>`, x(1e-4), y(1e-4), x(1), y(1))
+	svg.El(`<text x="%.1f" y="%d" text-anchor="middle">mean p(evidence) of the bin (%s; log scale)</text>`, float64(left)+pw/2, height-18, plot.Esc(res.Binning))
+	svg.El(`<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">share of gold sentences in the bin (log scale)</text>`, float64(top)+ph/2)
 	palette := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"}
 	line := func(bins []Bin, colour, dash string) {
-		var pts []string
-		for _, bn := range bins {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(bn.MeanP), y(bn.Gold)))
-		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.8" stroke-dasharray="%s" points="%s"/>`+"\n", colour, dash, strings.Join(pts, " "))
+		pts := plot.Points(len(bins), func(i int) (float64, float64) { return x(bins[i].MeanP), y(bins[i].Gold) })
+		svg.El(`<polyline fill="none" stroke="%s" stroke-width="1.8" stroke-dasharray="%s" points="%s"/>`, colour, dash, pts)
 	}
 	for i, f := range res.Files {
 		c := palette[i%len(palette)]
@@ -610,16 +606,15 @@ func WriteReliabilityPlot(w io.Writer, res *CalibrationResult, title string) err
 			line(f.CalibratedReliability, c, "6 4")
 		}
 		ly := float64(top) + 10 + 18*float64(i)
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-width="2"/><text x="%d" y="%.1f">%s (ECE %.4f)</text>`+"\n",
-			width-right+10, ly, width-right+30, ly, c, width-right+34, ly+4, html.EscapeString(strings.TrimSuffix(f.Name, ".jsonl.gz")), f.ECE)
+		svg.El(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-width="2"/><text x="%d" y="%.1f">%s (ECE %.4f)</text>`,
+			width-right+10, ly, width-right+30, ly, c, width-right+34, ly+4, plot.Esc(strings.TrimSuffix(f.Name, ".jsonl.gz")), f.ECE)
 	}
 	if res.Model != nil {
 		ly := float64(top) + 10 + 18*float64(len(res.Files))
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#333" stroke-width="2" stroke-dasharray="6 4"/><text x="%d" y="%.1f">with the %s map</text>`+"\n",
-			width-right+10, ly, width-right+30, ly, width-right+34, ly+4, html.EscapeString(res.Method))
+		svg.El(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#333" stroke-width="2" stroke-dasharray="6 4"/><text x="%d" y="%.1f">with the %s map</text>`,
+			width-right+10, ly, width-right+30, ly, width-right+34, ly+4, plot.Esc(res.Method))
 	}
-	b.WriteString("</svg>\n")
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	if err := svg.End(w); err != nil {
 		return fmt.Errorf("write reliability plot: %w", err)
 	}
 	return nil
