@@ -11,33 +11,35 @@ import (
 // setting off, a setting left out stays the model's, and a bad one is the
 // schema's ParamError.
 func TestParseSpecOptions(t *testing.T) {
-	got, err := ParseSpec("evidence:budget=500,passages=7,header=0,neighbors=1,hop=0,floor=0,stop=0,dedup=0,order=document,max_k=3,max_tokens=400", Options{})
+	got, err := ParseSpec("evidence:budget=500,passages=7,header=0,neighbors=1,hop=0,floor=0,stop=0,dedup=0,order=document,max_k=3,max_tokens=400,units=turn|code", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Options{Budget: 500, Passages: 7, NoHeader: true, Neighbors: 1, Hop: HopOff, Floor: FloorOff, Stop: StopOff,
-		KeepRepeats: true, Order: ctxsel.DocumentOrder, Caps: ctxsel.Caps{MaxK: 3, MaxTokens: 400}}
+		KeepRepeats: true, Order: ctxsel.DocumentOrder, Caps: ctxsel.Caps{MaxK: 3, MaxTokens: 400}, Units: SentenceUnits | TurnUnits | CodeUnits}
 	if got != want {
 		t.Errorf("all given:\n got %+v\nwant %+v", got, want)
 	}
 	got, err = ParseSpec("evidence:budget=500,hop=2,floor=0.1,stop=0.5,order=doc", Options{})
-	want = Options{Budget: 500, Neighbors: -1, Hop: 2, Floor: 0.1, Stop: 0.5, Order: ctxsel.DocumentOrder}
+	want = Options{Budget: 500, Neighbors: -1, Hop: 2, Floor: 0.1, Stop: 0.5, Order: ctxsel.DocumentOrder, Units: DefaultUnits}
 	if err != nil || got != want {
 		t.Errorf("some given:\n got %+v, %v\nwant %+v", got, err, want)
 	}
 	got, err = ParseSpec("evidence:budget=500", Options{})
-	want = Options{Budget: 500, Neighbors: -1, Order: ctxsel.RankOrder}
+	want = Options{Budget: 500, Neighbors: -1, Order: ctxsel.RankOrder, Units: DefaultUnits}
 	if err != nil || got != want {
 		t.Errorf("budget only:\n got %+v, %v\nwant %+v", got, err, want)
 	}
 	for spec, param := range map[string]string{
-		"evidence":                       "budget",
-		"evidence:budget=0":              "budget",
-		"evidence:budget=500,min_k=1":    "min_k",
-		"evidence:budget=500,floor=1":    "floor",
-		"evidence:budget=500,order=edge": "order",
-		"evidence:budget=500,header=2":   "header",
-		"evidence:budget=500,hop=21":     "hop",
+		"evidence":                        "budget",
+		"evidence:budget=0":               "budget",
+		"evidence:budget=500,min_k=1":     "min_k",
+		"evidence:budget=500,floor=1":     "floor",
+		"evidence:budget=500,order=edge":  "order",
+		"evidence:budget=500,header=2":    "header",
+		"evidence:budget=500,hop=21":      "hop",
+		"evidence:budget=500,units=table": "units",
+		"evidence:budget=500,units=1":     "units",
 	} {
 		var pe *ctxsel.ParamError
 		if _, err := ParseSpec(spec, Options{}); !errors.As(err, &pe) || pe.Param != param || pe.Strategy != "evidence" {
