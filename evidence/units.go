@@ -61,7 +61,7 @@ func Split(text string) Units {
 
 // DefaultUnits are the structures Split reads, the default of the spec's
 // units parameter.
-const DefaultUnits = AllUnits
+const DefaultUnits = AllUnits &^ RowUnits
 
 // SplitUnits is Split reading only the structures in on (SentenceUnits
 // implied): a text whose structures are all off is cut into sentences
