@@ -51,7 +51,7 @@ type Options struct {
 	KeepRepeats bool
 	// Units are the line structures split into units (Split's kinds:
 	// turns, rows, items, code, headings); prose sentences are always
-	// read. 0: DefaultUnits.
+	// read. 0: the model's (Model.Units).
 	Units Structures
 	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
 	// in the curve) or ctxsel.DocumentOrder (input order). The query's
@@ -188,7 +188,7 @@ func New(opt Options) (*Selector, error) {
 	}
 	s.units = opt.Units | SentenceUnits
 	if opt.Units == 0 {
-		s.units = DefaultUnits
+		s.units = s.model.Units()
 	}
 	if s.units&^AllUnits != 0 {
 		return nil, fmt.Errorf("%w: evidence: units %#x: want structures of %s", ctxsel.ErrInvalidInput, uint8(opt.Units), strings.Join(unitWords, ", "))
@@ -231,7 +231,7 @@ func (s *Selector) Name() string {
 	if s.opt.KeepRepeats {
 		parts = append(parts, "dedup=0")
 	}
-	if s.units != DefaultUnits {
+	if s.opt.Units != 0 {
 		parts = append(parts, "units="+s.units.String())
 	}
 	if s.opt.Order == ctxsel.DocumentOrder {

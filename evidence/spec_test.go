@@ -21,12 +21,12 @@ func TestParseSpecOptions(t *testing.T) {
 		t.Errorf("all given:\n got %+v\nwant %+v", got, want)
 	}
 	got, err = ParseSpec("evidence:budget=500,hop=2,floor=0.1,stop=0.5,order=doc", Options{})
-	want = Options{Budget: 500, Neighbors: -1, Hop: 2, Floor: 0.1, Stop: 0.5, Order: ctxsel.DocumentOrder, Units: DefaultUnits}
+	want = Options{Budget: 500, Neighbors: -1, Hop: 2, Floor: 0.1, Stop: 0.5, Order: ctxsel.DocumentOrder}
 	if err != nil || got != want {
 		t.Errorf("some given:\n got %+v, %v\nwant %+v", got, err, want)
 	}
 	got, err = ParseSpec("evidence:budget=500", Options{})
-	want = Options{Budget: 500, Neighbors: -1, Order: ctxsel.RankOrder, Units: DefaultUnits}
+	want = Options{Budget: 500, Neighbors: -1, Order: ctxsel.RankOrder}
 	if err != nil || got != want {
 		t.Errorf("budget only:\n got %+v, %v\nwant %+v", got, err, want)
 	}
@@ -48,5 +48,21 @@ func TestParseSpecOptions(t *testing.T) {
 	}
 	if _, err := ParseSpec("picker:budget=5", Options{}); !errors.Is(err, ctxsel.ErrInvalidInput) {
 		t.Errorf("another name: %v", err)
+	}
+}
+
+// The embedded model, fitted on prose, leaves rows off unless told; a
+// model that reads unit_row (fitted on rows as units) reads them.
+func TestModelUnits(t *testing.T) {
+	if got := DefaultModel().Units(); got != DefaultUnits || got&RowUnits != 0 {
+		t.Errorf("embedded model: units %s, want %s without rows", got, DefaultUnits)
+	}
+	m := &Model{Features: []string{"bm25_z", "unit_row"}}
+	if got := m.Units(); got != DefaultUnits|RowUnits {
+		t.Errorf("a model reading unit_row: units %s", got)
+	}
+	opt, err := ParseSpec("evidence:budget=500,units=row", Options{})
+	if err != nil || opt.Units != SentenceUnits|RowUnits {
+		t.Errorf("units=row: %v, %v", opt.Units, err)
 	}
 }
