@@ -133,7 +133,14 @@ func TestSelectPrunesToTheBudget(t *testing.T) {
 // adjacent and by the gap marker elsewhere.
 func checkPruned(t *testing.T, text string, ev ctxsel.Evidence) {
 	t.Helper()
-	u := evidence.Split(text)
+	checkPrunedUnits(t, text, ev, evidence.DefaultUnits)
+}
+
+// checkPrunedUnits is checkPruned for a selector reading the structures
+// of on.
+func checkPrunedUnits(t *testing.T, text string, ev ctxsel.Evidence, on evidence.Structures) {
+	t.Helper()
+	u := evidence.SplitUnits(text, on)
 	index := map[[2]int]int{}
 	for i, s := range u.Sentences {
 		index[s] = i

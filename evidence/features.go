@@ -142,7 +142,7 @@ func (s *Selector) candidates(q ctxsel.TextQuery, ps []passage, ss []sentence, s
 		if err := checkText(q.Curve.Candidate(idx).ID, text); err != nil {
 			return nil, nil, err
 		}
-		u := Split(text)
+		u := SplitUnits(text, s.units)
 		if len(u.Sentences) == 0 {
 			continue // empty: nothing to send
 		}

@@ -102,7 +102,14 @@ func FuzzSplit(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		u := evidence.Split(text)
-		checkUnits(t, text, u)
+		// every structure, the default's, and each one off (the bytes
+		// of a text pick which)
+		sets := []evidence.Structures{evidence.AllUnits, evidence.DefaultUnits, evidence.SentenceUnits}
+		if len(text) > 0 {
+			sets = append(sets, evidence.AllUnits&^(evidence.TurnUnits<<(text[0]%5)))
+		}
+		for _, on := range sets {
+			checkUnitsOn(t, text, evidence.SplitUnits(text, on), on)
+		}
 	})
 }

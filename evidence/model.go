@@ -110,6 +110,17 @@ func (m *Model) Prob(x []float64) float64 {
 
 // columns maps the model's features to their index in FeatureNames (of a
 // valid model).
+// Units are the structures a selector with this model reads unless told
+// (units=…): DefaultUnits, and rows when the model reads unit_row (fitted
+// with rows as units: a model fitted on prose scores a table's rows as
+// units badly, docs/evidence.md "Which structures").
+func (m *Model) Units() Structures {
+	if slices.Contains(m.Features, "unit_row") {
+		return DefaultUnits | RowUnits
+	}
+	return DefaultUnits
+}
+
 func (m *Model) columns() []int {
 	cols := make([]int, len(m.Features))
 	for i, name := range m.Features {

@@ -49,6 +49,10 @@ type Options struct {
 	// passage of its document sends, and a chunk's cut-off fragment of a
 	// sentence another passage holds whole (repeats.go).
 	KeepRepeats bool
+	// Units are the line structures split into units (Split's kinds:
+	// turns, rows, items, code, headings); prose sentences are always
+	// read. 0: the model's (Model.Units).
+	Units Structures
 	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
 	// in the curve) or ctxsel.DocumentOrder (input order). The query's
 	// order is used when it asks for document order.
@@ -88,7 +92,8 @@ const (
 type Selector struct {
 	opt     Options
 	model   *Model
-	cols    []int // the model's features' indices in FeatureNames
+	cols    []int      // the model's features' indices in FeatureNames
+	units   Structures // the structures split into units (Options.Units, DefaultUnits for 0)
 	counter token.Counter
 	lexical score.Scorer
 	dense   score.Scorer
@@ -181,6 +186,13 @@ func New(opt Options) (*Selector, error) {
 	case StopOff:
 		s.stop = 0
 	}
+	s.units = opt.Units | SentenceUnits
+	if opt.Units == 0 {
+		s.units = s.model.Units()
+	}
+	if s.units&^AllUnits != 0 {
+		return nil, fmt.Errorf("%w: evidence: units %#x: want structures of %s", ctxsel.ErrInvalidInput, uint8(opt.Units), strings.Join(unitWords, ", "))
+	}
 	s.cols = s.model.columns()
 	return s, nil
 }
@@ -218,6 +230,9 @@ func (s *Selector) Name() string {
 	}
 	if s.opt.KeepRepeats {
 		parts = append(parts, "dedup=0")
+	}
+	if s.opt.Units != 0 {
+		parts = append(parts, "units="+s.units.String())
 	}
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")

@@ -30,6 +30,7 @@ var params = []ctxsel.ParamDef{
 	{Name: "floor", Min: 0, Max: 1, MaxExclusive: true, DefaultDoc: "model (" + modelDefault(func(m *Model) string { return strconv.FormatFloat(m.Floor, 'g', -1, 64) }) + ")", Doc: "the least probability a sentence needs to be sent (0: none); when none reaches it, the best are sent all the same"},
 	{Name: "stop", Min: 0, Max: 1, MaxExclusive: true, DefaultDoc: "model (" + modelDefault(func(m *Model) string { return strconv.FormatFloat(m.Stop, 'g', -1, 64) }) + ")", Doc: "ends packing once the kept sentences hold this share of the expected evidence (the sum of p over every sentence that could be sent), so a budget is not filled with sentences the model deems unlikely; 0: fill the budget"},
 	{Name: "dedup", Kind: ctxsel.BoolParam, Default: 1, Doc: "1 does not send a sentence another passage of the same document (title) sends, nor a chunk's cut-off fragment of a sentence another chunk holds whole; 0 sends them"},
+	{Name: "units", Kind: ctxsel.ListParam, Words: unitWords, DefaultDoc: "model (" + modelDefault(func(m *Model) string { return m.Units().String() }) + "; row only for a model that reads unit_row)", Doc: "the line structures split into units of their own (turn: chat, transcript and subtitle turns and log lines; row: table rows under their header; item: list items; code: fenced blocks whole; heading: Markdown headings and the path they give the units below); sentence (prose) is always on, and text whose structures are off is cut into sentences as plain prose"},
 	{Name: "order", Kind: ctxsel.WordParam, Words: []string{"rank", "document", "doc"}, DefaultWord: "rank", Doc: "rank (by the passage's rank) or document (input order)"},
 	{Name: "max_k", Kind: ctxsel.IntegerParam, Min: 1, Max: math.MaxInt32, DefaultDoc: "none", Doc: "cap: at most this many passages opened (there is no min_k: a token budget cannot promise passages)"},
 	{Name: "max_tokens", Kind: ctxsel.IntegerParam, Min: 1, Max: math.MaxInt32, DefaultDoc: "none", Doc: "cap: lowers the budget"},
@@ -81,7 +82,7 @@ func withDeps(opt Options, deps ctxsel.Deps) (Options, error) {
 
 // ParseSpec reads evidence:budget=N[,passages=M][,header=0|1]
 // [,neighbors=0|1][,hop=N][,floor=P][,stop=S][,dedup=0|1]
-// [,order=rank|document] into Options
+// [,units=turn|row|item|code|heading][,order=rank|document] into Options
 // (the rest of base kept: embedder, counter, model). A bad parameter is a
 // *ctxsel.ParamError.
 func ParseSpec(spec string, base Options) (Options, error) {
@@ -111,6 +112,12 @@ func fromSpec(sp ctxsel.Spec, base Options) (Options, error) {
 		return Options{}, fmt.Errorf("evidence: %w", err)
 	}
 	opt.Order = order
+	opt.Units = 0
+	if w, ok := sp.Words["units"]; ok {
+		if opt.Units, err = ParseStructures(w); err != nil {
+			return Options{}, fmt.Errorf("evidence: %w", err)
+		}
+	}
 	opt.Caps.MaxK, opt.Caps.MaxTokens = int(sp.Params["max_k"]), int(sp.Params["max_tokens"])
 	if v, ok := sp.Params["passages"]; ok {
 		opt.Passages = int(v)

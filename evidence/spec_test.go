@@ -11,12 +11,12 @@ import (
 // setting off, a setting left out stays the model's, and a bad one is the
 // schema's ParamError.
 func TestParseSpecOptions(t *testing.T) {
-	got, err := ParseSpec("evidence:budget=500,passages=7,header=0,neighbors=1,hop=0,floor=0,stop=0,dedup=0,order=document,max_k=3,max_tokens=400", Options{})
+	got, err := ParseSpec("evidence:budget=500,passages=7,header=0,neighbors=1,hop=0,floor=0,stop=0,dedup=0,order=document,max_k=3,max_tokens=400,units=turn|code", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Options{Budget: 500, Passages: 7, NoHeader: true, Neighbors: 1, Hop: HopOff, Floor: FloorOff, Stop: StopOff,
-		KeepRepeats: true, Order: ctxsel.DocumentOrder, Caps: ctxsel.Caps{MaxK: 3, MaxTokens: 400}}
+		KeepRepeats: true, Order: ctxsel.DocumentOrder, Caps: ctxsel.Caps{MaxK: 3, MaxTokens: 400}, Units: SentenceUnits | TurnUnits | CodeUnits}
 	if got != want {
 		t.Errorf("all given:\n got %+v\nwant %+v", got, want)
 	}
@@ -31,13 +31,15 @@ func TestParseSpecOptions(t *testing.T) {
 		t.Errorf("budget only:\n got %+v, %v\nwant %+v", got, err, want)
 	}
 	for spec, param := range map[string]string{
-		"evidence":                       "budget",
-		"evidence:budget=0":              "budget",
-		"evidence:budget=500,min_k=1":    "min_k",
-		"evidence:budget=500,floor=1":    "floor",
-		"evidence:budget=500,order=edge": "order",
-		"evidence:budget=500,header=2":   "header",
-		"evidence:budget=500,hop=21":     "hop",
+		"evidence":                        "budget",
+		"evidence:budget=0":               "budget",
+		"evidence:budget=500,min_k=1":     "min_k",
+		"evidence:budget=500,floor=1":     "floor",
+		"evidence:budget=500,order=edge":  "order",
+		"evidence:budget=500,header=2":    "header",
+		"evidence:budget=500,hop=21":      "hop",
+		"evidence:budget=500,units=table": "units",
+		"evidence:budget=500,units=1":     "units",
 	} {
 		var pe *ctxsel.ParamError
 		if _, err := ParseSpec(spec, Options{}); !errors.As(err, &pe) || pe.Param != param || pe.Strategy != "evidence" {
@@ -46,5 +48,21 @@ func TestParseSpecOptions(t *testing.T) {
 	}
 	if _, err := ParseSpec("picker:budget=5", Options{}); !errors.Is(err, ctxsel.ErrInvalidInput) {
 		t.Errorf("another name: %v", err)
+	}
+}
+
+// The embedded model, fitted on prose, leaves rows off unless told; a
+// model that reads unit_row (fitted on rows as units) reads them.
+func TestModelUnits(t *testing.T) {
+	if got := DefaultModel().Units(); got != DefaultUnits || got&RowUnits != 0 {
+		t.Errorf("embedded model: units %s, want %s without rows", got, DefaultUnits)
+	}
+	m := &Model{Features: []string{"bm25_z", "unit_row"}}
+	if got := m.Units(); got != DefaultUnits|RowUnits {
+		t.Errorf("a model reading unit_row: units %s", got)
+	}
+	opt, err := ParseSpec("evidence:budget=500,units=row", Options{})
+	if err != nil || opt.Units != SentenceUnits|RowUnits {
+		t.Errorf("units=row: %v, %v", opt.Units, err)
 	}
 }

@@ -1,11 +1,13 @@
 package evidence
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/chunk"
 )
 
@@ -42,6 +44,58 @@ func (k Kind) String() string {
 		return kindNames[k]
 	}
 	return "kind?"
+}
+
+// Structures is a set of the line structures Split reads into units
+// (the spec's units parameter); prose sentences are always read. Text
+// whose structures are all off is split as before the units: sentences
+// only (chunk.SplitSentences), with its header and headings.
+type Structures uint8
+
+const (
+	// SentenceUnits is prose: always on, the only word of units=sentence.
+	SentenceUnits Structures = 1 << iota
+	// TurnUnits are conversation turns, subtitle cues and log lines (Turn).
+	TurnUnits
+	// RowUnits are table rows with their header (Row).
+	RowUnits
+	// ItemUnits are list items (Item).
+	ItemUnits
+	// CodeUnits are fenced code blocks (Code).
+	CodeUnits
+	// HeadingUnits are Markdown headings as units of their own, whose
+	// path every unit below them needs.
+	HeadingUnits
+	// AllUnits reads every structure.
+	AllUnits = SentenceUnits | TurnUnits | RowUnits | ItemUnits | CodeUnits | HeadingUnits
+)
+
+// unitWords are the units parameter's words, in Structures' bit order.
+var unitWords = []string{"sentence", "turn", "row", "item", "code", "heading"}
+
+// ParseStructures reads "|"-joined words of unitWords (units=turn|item)
+// into a set, SentenceUnits always in it.
+func ParseStructures(s string) (Structures, error) {
+	on := SentenceUnits
+	for _, w := range strings.Split(s, "|") {
+		i := slices.Index(unitWords, w)
+		if i < 0 {
+			return 0, fmt.Errorf("%w: unknown unit kind %q (known: %s)", ctxsel.ErrInvalidInput, w, strings.Join(unitWords, ", "))
+		}
+		on |= 1 << i
+	}
+	return on, nil
+}
+
+// String writes the set as the units parameter's words.
+func (s Structures) String() string {
+	var ws []string
+	for i, w := range unitWords {
+		if s&(1<<i) != 0 {
+			ws = append(ws, w)
+		}
+	}
+	return strings.Join(ws, "|")
 }
 
 // line is one line of the text: [start, end) without its line break.
@@ -144,13 +198,18 @@ type block struct {
 
 // structure reads text's lines into blocks; ok is false when nothing in
 // it is structured beyond prose (and Markdown headings alone), so that
-// Split keeps today's sentences for it.
-func structure(text string, ls []line) (blocks []block, ok bool) {
+// Split keeps today's sentences for it. Only the structures in on are
+// read; the lines of the others are prose.
+func structure(text string, ls []line, on Structures) (blocks []block, ok bool) {
 	at := func(i int) string { return text[ls[i].start:ls[i].end] }
 	blank := func(i int) bool { return strings.TrimSpace(at(i)) == "" }
 	// which turn rule the text follows: the first with enough lines
 	var rule *regexp.Regexp
+	turns, rows, items, code := on&TurnUnits != 0, on&RowUnits != 0, on&ItemUnits != 0, on&CodeUnits != 0
 	for _, r := range turnRules {
+		if !turns {
+			break
+		}
 		n, names := 0, map[string]bool{}
 		for i := range ls {
 			if p := turnPrefix(r, at(i)); p > 0 {
@@ -165,7 +224,7 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 	}
 	logs := 0
 	for i := range ls {
-		if logLine.MatchString(head(at(i))) {
+		if turns && logLine.MatchString(head(at(i))) {
 			logs++
 		}
 	}
@@ -181,7 +240,7 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 		s := at(i)
 		t := strings.TrimLeft(s, " \t")
 		switch {
-		case isFence(s):
+		case code && isFence(s):
 			fence := t[:3]
 			j := i + 1
 			for j < len(ls) && !strings.HasPrefix(strings.TrimLeft(at(j), " \t"), fence) {
@@ -197,15 +256,15 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 			blocks = append(blocks, block{kind: Code, from: i, to: j + 1})
 			structured, i = true, j+1
 			continue
-		case i+1 < len(ls) && strings.Contains(s, "|") && tableRule.MatchString(strings.TrimSpace(at(i+1))):
+		case rows && i+1 < len(ls) && strings.Contains(s, "|") && tableRule.MatchString(strings.TrimSpace(at(i+1))):
 			j := i + 2
-			for j < len(ls) && strings.Contains(at(j), "|") && !blank(j) && !isFence(at(j)) {
+			for j < len(ls) && strings.Contains(at(j), "|") && !blank(j) && !(code && isFence(at(j))) {
 				j++
 			}
 			blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: 2})
 			structured, i = true, j
 			continue
-		case strings.HasPrefix(t, "|") && i+1 < len(ls) && strings.HasPrefix(strings.TrimLeft(at(i+1), " \t"), "|"):
+		case rows && strings.HasPrefix(t, "|") && i+1 < len(ls) && strings.HasPrefix(strings.TrimLeft(at(i+1), " \t"), "|"):
 			j := i + 1
 			for j < len(ls) && strings.HasPrefix(strings.TrimLeft(at(j), " \t"), "|") {
 				j++
@@ -215,7 +274,7 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 			blocks = append(blocks, block{kind: Row, from: i, to: j})
 			structured, i = true, j
 			continue
-		case cueTiming.MatchString(head(t)):
+		case turns && cueTiming.MatchString(head(t)):
 			// the cue's number (a line before its timing) belongs to it
 			from := i
 			if n := len(blocks); n > 0 && blocks[n-1].kind == Sentence && blocks[n-1].to == i && i > 0 && isCueID(at(i-1)) {
@@ -225,7 +284,7 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 				from = i - 1
 			}
 			j := i + 1
-			for j < len(ls) && !blank(j) && !cueTiming.MatchString(head(strings.TrimLeft(at(j), " \t"))) && !isFence(at(j)) {
+			for j < len(ls) && !blank(j) && !cueTiming.MatchString(head(strings.TrimLeft(at(j), " \t"))) && !(code && isFence(at(j))) {
 				j++
 			}
 			blocks = append(blocks, block{kind: Turn, from: from, to: j, cue: true, headerRows: i + 1 - from})
@@ -233,7 +292,7 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 			continue
 		case rule != nil && turnPrefix(rule, s) > 0:
 			j := i + 1
-			for j < len(ls) && !blank(j) && turnPrefix(rule, at(j)) == 0 && !startsBlock(at(j)) {
+			for j < len(ls) && !blank(j) && turnPrefix(rule, at(j)) == 0 && !startsBlock(at(j), on) {
 				j++
 			}
 			blocks = append(blocks, block{kind: Turn, from: i, to: j, rule: rule})
@@ -243,10 +302,10 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 			blocks = append(blocks, block{kind: Turn, from: i, to: i + 1, log: true})
 			structured, i = true, i+1
 			continue
-		case listItem.MatchString(head(s)):
+		case items && listItem.MatchString(head(s)):
 			indent := len(s) - len(t)
 			j := i + 1
-			for j < len(ls) && !blank(j) && !listItem.MatchString(head(at(j))) && !startsBlock(at(j)) &&
+			for j < len(ls) && !blank(j) && !listItem.MatchString(head(at(j))) && !startsBlock(at(j), on) &&
 				len(at(j))-len(strings.TrimLeft(at(j), " \t")) > indent {
 				j++
 			}
@@ -254,12 +313,14 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 			structured, i = true, j
 			continue
 		}
-		if j := alignedTable(text, ls, i); j > i {
-			blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: 1})
-			structured, i = true, j
-			continue
+		if j := i; rows {
+			if j = alignedTable(text, ls, i, code); j > i {
+				blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: 1})
+				structured, i = true, j
+				continue
+			}
 		}
-		if atxHeading.MatchString(t) && len(t) == len(s) {
+		if on&HeadingUnits != 0 && atxHeading.MatchString(t) && len(t) == len(s) {
 			structured = true
 		}
 		prose(i)
@@ -269,9 +330,12 @@ func structure(text string, ls []line) (blocks []block, ok bool) {
 }
 
 // startsBlock reports a line that opens a structure of its own (a fence,
-// a table row, a heading) and so ends a turn or an item.
-func startsBlock(s string) bool {
-	return isFence(s) || strings.HasPrefix(strings.TrimLeft(s, " \t"), "|") || atxHeading.MatchString(s)
+// a table row, a heading) and so ends a turn or an item; a structure
+// that is off opens none.
+func startsBlock(s string, on Structures) bool {
+	return (on&CodeUnits != 0 && isFence(s)) ||
+		(on&RowUnits != 0 && strings.HasPrefix(strings.TrimLeft(s, " \t"), "|")) ||
+		(on&HeadingUnits != 0 && atxHeading.MatchString(s))
 }
 
 // isFence reports a line that opens (or closes) a fenced code block.
@@ -294,8 +358,8 @@ func isCueID(s string) bool {
 // each of alignedCell or more cells split by two spaces or a tab, all
 // with the same count, and a column edge (where cells start or end)
 // shared by every line; i when
-// there is none.
-func alignedTable(text string, ls []line, i int) int {
+// there is none. code: a fence ends it (fences are read).
+func alignedTable(text string, ls []line, i int, code bool) int {
 	cells := func(k int) (int, []int) {
 		s := text[ls[k].start:ls[k].end]
 		lead := len(s) - len(strings.TrimLeft(s, " \t\u00a0"))
@@ -313,12 +377,13 @@ func alignedTable(text string, ls []line, i int) int {
 		return len(gaps) + 1, append(edges, len(s))
 	}
 	n, first := cells(i)
-	if n < alignedCell || isFence(text[ls[i].start:ls[i].end]) {
+	fence := func(k int) bool { return code && isFence(text[ls[k].start:ls[k].end]) }
+	if n < alignedCell || fence(i) {
 		return i
 	}
 	shared := first
 	j := i + 1
-	for ; j < len(ls) && !isFence(text[ls[j].start:ls[j].end]); j++ {
+	for ; j < len(ls) && !fence(j); j++ {
 		m, starts := cells(j)
 		if m != n {
 			break
@@ -340,8 +405,8 @@ func alignedTable(text string, ls []line, i int) int {
 // log line whole, a table into its header (Context) and rows, a list item
 // into its sentences, a fence whole, prose into sentences. A Markdown
 // heading is a unit of its own, and every unit after it needs the
-// headings above it (the heading path).
-func splitStructured(text string, ls []line, blocks []block) Units {
+// headings above it (the heading path), when HeadingUnits is on.
+func splitStructured(text string, ls []line, blocks []block, on Structures) Units {
 	var u Units
 	// path holds the heading units above the current line, by level
 	var path []struct{ level, unit int }
@@ -376,7 +441,7 @@ func splitStructured(text string, ls []line, blocks []block) Units {
 			a := start
 			for i := bl.from; i < bl.to; i++ {
 				s := text[ls[i].start:ls[i].end]
-				if !atxHeading.MatchString(s) {
+				if on&HeadingUnits == 0 || !atxHeading.MatchString(s) {
 					continue
 				}
 				sentences(a, ls[i].start, Sentence, needs())

@@ -83,7 +83,7 @@ func TestSplitStructure(t *testing.T) {
 	}
 	for _, c := range cases {
 		text := fixture(t, c.file)
-		u := evidence.Split(text)
+		u := evidence.SplitUnits(text, evidence.AllUnits)
 		us := units(text, u)
 		header := ""
 		if u.Header != nil {
@@ -109,7 +109,7 @@ func TestSplitStructure(t *testing.T) {
 	}
 	// the fence is one unit, its blank line and its "#" comment inside
 	text := fixture(t, "prices.md")
-	us := units(text, evidence.Split(text))
+	us := units(text, evidence.SplitUnits(text, evidence.AllUnits))
 	code := slices.IndexFunc(us, func(x unit) bool { return x.kind == evidence.Code })
 	if !strings.HasPrefix(us[code].text, "```sh") || !strings.HasSuffix(us[code].text, "```") || !strings.Contains(us[code].text, "# the file") {
 		t.Errorf("code block %q", us[code].text)
@@ -129,7 +129,7 @@ func TestSplitProseStaysSentences(t *testing.T) {
 		"[7] J. D. Hunter. 2007. Matplotlib: A 2D graphics environment.\n[8] D. P. Kingma and J. Ba. 2014. Adam: A method for stochastic optimization.",
 		"438)               (134,605)\nThe balance fell in the quarter.",
 	} {
-		u := evidence.Split(text)
+		u := evidence.SplitUnits(text, evidence.AllUnits)
 		if u.Kinds != nil || u.Needs != nil {
 			t.Errorf("prose %q read as structure: %v", text, units(text, u))
 		}
@@ -140,6 +140,12 @@ func TestSplitProseStaysSentences(t *testing.T) {
 // disjoint, covering every non-space byte (header included); needs point
 // to earlier units; a fenced block is never cut.
 func checkUnits(t *testing.T, text string, u evidence.Units) {
+	t.Helper()
+	checkUnitsOn(t, text, u, evidence.AllUnits)
+}
+
+// checkUnitsOn is checkUnits for a split reading the structures of on.
+func checkUnitsOn(t *testing.T, text string, u evidence.Units, on evidence.Structures) {
 	t.Helper()
 	spans := u.Sentences
 	if u.Header != nil {
@@ -175,7 +181,11 @@ func checkUnits(t *testing.T, text string, u evidence.Units) {
 		}
 	}
 	// a fence opened at a line's start is closed inside the same unit
+	// (when fences are read)
 	for j, sp := range u.Sentences {
+		if on&evidence.CodeUnits == 0 {
+			break
+		}
 		s := text[sp[0]:sp[1]]
 		if u.Kind(j) != evidence.Code && (sp[0] == 0 || text[sp[0]-1] == '\n') && strings.HasPrefix(s, "```") {
 			t.Fatalf("unit %q opens a fence but is not code", s)
@@ -207,12 +217,12 @@ func TestSelectSendsContextLines(t *testing.T) {
 		{"How much does rosemary cost?", prices, "| Plant | Pot size | Price |\n|-------|----------|------:|"},
 	} {
 		q := query(t, c.question, c.text)
-		sel, err := newSelector(t, "evidence:budget=60,floor=0,stop=0").SelectTexts(context.Background(), q)
+		sel, err := newSelector(t, "evidence:budget=60,floor=0,stop=0,units=turn|row|item|code|heading").SelectTexts(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ev := sel.Evidence[0]
-		checkPruned(t, c.text, ev)
+		checkPrunedUnits(t, c.text, ev, evidence.AllUnits)
 		t.Logf("%q → %q", c.question, ev.Text)
 		if !strings.Contains(ev.Text, c.want) {
 			t.Errorf("%q: sent %q without %q", c.question, ev.Text, c.want)
@@ -239,12 +249,12 @@ func fenceAfter(text, fence string) bool {
 // the passage is a unit alone and the text after it stays text.
 func TestSplitCutStructures(t *testing.T) {
 	text := "| kNN | 0.602 | 0.87 |\n| lstm | 0.714 | 1.79 |\n\nThe LSTM wins."
-	us := units(text, evidence.Split(text))
+	us := units(text, evidence.SplitUnits(text, evidence.AllUnits))
 	if r := find(t, us, "| kNN | 0.602 | 0.87 |"); r.kind != evidence.Row || r.needs != nil {
 		t.Errorf("first row of a cut table: %+v", r)
 	}
 	text = "x = 1\n```\n\nThe loss is the mean. It falls fast.\n\n- a point"
-	u := evidence.Split(text)
+	u := evidence.SplitUnits(text, evidence.AllUnits)
 	us = units(text, u)
 	if c := find(t, us, "```"); c.kind != evidence.Code {
 		t.Errorf("lone fence: %+v", c)
