@@ -205,6 +205,9 @@ type Answer struct {
 	// the reader's in Reply.
 	Pick    *Pick   `json:"pick,omitempty"`
 	Timings Timings `json:"timings"`
+
+	// selectorBudget is the cap a text selector last packed within.
+	selectorBudget int
 }
 
 // Pick is the LLM picker's own call: what it cost and whether its answer
@@ -352,8 +355,13 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 	if err != nil {
 		return a, err
 	}
+	if run.ReadsTexts() && tq.Caps.MaxTokens > 0 && a.Window.Source != "none" {
+		if sel, u, err = a.refit(ctx, run, tq, sel, u, hits, tmpl, counter); err != nil {
+			return a, err
+		}
+	}
 	if u.Metered {
-		// The selector's own call is reported on its own, as eval does.
+		// The selector's own calls are reported on their own, as eval does.
 		a.Pick = &Pick{Calls: u.Calls, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Valid: u.Invalid == "", Invalid: u.Invalid}
 	}
 	if run.ReadsTexts() && slices.Contains(sel.Explanation.CapsApplied, "max_tokens") {
@@ -374,6 +382,41 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 		a.Timings.LLM = time.Since(t)
 	}
 	return a, nil
+}
+
+// maxRefits bounds how often refit asks a selector again.
+const maxRefits = 3
+
+// refit keeps the window's fit from dropping what a text selector packed:
+// the selector's cap (what the window leaves for passages) has no room for
+// each passage's label line, which the fit charges, so while the selection
+// with its labels (and the prompt, counted exactly) is over the window, the
+// selector is asked again with its cap lowered by the excess. The usage of
+// every call is summed. What still does not fit is dropped by fit.
+func (a *Answer) refit(ctx context.Context, run ctxsel.Selector, tq ctxsel.TextQuery, sel ctxsel.Selection, u ctxsel.SelectorUsage,
+	hits []index.Hit, tmpl llm.Template, counter token.Counter) (ctxsel.Selection, ctxsel.SelectorUsage, error) {
+	a.selectorBudget = tq.Caps.MaxTokens
+	for range maxRefits {
+		excess := sel.Tokens + sel.K*llm.LabelledPassageOverhead - a.Window.Passages
+		if err := a.show(sel, hits, tmpl, counter); err != nil {
+			return sel, u, err
+		}
+		excess = max(excess, a.PromptTokens+a.Window.Reserve-a.Window.Tokens)
+		if excess <= 0 || tq.Caps.MaxTokens-excess < 1 {
+			break
+		}
+		tq.Caps.MaxTokens -= excess
+		again, more, err := run.Select(ctx, tq)
+		if err != nil {
+			return sel, u, err
+		}
+		u.Calls += more.Calls
+		u.PromptTokens += more.PromptTokens
+		u.CompletionTokens += more.CompletionTokens
+		u.Invalid, u.CallError, u.Metered = more.Invalid, more.CallError, u.Metered || more.Metered
+		sel, a.selectorBudget = again, tq.Caps.MaxTokens
+	}
+	return sel, u, nil
 }
 
 // withDefaults adds to deps what Ask can supply: the sentence embedder
@@ -501,7 +544,11 @@ func (a *Answer) fit(curve *ctxsel.Curve, sel ctxsel.Selection, hits []index.Hit
 		sel.Explanation.Reason += fmt.Sprintf("; the reader's window is %s: less %d tokens for the answer and %d for the prompt leaves %d for passages",
 			a.Window.describe(), a.Window.Reserve, a.Window.Prompt, a.Window.Passages)
 		if a.Window.Capped {
-			sel.Explanation.Reason += ", the selector's budget"
+			if a.selectorBudget > 0 && a.selectorBudget < a.Window.Passages {
+				sel.Explanation.Reason += fmt.Sprintf(", %d of them the selector's budget and the rest its passages' label lines", a.selectorBudget)
+			} else {
+				sel.Explanation.Reason += ", the selector's budget"
+			}
 		}
 		if a.Window.Dropped > 0 {
 			sel.Explanation.Reason += fmt.Sprintf(", so %d of %d selected passages (%d tokens) were dropped", a.Window.Dropped, before, a.Window.DroppedTokens)

@@ -180,3 +180,39 @@ func TestAskSendsNoDefaultWindow(t *testing.T) {
 		t.Fatalf("num_ctx %d sent for ctxsel's default window", last.NumCtx)
 	}
 }
+
+// A selector that reads the texts packs within what the window leaves for
+// passages less their label lines, so the window's fit drops nothing it
+// chose: the explanation names one passage budget (issue 29).
+func TestAskSelectorFitsWindowWithLabels(t *testing.T) {
+	srv := llmtest.New(nil)
+	defer srv.Close()
+	c, _, err := llm.OpenSpec(srv.OllamaSpec("llama3.2"), llm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := buildBook(t)
+	tk, _ := token.New("")
+	q := "What did Scrooge's nephew say about Christmas?"
+	for _, window := range []int{900, 1000, 1200, 1500} {
+		a, err := ask.Ask(ctx, store, indextest.HashEmbedder{}, q, ask.Options{LLM: c, Window: window})
+		if err != nil {
+			t.Fatalf("window %d: %v", window, err)
+		}
+		w, reason := a.Window, a.Selection.Explanation.Reason
+		if w.Dropped != 0 || strings.Contains(reason, "were dropped") || strings.Contains(reason, "reader window (") {
+			t.Fatalf("window %d: the fit dropped %d passages (%d tokens) the selector packed: %s", window, w.Dropped, w.DroppedTokens, reason)
+		}
+		if !w.Capped || !strings.Contains(reason, "the selector's budget") {
+			t.Fatalf("window %d: the cap is not explained: %s", window, reason)
+		}
+		t.Logf("window %d: %s", window, reason[strings.LastIndex(reason, "; the reader"):])
+		labelled := 0
+		for _, p := range a.Passages {
+			labelled += tk.Count(p.Sent()) + llm.LabelledPassageOverhead
+		}
+		if len(a.Passages) == 0 || labelled > w.Passages || a.PromptTokens+w.Reserve > window {
+			t.Fatalf("window %d: %d passages, %d tokens with labels for %d, prompt %d", window, len(a.Passages), labelled, w.Passages, a.PromptTokens)
+		}
+	}
+}

@@ -150,7 +150,7 @@ func isHeading(text string, sp [2]int) bool {
 		return true
 	}
 	prev := strings.TrimRightFunc(before[:lineStart-1], func(r rune) bool { return r == ' ' || r == '\t' || r == '\r' })
-	return strings.HasSuffix(prev, "\n") && titleLike(line)
+	return strings.HasSuffix(prev, "\n") && titleLike(line) && !runsOn(after)
 }
 
 // headerLine returns the span of the text's first line when it is a header:
@@ -168,22 +168,60 @@ func headerLine(text string) *[2]int {
 		return nil
 	}
 	line := text[start:end]
-	if strings.HasPrefix(line, "#") || titleLike(line) {
+	if strings.HasPrefix(line, "#") || (titleLike(line) && !runsOn(text[end:])) {
 		return &[2]int{start, end}
 	}
 	return nil
 }
 
-// titleLike reports a line that reads as a title: at most maxHeaderWords
-// words, not starting in lower case, not ending in sentence punctuation
-// or a comma (closing quotes aside).
-func titleLike(line string) bool {
-	// A sentence's end may hide behind closing quotes ("… “Humbug.”"), and
-	// a chunk cut mid-sentence starts in lower case: neither is a title.
-	last, _ := utf8.DecodeLastRuneInString(strings.TrimRight(line, "\"'”’»)]"))
-	first, _ := utf8.DecodeRuneInString(line)
-	return !strings.ContainsRune(".!?,;:。！？", last) && !unicode.IsLower(first) && len(strings.Fields(line)) <= maxHeaderWords
+// runsOn reports text after a line that carries its sentence on: the next
+// line follows with no blank line between and starts in lower case, as a
+// hard-wrapped paragraph's lines do ("I will not begin to describe my
+// present\n  situation; …").
+func runsOn(after string) bool {
+	nl := strings.IndexByte(after, '\n')
+	if nl < 0 {
+		return false
+	}
+	next := strings.TrimLeft(after[nl+1:], " \t")
+	first, _ := utf8.DecodeRuneInString(next)
+	return unicode.IsLower(first)
 }
+
+// titleLike reports a line that reads as a title: at most maxHeaderWords
+// words, not starting in lower case or with punctuation that continues a
+// sentence, not ending in sentence punctuation, a comma, a dash or an
+// ellipsis (closing quotes aside).
+func titleLike(line string) bool {
+	// A sentence's end may hide behind closing quotes ("… “Humbug.”"), a
+	// sentence broken off ends in a dash or an ellipsis ("I said—"), and
+	// a chunk cut mid-sentence starts in lower case or with the cut
+	// sentence's punctuation (", but no one could say", "’d collapsed"):
+	// none is a title.
+	last, _ := utf8.DecodeLastRuneInString(strings.TrimRight(line, "\"'”’»)] "))
+	first, _ := utf8.DecodeRuneInString(line)
+	words := strings.Fields(line)
+	if strings.ContainsRune(".!?,;:。！？…—–", last) || strings.ContainsRune(",.;:!?…—–’”»)]", first) || len(words) > maxHeaderWords {
+		return false
+	}
+	if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(line, "\"'‘’“«([ ")); unicode.IsLower(r) || !strings.ContainsFunc(line, unicode.IsLetter) {
+		return false // "'t you glad", or no word at all
+	}
+	for i, w := range words {
+		// a sentence ends inside the line ("… dormitory. He pulled out the")
+		if i < len(words)-1 && len(w) > 4 && strings.ContainsRune(".!?", rune(w[len(w)-1])) && strings.ToLower(w) == w && strings.ContainsFunc(w, unicode.IsLetter) {
+			return false
+		}
+	}
+	// a title does not end on a word that needs more after it
+	return !runsOnWord[words[len(words)-1]]
+}
+
+// runsOnWord holds lower-case words a sentence goes on after: a line
+// ending on one was cut from a sentence ("… broke down into what").
+var runsOnWord = map[string]bool{"a": true, "an": true, "the": true, "of": true, "to": true, "and": true, "or": true, "but": true,
+	"into": true, "on": true, "in": true, "at": true, "by": true, "for": true, "from": true, "with": true, "that": true, "which": true,
+	"what": true, "his": true, "her": true, "their": true, "my": true, "was": true, "were": true, "is": true}
 
 // headerText is a header the caller gives for a passage (an index's
 // document title and section) as one line: its white space runs made
