@@ -63,6 +63,7 @@ func TestEmbedClientGone(t *testing.T) {
 	send := func(path, body string) (context.CancelFunc, chan int) {
 		ctx, cancel := context.WithCancel(context.Background())
 		req := httptest.NewRequest("POST", path, strings.NewReader(body)).WithContext(ctx)
+		req.Host = "127.0.0.1" // a loopback server answers loopback Host values only
 		req.Header.Set("Content-Type", "application/json")
 		done := make(chan int, 1)
 		go func() {
@@ -75,7 +76,11 @@ func TestEmbedClientGone(t *testing.T) {
 	limit := s.embedder.(boundedEmbedder).limit
 	// The first takes the one slot and is embedding; the others wait.
 	cancelRunning, running := send("/v1/embeddings", `{"input":"abc"}`)
-	<-g.started
+	select { // a request refused before it embeds fails here instead of hanging
+	case <-g.started:
+	case code := <-running:
+		t.Fatalf("the first request ended with %d before it embedded", code)
+	}
 	cancelWaiting, waiting := send("/v1/embeddings", `{"input":["abc","def"]}`)
 	cancelRerank, rerank := send("/v1/rerank", `{"query":"q","documents":["abc"]}`)
 	for limit.waiting.Load() != 2 {
