@@ -75,6 +75,12 @@ func SplitUnits(text string, on Structures) Units {
 	if blocks, ok := structure(text, ls, on|SentenceUnits); ok {
 		return withHeader(text, splitStructured(text, ls, blocks, on|SentenceUnits))
 	}
+	return splitProse(text)
+}
+
+// splitProse cuts text into sentences, as Split did before the units: the
+// title line as the header, headings marked.
+func splitProse(text string) Units {
 	sents := chunk.SplitSentences(text)
 	var u Units
 	if len(sents) > 1 {
