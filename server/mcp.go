@@ -116,7 +116,7 @@ func (s *Server) MCPServer() *mcp.Server {
 		Description: "Answer a question from the server's index: retrieve, select context with a strategy, and answer when an LLM is configured; returns the answer, the selection and why (with the evidence kept of each passage when the selection pruned them, as the default does), and the passages."},
 		s.tool(s.askOp))
 	mcp.AddTool(m, &mcp.Tool{Name: "strategies",
-		Description: "List the selection strategies, their parameters and the caps every strategy accepts."},
+		Description: "List the selection strategies, their parameters and the caps every strategy accepts; the text selectors the server offers and the answering routes the ask tool runs."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			return toolJSON(s.strategies), nil, nil
 		})

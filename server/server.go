@@ -661,17 +661,22 @@ func strategiesJSON(withSelectors bool) ([]byte, error) {
 	// web page cut with when a request names none.
 	// selectors are named by their spec ("evidence:budget=500", or after
 	// a strategy: "topk:k=30+evidence:budget=500"), parameters included:
-	// they take no "params" object.
+	// they take no "params" object. routes, the answering routes, only
+	// /v1/ask and the MCP ask tool run: they need the reader's reply.
 	doc := struct {
 		Default       string               `json:"default"`
 		SelectDefault string               `json:"select_default"`
 		Strategies    []strategy           `json:"strategies"`
 		Selectors     []ctxsel.SelectorDef `json:"selectors,omitempty"`
+		Routes        []ctxsel.RouteDef    `json:"routes"`
 		Caps          []ctxsel.ParamDef    `json:"caps"`
 		Orders        []string             `json:"orders"`
-	}{Default: ctxsel.DefaultStrategy, SelectDefault: ctxsel.DefaultSelectStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
+	}{Default: ctxsel.DefaultStrategy, SelectDefault: ctxsel.DefaultSelectStrategy, Routes: ctxsel.RouteDefs(), Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
 	if withSelectors {
 		doc.Selectors = ctxsel.SelectorDefs()
+	}
+	if doc.Routes == nil {
+		doc.Routes = []ctxsel.RouteDef{}
 	}
 	for _, d := range ctxsel.Defs() {
 		params := d.Params

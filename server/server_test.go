@@ -350,11 +350,20 @@ func TestStrategies(t *testing.T) {
 			Doc    string            `json:"doc"`
 			Params []ctxsel.ParamDef `json:"params"`
 		} `json:"strategies"`
+		Routes []ctxsel.RouteDef `json:"routes"`
 		Caps   []ctxsel.ParamDef `json:"caps"`
 		Orders []string          `json:"orders"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
 		t.Fatal(err)
+	}
+	// the answering routes, from the same schema (selfroute's k and prompt)
+	routes := ctxsel.RouteDefs()
+	for i := range routes {
+		routes[i].New = nil // not on the wire
+	}
+	if len(routes) == 0 || !reflect.DeepEqual(doc.Routes, routes) {
+		t.Errorf("routes %+v, want %+v", doc.Routes, routes)
 	}
 	defs := ctxsel.Defs()
 	if doc.Default != ctxsel.DefaultStrategy || len(doc.Strategies) != len(defs) || len(doc.Caps) != len(ctxsel.CapParams) || len(doc.Orders) != 3 {
