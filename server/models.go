@@ -1,11 +1,10 @@
 package server
 
 import (
-	"cmp"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -96,8 +95,9 @@ func (s *Server) models() []modelEntry {
 		// dependencies for (never the LLM picker: see resolveRerank).
 		rv := ctxsel.Resolver{Kinds: ctxsel.SelectorKind, Deps: s.deps}
 		for _, d := range ctxsel.SelectorDefs() {
-			m := selectorModel(d)
-			if _, err := rv.Resolve(strings.TrimPrefix(m.id, modelPrefix)); err == nil {
+			m, params := selectorModel(d)
+			rv.Params = params
+			if _, err := rv.Resolve(d.Name); err == nil {
 				out = append(out, m)
 			}
 		}
@@ -105,31 +105,38 @@ func (s *Server) models() []modelEntry {
 	return out
 }
 
-// selectorModel is the entry of a text selector: named with its required
-// parameters, at ctxsel.DefaultStrategy's values where that names this
-// selector.
-func selectorModel(d ctxsel.SelectorDef) modelEntry {
-	defaults := map[string]string{}
+// selectorModel is the entry of a text selector, named with its required
+// parameters (at ctxsel.DefaultStrategy's values where that names this
+// selector, else 1), and those parameters as values, which the entry is
+// resolved with.
+func selectorModel(d ctxsel.SelectorDef) (modelEntry, []ctxsel.Param) {
+	defaults := map[string]float64{}
 	if sp, err := ctxsel.ParseSpec(ctxsel.DefaultStrategy); err == nil && sp.Name == d.Name {
-		for k, v := range sp.Params {
-			defaults[k] = strconv.FormatFloat(v, 'g', -1, 64)
-		}
+		defaults = sp.Params
 	}
-	var id, form []string
+	sp := ctxsel.Spec{Name: d.Name, Params: map[string]float64{}}
+	var form []string
 	for _, p := range d.Params {
 		if !p.Required {
 			continue
 		}
-		v := cmp.Or(defaults[p.Name], "1")
-		id = append(id, p.Name+"="+v)
+		v, ok := defaults[p.Name]
+		if !ok {
+			v = 1
+		}
+		sp.Params[p.Name] = v
 		form = append(form, p.Name+"=N")
 	}
-	m := modelEntry{id: modelPrefix + d.Name, kind: "rerank", form: modelPrefix + d.Name, doc: d.Doc}
-	if len(id) > 0 {
-		m.id += ":" + strings.Join(id, ",")
+	m := modelEntry{id: modelPrefix + sp.String(), kind: "rerank", form: modelPrefix + d.Name, doc: d.Doc}
+	if len(form) > 0 {
+		slices.Sort(form) // in the order of the id's, which Spec.String sorts
 		m.form += ":" + strings.Join(form, ",")
 	}
-	return m
+	params := make([]ctxsel.Param, 0, len(sp.Params))
+	for _, k := range slices.Sorted(maps.Keys(sp.Params)) {
+		params = append(params, ctxsel.ParamValue(k, sp.Params[k]))
+	}
+	return m, params
 }
 
 func appendModel(b []byte, m modelEntry) []byte {

@@ -3,8 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/ctxsel/ctxsel"
@@ -86,76 +84,69 @@ func (s *Server) resolveWith(r *commonRequest, def string, rv ctxsel.Resolver) (
 		if strings.TrimSpace(r.query) == "" {
 			return resolved{}, wire.Bad("query", "missing: %s reads the question", res.Spec)
 		}
-		return resolved{res: res, order: order}, nil
+	case len(r.params) == 0:
 	case res.Route != nil:
-		if len(r.params) > 0 {
-			sp, _ := res.AsSpec()
-			for _, p := range r.params {
-				key := strings.ToLower(p.name)
-				_, dupNum := sp.Params[key]
-				_, dupWord := sp.Words[key]
-				if dupNum || dupWord {
-					return resolved{}, wire.Bad("params."+p.name, "also given in strategy %q", r.strategy)
-				}
-			}
-			if res, err = (ctxsel.Resolver{Kinds: ctxsel.RouteKind, Params: paramValues(r.params)}).Resolve(text); err != nil {
-				return resolved{}, wire.Bad("strategy", "%s", inputMsg(err))
-			}
+		if err := givenTwice(res, r.params, r.strategy, nil); err != nil {
+			return resolved{}, err
 		}
-		return resolved{res: res, order: order}, nil
-	}
-	if len(r.params) > 0 {
-		if res, err = withParams(text, r.params, rv.Deps); err != nil {
+		if res, err = (ctxsel.Resolver{Kinds: ctxsel.RouteKind, Params: paramValues(r.params)}).Resolve(text); err != nil {
+			return resolved{}, wire.Bad("strategy", "%s", inputMsg(err))
+		}
+	default:
+		if res, err = withParams(res, text, r.params, rv.Deps); err != nil {
 			return resolved{}, err
 		}
 	}
 	return resolved{res: res, order: order}, nil
 }
 
-// withParams resolves strategy spec text with the request's "params"
-// object merged in. Each parameter is checked where it was given, so the
-// error can name its field: "strategy" for the spec string, "params.NAME"
-// for the params object; what is left, a combination (head+tail, min_k >
-// max_k), is "params". deps are the operator's (SelectorDeps: the band's policy).
-func withParams(text string, params []paramIn, deps ctxsel.Deps) (ctxsel.Resolved, error) {
-	sp, err := ctxsel.ParseSpec(text)
-	if err != nil {
-		return ctxsel.Resolved{}, wire.Bad("strategy", "%s", inputMsg(err))
-	}
-	def, ok := ctxsel.Lookup(sp.Name)
-	if !ok {
-		names := make([]string, 0)
-		for _, d := range ctxsel.Defs() {
-			names = append(names, d.Name)
+// givenTwice refuses a request parameter that the resolved spec (written
+// as quoted) gives too, naming its field; check, when set, then checks
+// each parameter on its own, in the request's order.
+func givenTwice(res ctxsel.Resolved, params []paramIn, quoted string, check func(p paramIn) error) error {
+	sp, _ := res.AsSpec()
+	for _, p := range params {
+		key := strings.ToLower(p.name)
+		_, dupNum := sp.Params[key]
+		_, dupWord := sp.Words[key]
+		if dupNum || dupWord {
+			return wire.Bad("params."+p.name, "also given in strategy %q", quoted)
 		}
-		return ctxsel.Resolved{}, wire.Bad("strategy", "unknown strategy %q (known: %s)", sp.Name, strings.Join(names, ", "))
+		if check != nil {
+			if err := check(p); err != nil {
+				return err
+			}
+		}
 	}
-	check := func(field, name string, v float64) error {
+	return nil
+}
+
+// withParams resolves the strategy spec text, resolved as res, with the
+// request's "params" object merged in as values (Resolver.Params). Each
+// parameter is checked where it was given, so the error can name its
+// field: "params.NAME" for one the spec also gives or the strategy does
+// not take at that value; what is left, a combination (head+tail, min_k >
+// max_k), is "params". deps are the operator's (SelectorDeps: the band's
+// policy).
+func withParams(res ctxsel.Resolved, text string, params []paramIn, deps ctxsel.Deps) (ctxsel.Resolved, error) {
+	sp, _ := res.AsSpec()
+	def, known := ctxsel.Lookup(sp.Name)
+	err := givenTwice(res, params, text, func(p paramIn) error {
+		if !known {
+			return nil // Resolve names what is wrong
+		}
 		var pe *ctxsel.ParamError
-		if err := def.CheckParam(name, v); errors.As(err, &pe) {
-			return wire.Bad(field, "%s", paramMsg(pe))
+		if err := def.CheckParam(strings.ToLower(p.name), p.value); errors.As(err, &pe) {
+			return wire.Bad("params."+p.name, "%s", paramMsg(pe))
 		} else if err != nil {
-			return wire.Bad(field, "%s", inputMsg(err))
+			return wire.Bad("params."+p.name, "%s", inputMsg(err))
 		}
 		return nil
-	}
-	for _, k := range slices.Sorted(maps.Keys(sp.Params)) {
-		if err := check("strategy", k, sp.Params[k]); err != nil {
-			return ctxsel.Resolved{}, err
-		}
-	}
-	for _, p := range params {
-		field := "params." + p.name
-		key := strings.ToLower(p.name)
-		if _, dup := sp.Params[key]; dup {
-			return ctxsel.Resolved{}, wire.Bad(field, "also given in strategy %q", text)
-		}
-		if err := check(field, key, p.value); err != nil {
-			return ctxsel.Resolved{}, err
-		}
-	}
-	res, err := ctxsel.Resolver{Deps: deps, Params: paramValues(params)}.Resolve(text)
+	})
 	if err != nil {
+		return ctxsel.Resolved{}, err
+	}
+	if res, err = (ctxsel.Resolver{Deps: deps, Params: paramValues(params)}).Resolve(text); err != nil {
 		return ctxsel.Resolved{}, wire.Bad("params", "%s", inputMsg(err))
 	}
 	return res, nil

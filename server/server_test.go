@@ -243,6 +243,8 @@ func TestSelectErrors(t *testing.T) {
 		{`{"strategy":"adaptivek","params":{"head":2},` + cands + `}`, 400, "params.head", "out of range [0, 0.999999]"},
 		{`{"strategy":"adaptivek","params":{"head":0.6,"tail":0.5},` + cands + `}`, 400, "params", "head+tail"},
 		{`{"strategy":"adaptivek:head=0.1","params":{"head":0.2},` + cands + `}`, 400, "params.head", "also given"},
+		{`{"strategy":"adaptivek:head=0.1","params":{"buffer":-1,"head":0.2},` + cands + `}`, 400, "params.buffer", "out of range"},
+		{`{"strategy":"adaptivek:head=0.1","params":{"head":0.2,"buffer":-1},` + cands + `}`, 400, "params.head", "also given"},
 		{`{"strategy":"topk","params":{"k":1.5},` + cands + `}`, 400, "params.k", "whole number"},
 		{`{"strategy":"topk","params":{"k":0},` + cands + `}`, 400, "params.k", "out of range"},
 		{`{"strategy":"topk","params":{"kk":1},` + cands + `}`, 400, "params.kk", "unknown parameter"},
