@@ -66,6 +66,10 @@ type Options struct {
 	// built (the LLM picker, a composition such as topk:k=30+picker:
 	// ctxsel.Resolved{Selector: s}).
 	Resolved ctxsel.Resolved
+	// IndexDeps, when Resolved was resolved with their Deps before the
+	// index was open, are bound to the index, the question's embedder and
+	// the counter Ask opens, before it selects.
+	IndexDeps *IndexDeps
 	// Deps supplies what the text selectors Strategy names need. Ask adds
 	// what it has: the evidence selector's sentence embedder
 	// (ctxsel.DepEmbedder: SentenceEmbedder of the question's embedder),
@@ -279,6 +283,9 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 		return a, fmt.Errorf("%w: %v", ctxsel.ErrInvalidInput, err)
 	}
 	a.Encoding = counter.Encoding()
+	if opts.IndexDeps != nil {
+		opts.IndexDeps.bind(e, counter, store)
+	}
 
 	how := opts.Resolved
 	if how.Runnable() == nil && how.Route == nil {

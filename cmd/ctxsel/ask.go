@@ -12,7 +12,6 @@ import (
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/embed"
-	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/fusion"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/internal/termtext"
@@ -98,26 +97,21 @@ Examples:
 	// One opener and call cache for the run's roles: reader and picker.
 	llms := &lazyLLM{lf: lf, stderr: stderr}
 	defer llms.Close()
-	// The spec is resolved here so that a bad one fails before the index
-	// is opened; ask resolves it again with the index's counter, the
-	// CLI's dependencies (the picker's LLM, the evidence selector's
-	// sentence embedder) beside its own. The sentence embedder is the
-	// index's when it is use-lite (index add --sentences stored vectors
-	// by it), so that one model and one embedding cache embed the
-	// question and the sentences; the check before the index opens gets a
-	// stand-in that never embeds.
+	// The spec is resolved once, here, so that a bad one fails before the
+	// index is opened, and ask runs that value. What it needs of the
+	// index — the evidence selector's sentence embedder, the token counter
+	// of the index's encoding, the sentence vectors stored — are stand-ins
+	// that ask binds when the index is open (ask.IndexDeps); the CLI's own
+	// dependencies (the picker's LLM, the band's policy, the evidence
+	// model) come from src. The sentence embedder is the index's when it
+	// is use-lite (index add --sentences stored vectors by it), so that
+	// one model and one embedding cache embed the question and the
+	// sentences.
 	src := &selectorSources{pickerEndpoint: *pickerLLM, openLLM: llms.get}
 	defer src.Close()
-	var indexEmb embed.Embedder
-	src.embedder = func() (embed.Embedder, error) {
-		if indexEmb == nil {
-			return embed.NewLazy(embedders.Default, func() (embed.Embedder, func() error, error) {
-				return nil, nil, errors.New("used before the index was opened")
-			}), nil
-		}
-		return src.sentencesFrom(indexEmb)
-	}
+	late := &ask.IndexDeps{SentenceEmbedder: func(e embed.Embedder) (embed.Embedder, error) { return src.sentencesFrom(e) }}
 	rv := specResolver(src, *estimate)
+	rv.Deps = ctxsel.ChainDeps(late.Deps, src.deps)
 	rv.Params = extra
 	how, err := rv.Resolve(*strategy)
 	if err != nil {
@@ -143,7 +137,7 @@ Examples:
 	if !(*alpha > 0 && *alpha <= 1) {
 		return usageError{fmt.Errorf("ask: --alpha=%v outside (0, 1] (for BM25 alone use --retriever bm25)", *alpha)}
 	}
-	opts := ask.Options{Strategy: how.Spec, Deps: src.deps, Order: ord, Candidates: *candidates, Retriever: r, Alpha: *alpha, Fusion: fm,
+	opts := ask.Options{Resolved: how, IndexDeps: late, Order: ord, Candidates: *candidates, Retriever: r, Alpha: *alpha, Fusion: fm,
 		AnswerReserve: *reserve}
 	if *candidates <= 0 {
 		return usageError{fmt.Errorf("ask: --candidates=%d must be positive", *candidates)}
@@ -195,7 +189,6 @@ Examples:
 		return err
 	}
 	defer closeEmb()
-	indexEmb = e
 	a, err := ask.Ask(ctx, store, e, question, opts)
 	if errors.Is(err, index.ErrMismatch) {
 		return usageError{fmt.Errorf("%w (choose the index's model with --embedder)", err)}
