@@ -53,6 +53,13 @@ type Options struct {
 	// turns, rows, items, code, headings); prose sentences are always
 	// read. 0: the model's (Model.Units).
 	Units Structures
+	// Whole holds the structures whose units are sent whole (the whole
+	// parameter): TurnUnits, a turn's (or cue's) sentences; ItemUnits, a
+	// list item's. Once one of a group's sentences would be chosen, the
+	// group is packed as one unit, at the best p of its sentences, for
+	// all their tokens; its sentences are chosen one by one only when
+	// the whole no longer fits. 0: none.
+	Whole Structures
 	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
 	// in the curve) or ctxsel.DocumentOrder (input order). The query's
 	// order is used when it asks for document order.
@@ -131,6 +138,9 @@ func New(opt Options) (*Selector, error) {
 	}
 	if !finite(opt.Stop) || (opt.Stop < 0 && opt.Stop != StopOff) || opt.Stop >= 1 {
 		return nil, fmt.Errorf("%w: evidence: stop=%v: want 0 ≤ stop < 1", ctxsel.ErrInvalidInput, opt.Stop)
+	}
+	if opt.Whole&^wholeable != 0 {
+		return nil, fmt.Errorf("%w: evidence: whole %#x: want turns or items", ctxsel.ErrInvalidInput, uint8(opt.Whole))
 	}
 	if opt.Order != ctxsel.RankOrder && opt.Order != ctxsel.DocumentOrder {
 		return nil, fmt.Errorf("%w: evidence: order %s: want rank or document", ctxsel.ErrInvalidInput, opt.Order)
@@ -233,6 +243,9 @@ func (s *Selector) Name() string {
 	}
 	if s.opt.Units != 0 {
 		parts = append(parts, "units="+s.units.String())
+	}
+	if s.opt.Whole != 0 {
+		parts = append(parts, "whole="+wholeString(s.opt.Whole))
 	}
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")
@@ -489,7 +502,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 	}
 	ps, ss := prep.ps, prep.ss
 	set := packSettings{budget: budget, beta: s.model.CostExponent, floor: s.floor, stop: s.stop, neighbors: s.nbrs,
-		maxOpen: q.Caps.MaxK}
+		maxOpen: q.Caps.MaxK, whole: s.opt.Whole}
 	var repeats *repeatIndex
 	if !s.opt.KeepRepeats {
 		repeats = prep.repeats()

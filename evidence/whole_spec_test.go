@@ -1,0 +1,70 @@
+package evidence_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/evidence"
+	"github.com/ctxsel/ctxsel/index/indextest"
+)
+
+// whole=turn|item names the selector and reads as it says; none is the
+// default and leaves the name as it was; rows cannot be whole (a row is
+// one unit already).
+func TestWholeSpec(t *testing.T) {
+	for spec, want := range map[string]struct {
+		whole evidence.Structures
+		name  string
+	}{
+		"evidence:budget=500":                 {0, "evidence:budget=500"},
+		"evidence:budget=500,whole=none":      {0, "evidence:budget=500"},
+		"evidence:budget=500,whole=turn":      {evidence.TurnUnits, "evidence:budget=500,whole=turn"},
+		"evidence:budget=500,whole=item|turn": {evidence.TurnUnits | evidence.ItemUnits, "evidence:budget=500,whole=turn|item"},
+		"evidence:budget=500,whole=none|item": {evidence.ItemUnits, "evidence:budget=500,whole=item"},
+	} {
+		opt, err := evidence.ParseSpec(spec, evidence.Options{})
+		if err != nil || opt.Whole != want.whole {
+			t.Errorf("%s: whole %v, %v; want %v", spec, opt.Whole, err, want.whole)
+		}
+		if got := newSelector(t, spec).(interface{ Name() string }).Name(); got != want.name {
+			t.Errorf("%s: named %s, want %s", spec, got, want.name)
+		}
+	}
+	if _, err := evidence.New(evidence.Options{Budget: 5, Whole: evidence.RowUnits, Embedder: indextest.HashEmbedder{}}); !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), "whole") {
+		t.Errorf("whole rows: %v", err)
+	}
+	if _, err := evidence.ParseWhole("turn|row"); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Errorf("ParseWhole(turn|row): %v", err)
+	}
+}
+
+// FuzzParseSpec reads any spec: an input error, or options New accepts
+// whose selector's name reads back to the same options.
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{"evidence:budget=500", "evidence:budget=500,whole=turn|item", "evidence:budget=9,whole=none|turn,units=turn",
+		"evidence:budget=500,whole=", "evidence:budget=500,whole=row", "evidence:budget=1,floor=0.5,stop=0,order=doc,max_k=2", "evidence:whole=turn"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		opt, err := evidence.ParseSpec(spec, evidence.Options{Embedder: indextest.HashEmbedder{}})
+		if err != nil {
+			if !errors.Is(err, ctxsel.ErrInvalidInput) {
+				t.Fatalf("%q: not an input error: %v", spec, err)
+			}
+			return
+		}
+		s, err := evidence.New(opt)
+		if err != nil {
+			if !errors.Is(err, ctxsel.ErrInvalidInput) {
+				t.Fatalf("%q: not an input error: %v", spec, err)
+			}
+			return
+		}
+		again, err := evidence.ParseSpec(s.Name(), evidence.Options{Embedder: indextest.HashEmbedder{}})
+		if err != nil || again.Whole != opt.Whole || again.Budget != opt.Budget || again.Units != opt.Units {
+			t.Fatalf("%q named %q reads back as %+v, %v", spec, s.Name(), again, err)
+		}
+	})
+}
