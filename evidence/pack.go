@@ -148,32 +148,33 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 		}
 		return c
 	}
-	cost := func(i int) int { return costOf([]int{i}) }
+	one := make([]int, 1)
+	cost := func(i int) int { one[0] = i; return costOf(one) }
 	pk.expected = expectedEvidence(ss, set.floor, rp)
 	left, open := set.budget, 0
 	var buf, best []int
+	var bestPri float64
+	// consider keeps the pick m (at probability p) as the best when it is,
+	// and reports whether it may be chosen at all
+	consider := func(m []int, p float64) bool {
+		if len(m) == 0 || p < set.floor || (!pk.opened[ss[m[0]].passage] && set.maxOpen > 0 && open >= set.maxOpen) {
+			return false
+		}
+		c := costOf(m)
+		if c > left {
+			return false
+		}
+		if pri := priority(p, c, set.beta); pri > bestPri {
+			best, bestPri = append(best[:0], m...), pri
+		}
+		return true
+	}
 	for {
 		if set.stop > 0 && len(pk.order) > 0 && pk.keptP >= set.stop*pk.expected {
 			pk.stopped = true
 			break
 		}
-		best = best[:0]
-		bestPri := math.Inf(-1)
-		// consider keeps the pick m (at probability p) as the best when it
-		// is, and reports whether it may be chosen at all
-		consider := func(m []int, p float64) bool {
-			if len(m) == 0 || p < set.floor || (!pk.opened[ss[m[0]].passage] && set.maxOpen > 0 && open >= set.maxOpen) {
-				return false
-			}
-			c := costOf(m)
-			if c > left {
-				return false
-			}
-			if pri := priority(p, c, set.beta); pri > bestPri {
-				best, bestPri = append(best[:0], m...), pri
-			}
-			return true
-		}
+		best, bestPri = best[:0], math.Inf(-1)
 		groupFits := false // the group of the sentences looked at may be chosen whole
 		for i := range ss {
 			if groups != nil && groups[i][1]-groups[i][0] > 1 {
@@ -244,7 +245,7 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 	if rp != nil {
 		pk.repeat = rp.sentElsewhere(pk.kept)
 	}
-	bestPri := math.Inf(-1)
+	bestPri = math.Inf(-1)
 	for i := range ss {
 		if pk.kept[i] || (pk.repeat != nil && pk.repeat[i]) || ss[i].kind == Context {
 			continue
