@@ -54,11 +54,11 @@ type Options struct {
 	// read. 0: the model's (Model.Units).
 	Units Structures
 	// Whole holds the structures whose units are sent whole (the whole
-	// parameter): TurnUnits, a turn's (or cue's) sentences; ItemUnits, a
-	// list item's. Once one of a group's sentences would be chosen, the
-	// group is packed as one unit, at the best p of its sentences, for
-	// all their tokens; its sentences are chosen one by one only when
-	// the whole no longer fits. 0: none.
+	// parameter, ParseWhole): TurnUnits, a turn's (or cue's) sentences;
+	// ItemUnits, a list item's; SentenceUnits alone, none. A group is
+	// packed as one unit, at the best p of its sentences, for all their
+	// tokens; its sentences are chosen one by one only when the whole no
+	// longer fits. 0: DefaultWhole.
 	Whole Structures
 	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
 	// in the curve) or ctxsel.DocumentOrder (input order). The query's
@@ -101,6 +101,7 @@ type Selector struct {
 	model   *Model
 	cols    []int      // the model's features' indices in FeatureNames
 	units   Structures // the structures split into units (Options.Units, DefaultUnits for 0)
+	whole   Structures // the structures whose units are sent whole (Options.Whole, DefaultWhole for 0)
 	counter token.Counter
 	lexical score.Scorer
 	dense   score.Scorer
@@ -139,7 +140,7 @@ func New(opt Options) (*Selector, error) {
 	if !finite(opt.Stop) || (opt.Stop < 0 && opt.Stop != StopOff) || opt.Stop >= 1 {
 		return nil, fmt.Errorf("%w: evidence: stop=%v: want 0 ≤ stop < 1", ctxsel.ErrInvalidInput, opt.Stop)
 	}
-	if opt.Whole&^wholeable != 0 {
+	if opt.Whole&^(wholeable|SentenceUnits) != 0 {
 		return nil, fmt.Errorf("%w: evidence: whole %#x: want turns or items", ctxsel.ErrInvalidInput, uint8(opt.Whole))
 	}
 	if opt.Order != ctxsel.RankOrder && opt.Order != ctxsel.DocumentOrder {
@@ -203,6 +204,10 @@ func New(opt Options) (*Selector, error) {
 	if s.units&^AllUnits != 0 {
 		return nil, fmt.Errorf("%w: evidence: units %#x: want structures of %s", ctxsel.ErrInvalidInput, uint8(opt.Units), strings.Join(unitWords, ", "))
 	}
+	s.whole = opt.Whole &^ SentenceUnits
+	if opt.Whole == 0 {
+		s.whole = DefaultWhole
+	}
 	s.cols = s.model.columns()
 	return s, nil
 }
@@ -245,7 +250,7 @@ func (s *Selector) Name() string {
 		parts = append(parts, "units="+s.units.String())
 	}
 	if s.opt.Whole != 0 {
-		parts = append(parts, "whole="+wholeString(s.opt.Whole))
+		parts = append(parts, "whole="+wholeString(s.whole))
 	}
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")
@@ -502,7 +507,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 	}
 	ps, ss := prep.ps, prep.ss
 	set := packSettings{budget: budget, beta: s.model.CostExponent, floor: s.floor, stop: s.stop, neighbors: s.nbrs,
-		maxOpen: q.Caps.MaxK, whole: s.opt.Whole}
+		maxOpen: q.Caps.MaxK, whole: s.whole}
 	var repeats *repeatIndex
 	if !s.opt.KeepRepeats {
 		repeats = prep.repeats()

@@ -16,7 +16,7 @@ func TestParseSpecOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Options{Budget: 500, Passages: 7, NoHeader: true, Neighbors: 1, Hop: HopOff, Floor: FloorOff, Stop: StopOff,
-		KeepRepeats: true, Order: ctxsel.DocumentOrder, Caps: ctxsel.Caps{MaxK: 3, MaxTokens: 400}, Units: SentenceUnits | TurnUnits | CodeUnits, Whole: TurnUnits | ItemUnits}
+		KeepRepeats: true, Order: ctxsel.DocumentOrder, Caps: ctxsel.Caps{MaxK: 3, MaxTokens: 400}, Units: SentenceUnits | TurnUnits | CodeUnits, Whole: SentenceUnits | TurnUnits | ItemUnits}
 	if got != want {
 		t.Errorf("all given:\n got %+v\nwant %+v", got, want)
 	}

@@ -10,19 +10,21 @@ import (
 	"github.com/ctxsel/ctxsel/index/indextest"
 )
 
-// whole=turn|item names the selector and reads as it says; none is the
-// default and leaves the name as it was; rows cannot be whole (a row is
-// one unit already).
+// whole=turn|item names the selector and reads as it says (SentenceUnits
+// always in the set, as units= has it); a spec without it leaves the
+// name as it was, whole=none is named; rows cannot be whole (a row is one
+// unit already).
 func TestWholeSpec(t *testing.T) {
+	const s = evidence.SentenceUnits
 	for spec, want := range map[string]struct {
 		whole evidence.Structures
 		name  string
 	}{
 		"evidence:budget=500":                 {0, "evidence:budget=500"},
-		"evidence:budget=500,whole=none":      {0, "evidence:budget=500"},
-		"evidence:budget=500,whole=turn":      {evidence.TurnUnits, "evidence:budget=500,whole=turn"},
-		"evidence:budget=500,whole=item|turn": {evidence.TurnUnits | evidence.ItemUnits, "evidence:budget=500,whole=turn|item"},
-		"evidence:budget=500,whole=none|item": {evidence.ItemUnits, "evidence:budget=500,whole=item"},
+		"evidence:budget=500,whole=none":      {s, "evidence:budget=500,whole=none"},
+		"evidence:budget=500,whole=turn":      {s | evidence.TurnUnits, "evidence:budget=500,whole=turn"},
+		"evidence:budget=500,whole=item|turn": {s | evidence.TurnUnits | evidence.ItemUnits, "evidence:budget=500,whole=turn|item"},
+		"evidence:budget=500,whole=none|item": {s | evidence.ItemUnits, "evidence:budget=500,whole=item"},
 	} {
 		opt, err := evidence.ParseSpec(spec, evidence.Options{})
 		if err != nil || opt.Whole != want.whole {
