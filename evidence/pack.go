@@ -101,7 +101,7 @@ func priority(p float64, cost int, beta float64) float64 {
 // sentences until the exact total fits. With repeats (dedup; nil: none) it
 // leaves out the sentences sent from another passage (repeats.go). With
 // set.whole, a group (a turn's or a list item's sentences, Units.Groups)
-// is chosen as one: its sentences not sent yet, at the best p among them,
+// is chosen as one: its sentences not sent yet, at the sum of their p,
 // for all their tokens; only when it no longer fits in what is left may
 // its sentences be chosen one by one, and the exact count gives a group
 // back whole.
@@ -111,16 +111,18 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 	groups := wholeGroups(ps, ss, set.whole)
 	// members appends to buf the sentences of the group [from, to) a pick
 	// of it keeps (those not kept yet and not sent from another passage)
-	// and returns them with their best p: the sentences of one turn share
-	// its label, so each p estimates the same event, and the best is the
-	// turn's (a noisy-or would count one turn's sentences as independent
-	// chances and favour long turns).
+	// and returns them with the sum of their p: the gold sentences the
+	// group is expected to hold, what the stop counts, so the group is
+	// priced by its sentences' mean p per token. (Chosen on validation
+	// dialogue over the best p, which undervalues a turn every sentence
+	// of which is likely, and over a noisy-or, about equal: docs/evidence.md
+	// "Whole turns".)
 	members := func(buf []int, from, to int) ([]int, float64) {
-		p := math.Inf(-1)
+		p := 0.0
 		for i := from; i < to; i++ {
 			if !pk.kept[i] && !rp.blocked(i) && ss[i].kind != Context {
 				buf = append(buf, i)
-				p = max(p, ss[i].p)
+				p += ss[i].p
 			}
 		}
 		return buf, p

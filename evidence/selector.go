@@ -56,7 +56,7 @@ type Options struct {
 	// Whole holds the structures whose units are sent whole (the whole
 	// parameter, ParseWhole): TurnUnits, a turn's (or cue's) sentences;
 	// ItemUnits, a list item's; SentenceUnits alone, none. A group is
-	// packed as one unit, at the best p of its sentences, for all their
+	// packed as one unit, at the sum of its sentences' p, for all their
 	// tokens; its sentences are chosen one by one only when the whole no
 	// longer fits. 0: DefaultWhole.
 	Whole Structures

@@ -1,6 +1,7 @@
 package evidence_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -69,4 +70,30 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("%q named %q reads back as %+v, %v", spec, s.Name(), again, err)
 		}
 	})
+}
+
+// A spec without whole sends turns whole (DefaultWhole): what it sends of
+// a chat log is what whole=turn sends, not what whole=none sends.
+func TestWholeTurnsByDefault(t *testing.T) {
+	if evidence.DefaultWhole != evidence.TurnUnits {
+		t.Fatalf("DefaultWhole %v: update this test", evidence.DefaultWhole)
+	}
+	chat := fixture(t, "chat.txt")
+	q := query(t, "What did Tom eat in Lisbon?", chat)
+	sent := map[string]string{}
+	for _, w := range []string{"", ",whole=turn", ",whole=none"} {
+		sel, err := newSelector(t, "evidence:budget=80,floor=0"+w).SelectTexts(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPruned(t, chat, sel.Evidence[0])
+		sent[w] = sel.Evidence[0].Text
+	}
+	if sent[""] != sent[",whole=turn"] {
+		t.Errorf("default sent %q, whole=turn %q", sent[""], sent[",whole=turn"])
+	}
+	if sent[""] == sent[",whole=none"] {
+		t.Errorf("default and whole=none both sent %q", sent[""])
+	}
+	t.Logf("whole=turn: %q\nwhole=none: %q", sent[",whole=turn"], sent[",whole=none"])
 }
