@@ -88,6 +88,15 @@ func TestWholeTurnsByDefault(t *testing.T) {
 		}
 		checkPruned(t, chat, sel.Evidence[0])
 		sent[w] = sel.Evidence[0].Text
+		// Why says so where turns are packed whole, and only there
+		if says := strings.Contains(sel.Explanation.Reason, "(whole=turn)"); says != (w != ",whole=none") {
+			t.Errorf("%s: Why %q", w, sel.Explanation.Reason)
+		}
+	}
+	prose := query(t, "Who was born in London?", "Ada Lovelace\nShe was born in London. She wrote notes. Her father was a poet.")
+	sel, err := newSelector(t, "evidence:budget=80,floor=0").SelectTexts(context.Background(), prose)
+	if err != nil || strings.Contains(sel.Explanation.Reason, "whole=") {
+		t.Errorf("prose: Why %q, %v", sel.Explanation.Reason, err)
 	}
 	if sent[""] != sent[",whole=turn"] {
 		t.Errorf("default sent %q, whole=turn %q", sent[""], sent[",whole=turn"])
