@@ -195,7 +195,7 @@ func checkUnitsOn(t *testing.T, text string, u evidence.Units, on evidence.Struc
 			t.Fatalf("unit %d (%s) in group %d", j, k, g)
 		}
 		if j > 0 && u.Group(j-1) == g {
-			if u.Kind(j-1) != u.Kind(j) || !slices.Equal(u.Needs[j-1], u.Needs[j]) {
+			if u.Kind(j-1) != u.Kind(j) || u.Needs != nil && !slices.Equal(u.Needs[j-1], u.Needs[j]) {
 				t.Fatalf("units %d and %d of group %d differ in kind or needs", j-1, j, g)
 			}
 			continue
