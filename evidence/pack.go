@@ -60,23 +60,29 @@ type packSettings struct {
 
 // wholeGroups is, per sentence, the span [from, to) of candidate
 // sentences that its group (Units.Groups) covers, when its kind is one
-// whole sends whole ({i, i+1} otherwise); nil when whole is 0.
+// whole sends whole ({i, i+1} otherwise); nil when no group of two or
+// more sentences is sent whole (whole 0, prose), so such candidates are
+// packed sentence by sentence as before.
 func wholeGroups(ps []passage, ss []sentence, whole Structures) [][2]int {
 	if whole == 0 {
 		return nil
 	}
-	out := make([][2]int, len(ss))
+	var out [][2]int
 	for i, x := range ss {
-		out[i] = [2]int{i, i + 1}
 		g := ps[x.passage].units.Group(x.index)
-		if g == 0 || !(x.kind == Turn && whole&TurnUnits != 0 || x.kind == Item && whole&ItemUnits != 0) {
+		if g == 0 || i == 0 || ss[i-1].passage != x.passage || ps[x.passage].units.Group(ss[i-1].index) != g ||
+			!(x.kind == Turn && whole&TurnUnits != 0 || x.kind == Item && whole&ItemUnits != 0) {
 			continue
 		}
-		if i > 0 && ss[i-1].passage == x.passage && ps[x.passage].units.Group(ss[i-1].index) == g {
-			out[i][0] = out[i-1][0]
+		if out == nil {
+			out = make([][2]int, len(ss))
+			for k := range out {
+				out[k] = [2]int{k, k + 1}
+			}
 		}
+		out[i][0] = out[i-1][0]
 	}
-	for i := len(ss) - 2; i >= 0; i-- {
+	for i := len(out) - 2; i >= 0; i-- {
 		if out[i+1][0] == out[i][0] {
 			out[i][1] = out[i+1][1]
 		}
