@@ -157,19 +157,20 @@ func asChat(text string, seed int) string {
 // BenchmarkEvidenceChat is BenchmarkEvidence's warm step on 20 passages
 // of about 600 tokens written as chat exports (turns with their
 // "[time] Speaker:" prefixes: context lines beside the sentences), beside
-// the same text as prose in the same run. Run on one core: go test -bench
-// EvidenceChat -cpu 1.
+// the same text as prose in the same run, and the chat packed with whole
+// turns (whole=turn). Run on one core: go test -bench EvidenceChat -cpu 1.
 func BenchmarkEvidenceChat(b *testing.B) {
 	model, err := uselite.New(uselite.Options{Workers: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, chat := range []bool{false, true} {
-		q, c := benchPassages(b, 20, 600, chat)
-		name := "prose/warm"
-		if chat {
-			name = "chat/warm"
-		}
+	for _, run := range []struct {
+		name  string
+		chat  bool
+		whole evidence.Structures
+	}{{"prose/warm", false, 0}, {"chat/warm", true, 0}, {"chat-whole/warm", true, evidence.TurnUnits}} {
+		q, c := benchPassages(b, 20, 600, run.chat)
+		name := run.name
 		b.Run(name, func(b *testing.B) {
 			store, err := cache.Open(b.TempDir())
 			if err != nil {
@@ -177,7 +178,7 @@ func BenchmarkEvidenceChat(b *testing.B) {
 			}
 			defer store.Close()
 			e := cache.Wrap(model, store)
-			s, err := evidence.New(evidence.Options{Budget: 500, Passages: 20, Embedder: e, Counter: c})
+			s, err := evidence.New(evidence.Options{Budget: 500, Passages: 20, Embedder: e, Counter: c, Whole: run.whole})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -35,6 +35,8 @@ func FuzzSelect(f *testing.F) {
 			// the second hop (which may join the third passage, named by
 			// the first) and a floor
 			hopSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",floor="+floors[int(budget)%3]),
+			// turns and list items sent whole
+			newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",whole=turn|item,stop="+stops[int(budget)%3]),
 		} {
 			fuzzOne(t, c, s, a, b, budget, nil)
 		}

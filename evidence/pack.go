@@ -53,6 +53,41 @@ type packSettings struct {
 	neighbors int
 	// maxOpen bounds the passages opened (0: no bound).
 	maxOpen int
+	// whole holds the structures whose groups are sent whole (TurnUnits:
+	// a turn's or a cue's sentences; ItemUnits: a list item's); 0: none.
+	whole Structures
+}
+
+// wholeGroups is, per sentence, the span [from, to) of candidate
+// sentences that its group (Units.Groups) covers, when its kind is one
+// whole sends whole ({i, i+1} otherwise); nil when no group of two or
+// more sentences is sent whole (whole 0, prose), so such candidates are
+// packed sentence by sentence as before.
+func wholeGroups(ps []passage, ss []sentence, whole Structures) [][2]int {
+	if whole == 0 {
+		return nil
+	}
+	var out [][2]int
+	for i, x := range ss {
+		g := ps[x.passage].units.Group(x.index)
+		if g == 0 || i == 0 || ss[i-1].passage != x.passage || ps[x.passage].units.Group(ss[i-1].index) != g ||
+			!(x.kind == Turn && whole&TurnUnits != 0 || x.kind == Item && whole&ItemUnits != 0) {
+			continue
+		}
+		if out == nil {
+			out = make([][2]int, len(ss))
+			for k := range out {
+				out[k] = [2]int{k, k + 1}
+			}
+		}
+		out[i][0] = out[i-1][0]
+	}
+	for i := len(out) - 2; i >= 0; i-- {
+		if out[i+1][0] == out[i][0] {
+			out[i][1] = out[i+1][1]
+		}
+	}
+	return out
 }
 
 // priority is a sentence's worth per token^beta.
@@ -70,73 +105,141 @@ func priority(p float64, cost int, beta float64) float64 {
 // sentences hold the stop share of the expected evidence. Then it builds
 // the texts, counts them exactly, and gives back the last chosen
 // sentences until the exact total fits. With repeats (dedup; nil: none) it
-// leaves out the sentences sent from another passage (repeats.go).
+// leaves out the sentences sent from another passage (repeats.go). With
+// set.whole, a group (a turn's or a list item's sentences, Units.Groups)
+// is chosen as one: its sentences not sent yet, at the sum of their p,
+// for all their tokens; only when it no longer fits in what is left may
+// its sentences be chosen one by one, and the exact count gives a group
+// back whole.
 func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, counter token.Counter) *packing {
 	pk := &packing{kept: make([]bool, len(ss)), opened: make([]bool, len(ps)), lastKept: -1, firstDropped: -1}
-	cost := func(i int) int {
-		x := ss[i]
-		c := x.tokens
-		if !pk.opened[x.passage] {
-			c += ps[x.passage].headerTokens
+	rp := repeats.packing()
+	groups := wholeGroups(ps, ss, set.whole)
+	// members appends to buf the sentences of the group [from, to) a pick
+	// of it keeps (those not kept yet and not sent from another passage)
+	// and returns them with the sum of their p: the gold sentences the
+	// group is expected to hold, what the stop counts, so the group is
+	// priced by its sentences' mean p per token. (Chosen on validation
+	// dialogue over the best p, which undervalues a turn every sentence
+	// of which is likely, and over a noisy-or, about equal: docs/evidence.md
+	// "Whole turns".)
+	members := func(buf []int, from, to int) ([]int, float64) {
+		p := 0.0
+		for i := from; i < to; i++ {
+			if !pk.kept[i] && !rp.blocked(i) && ss[i].kind != Context {
+				buf = append(buf, i)
+				p += ss[i].p
+			}
 		}
-		if set.neighbors > 0 && x.index > 0 && !pk.kept[i-1] && !slices.Contains(x.needs, i-1) {
-			c += ss[i-1].tokens
+		return buf, p
+	}
+	// costOf is what keeping the sentences m (ascending, of one passage)
+	// adds: their tokens, the header of a passage not opened yet, the
+	// units they need not kept yet (once each), and, with neighbors, the
+	// predecessor of the first.
+	costOf := func(m []int) int {
+		c := 0
+		first := ss[m[0]]
+		if !pk.opened[first.passage] {
+			c += ps[first.passage].headerTokens
 		}
-		for _, k := range x.needs {
-			if !pk.kept[k] {
-				c += ss[k].tokens
+		if prev := m[0] - 1; set.neighbors > 0 && first.index > 0 && !pk.kept[prev] && !slices.Contains(first.needs, prev) {
+			c += ss[prev].tokens
+		}
+		for n, i := range m {
+			c += ss[i].tokens
+			for _, k := range ss[i].needs {
+				if !pk.kept[k] && !slices.ContainsFunc(m[:n], func(e int) bool { return slices.Contains(ss[e].needs, k) }) {
+					c += ss[k].tokens
+				}
 			}
 		}
 		return c
 	}
-	rp := repeats.packing()
+	one := make([]int, 1)
+	cost := func(i int) int { one[0] = i; return costOf(one) }
 	pk.expected = expectedEvidence(ss, set.floor, rp)
 	left, open := set.budget, 0
+	var buf, best []int
+	var bestPri float64
+	// consider keeps the pick m (at probability p) as the best when it is,
+	// and reports whether it may be chosen at all
+	consider := func(m []int, p float64) bool {
+		if len(m) == 0 || p < set.floor || (!pk.opened[ss[m[0]].passage] && set.maxOpen > 0 && open >= set.maxOpen) {
+			return false
+		}
+		c := costOf(m)
+		if c > left {
+			return false
+		}
+		if pri := priority(p, c, set.beta); pri > bestPri {
+			best, bestPri = append(best[:0], m...), pri
+		}
+		return true
+	}
 	for {
 		if set.stop > 0 && len(pk.order) > 0 && pk.keptP >= set.stop*pk.expected {
 			pk.stopped = true
 			break
 		}
-		best, bestPri := -1, math.Inf(-1)
+		best, bestPri = best[:0], math.Inf(-1)
+		groupFits := false // the group of the sentences looked at may be chosen whole
 		for i := range ss {
-			if pk.kept[i] || ss[i].p < set.floor || rp.blocked(i) || ss[i].kind == Context {
+			if groups != nil && groups[i][1]-groups[i][0] > 1 {
+				if g := groups[i]; i == g[0] {
+					var p float64
+					buf, p = members(buf[:0], g[0], g[1])
+					groupFits = consider(buf, p)
+				}
+				if groupFits {
+					continue // the group is chosen whole, not a sentence of it
+				}
+			}
+			if pk.kept[i] || rp.blocked(i) || ss[i].kind == Context {
 				continue
 			}
-			if !pk.opened[ss[i].passage] && set.maxOpen > 0 && open >= set.maxOpen {
-				continue
-			}
-			c := cost(i)
-			if c > left {
-				continue
-			}
-			if pri := priority(ss[i].p, c, set.beta); pri > bestPri {
-				best, bestPri = i, pri
-			}
+			buf = append(buf[:0], i)
+			consider(buf, ss[i].p)
 		}
-		if best < 0 {
+		if len(best) == 0 {
 			break
 		}
-		left -= cost(best)
-		for _, k := range ss[best].needs { // its context line and heading path first
-			if !pk.kept[k] {
-				pk.keep(ss, k, set.floor, rp)
+		left -= costOf(best)
+		for _, i := range best {
+			for _, k := range ss[i].needs { // its context line and heading path first
+				if !pk.kept[k] {
+					pk.keep(ss, k, set.floor, rp)
+				}
 			}
 		}
-		if set.neighbors > 0 && ss[best].index > 0 && !pk.kept[best-1] {
-			pk.keep(ss, best-1, set.floor, rp)
+		if first := best[0]; set.neighbors > 0 && ss[first].index > 0 && !pk.kept[first-1] {
+			pk.keep(ss, first-1, set.floor, rp)
 		}
-		pk.keep(ss, best, set.floor, rp)
-		if !pk.opened[ss[best].passage] {
-			pk.opened[ss[best].passage] = true
+		for _, i := range best {
+			pk.keep(ss, i, set.floor, rp)
+		}
+		if p := ss[best[0]].passage; !pk.opened[p] {
+			pk.opened[p] = true
 			open++
 		}
 	}
 	pk.build(ps, counter)
 	for pk.total > set.budget && len(pk.order) > 0 {
 		last := pk.order[len(pk.order)-1]
-		pk.order = pk.order[:len(pk.order)-1]
-		pk.kept[last] = false
-		pk.fixups++
+		back := func(i int) bool { return i == last }
+		if groups != nil && groups[last][1]-groups[last][0] > 1 {
+			// a group goes back whole
+			g := groups[last]
+			back = func(i int) bool { return i >= g[0] && i < g[1] }
+		}
+		pk.order = slices.DeleteFunc(pk.order, func(i int) bool {
+			if back(i) {
+				pk.kept[i] = false
+				pk.fixups++
+				return true
+			}
+			return false
+		})
 		p := ss[last].passage
 		if !slices.ContainsFunc(pk.order, func(i int) bool { return ss[i].passage == p }) {
 			pk.opened[p] = false
@@ -150,7 +253,7 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 	if rp != nil {
 		pk.repeat = rp.sentElsewhere(pk.kept)
 	}
-	bestPri := math.Inf(-1)
+	bestPri = math.Inf(-1)
 	for i := range ss {
 		if pk.kept[i] || (pk.repeat != nil && pk.repeat[i]) || ss[i].kind == Context {
 			continue

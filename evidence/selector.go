@@ -53,6 +53,13 @@ type Options struct {
 	// turns, rows, items, code, headings); prose sentences are always
 	// read. 0: the model's (Model.Units).
 	Units Structures
+	// Whole holds the structures whose units are sent whole (the whole
+	// parameter, ParseWhole): TurnUnits, a turn's (or cue's) sentences;
+	// ItemUnits, a list item's; SentenceUnits alone, none. A group is
+	// packed as one unit, at the sum of its sentences' p, for all their
+	// tokens; its sentences are chosen one by one only when the whole no
+	// longer fits. 0: DefaultWhole.
+	Whole Structures
 	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
 	// in the curve) or ctxsel.DocumentOrder (input order). The query's
 	// order is used when it asks for document order.
@@ -94,6 +101,7 @@ type Selector struct {
 	model   *Model
 	cols    []int      // the model's features' indices in FeatureNames
 	units   Structures // the structures split into units (Options.Units, DefaultUnits for 0)
+	whole   Structures // the structures whose units are sent whole (Options.Whole, DefaultWhole for 0)
 	counter token.Counter
 	lexical score.Scorer
 	dense   score.Scorer
@@ -131,6 +139,9 @@ func New(opt Options) (*Selector, error) {
 	}
 	if !finite(opt.Stop) || (opt.Stop < 0 && opt.Stop != StopOff) || opt.Stop >= 1 {
 		return nil, fmt.Errorf("%w: evidence: stop=%v: want 0 ≤ stop < 1", ctxsel.ErrInvalidInput, opt.Stop)
+	}
+	if opt.Whole&^(wholeable|SentenceUnits) != 0 {
+		return nil, fmt.Errorf("%w: evidence: whole %#x: want turns or items", ctxsel.ErrInvalidInput, uint8(opt.Whole))
 	}
 	if opt.Order != ctxsel.RankOrder && opt.Order != ctxsel.DocumentOrder {
 		return nil, fmt.Errorf("%w: evidence: order %s: want rank or document", ctxsel.ErrInvalidInput, opt.Order)
@@ -193,6 +204,10 @@ func New(opt Options) (*Selector, error) {
 	if s.units&^AllUnits != 0 {
 		return nil, fmt.Errorf("%w: evidence: units %#x: want structures of %s", ctxsel.ErrInvalidInput, uint8(opt.Units), strings.Join(unitWords, ", "))
 	}
+	s.whole = opt.Whole &^ SentenceUnits
+	if opt.Whole == 0 {
+		s.whole = DefaultWhole
+	}
 	s.cols = s.model.columns()
 	return s, nil
 }
@@ -233,6 +248,9 @@ func (s *Selector) Name() string {
 	}
 	if s.opt.Units != 0 {
 		parts = append(parts, "units="+s.units.String())
+	}
+	if s.opt.Whole != 0 {
+		parts = append(parts, "whole="+wholeString(s.whole))
 	}
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")
@@ -489,7 +507,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 	}
 	ps, ss := prep.ps, prep.ss
 	set := packSettings{budget: budget, beta: s.model.CostExponent, floor: s.floor, stop: s.stop, neighbors: s.nbrs,
-		maxOpen: q.Caps.MaxK}
+		maxOpen: q.Caps.MaxK, whole: s.whole}
 	var repeats *repeatIndex
 	if !s.opt.KeepRepeats {
 		repeats = prep.repeats()
@@ -639,6 +657,9 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 		reason += fmt.Sprintf("; none scored p ≥ %g (the floor), so the best were sent without it", s.floor)
 	case s.floor > 0:
 		reason += fmt.Sprintf(" among those with p ≥ %g (the floor)", s.floor)
+	}
+	if g := wholeGroups(ps, ss, s.whole); slices.ContainsFunc(g, func(sp [2]int) bool { return sp[1]-sp[0] > 1 }) {
+		reason += fmt.Sprintf("; the sentences of a %s chosen together, at the sum of their p (whole=%s)", strings.ReplaceAll(wholeString(s.whole), "|", " or "), wholeString(s.whole))
 	}
 	if pk.stopped {
 		reason += fmt.Sprintf("; stopped once the kept sentences held %.1f%% of the expected evidence (stop=%g: their p sum to %.3f of %.3f)",

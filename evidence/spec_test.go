@@ -11,12 +11,12 @@ import (
 // setting off, a setting left out stays the model's, and a bad one is the
 // schema's ParamError.
 func TestParseSpecOptions(t *testing.T) {
-	got, err := ParseSpec("evidence:budget=500,passages=7,header=0,neighbors=1,hop=0,floor=0,stop=0,dedup=0,order=document,max_k=3,max_tokens=400,units=turn|code", Options{})
+	got, err := ParseSpec("evidence:budget=500,passages=7,header=0,neighbors=1,hop=0,floor=0,stop=0,dedup=0,order=document,max_k=3,max_tokens=400,units=turn|code,whole=turn|item", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Options{Budget: 500, Passages: 7, NoHeader: true, Neighbors: 1, Hop: HopOff, Floor: FloorOff, Stop: StopOff,
-		KeepRepeats: true, Order: ctxsel.DocumentOrder, Caps: ctxsel.Caps{MaxK: 3, MaxTokens: 400}, Units: SentenceUnits | TurnUnits | CodeUnits}
+		KeepRepeats: true, Order: ctxsel.DocumentOrder, Caps: ctxsel.Caps{MaxK: 3, MaxTokens: 400}, Units: SentenceUnits | TurnUnits | CodeUnits, Whole: SentenceUnits | TurnUnits | ItemUnits}
 	if got != want {
 		t.Errorf("all given:\n got %+v\nwant %+v", got, want)
 	}
@@ -40,6 +40,8 @@ func TestParseSpecOptions(t *testing.T) {
 		"evidence:budget=500,hop=21":      "hop",
 		"evidence:budget=500,units=table": "units",
 		"evidence:budget=500,units=1":     "units",
+		"evidence:budget=500,whole=row":   "whole",
+		"evidence:budget=500,whole=1":     "whole",
 	} {
 		var pe *ctxsel.ParamError
 		if _, err := ParseSpec(spec, Options{}); !errors.As(err, &pe) || pe.Param != param || pe.Strategy != "evidence" {

@@ -417,10 +417,12 @@ func splitStructured(text string, ls []line, blocks []block, on Structures) Unit
 		}
 		return append(n, extra...)
 	}
+	group, groups := 0, 0 // the group of the units added now (0: none), and the last one numbered
 	add := func(sp [2]int, k Kind, need []int) {
 		u.Sentences = append(u.Sentences, sp)
 		u.Kinds = append(u.Kinds, k)
 		u.Needs = append(u.Needs, need)
+		u.Groups = append(u.Groups, group)
 	}
 	trimmed := func(a, b int) ([2]int, bool) {
 		s := text[a:b]
@@ -432,6 +434,14 @@ func splitStructured(text string, ls []line, blocks []block, on Structures) Unit
 		for _, sp := range chunk.SplitSentences(text[a:b]) {
 			add([2]int{a + sp[0], a + sp[1]}, k, need)
 		}
+	}
+	// grouped adds the sentences of one turn's body or one list item as
+	// a group (Units.Groups)
+	grouped := func(a, b int, k Kind, need []int) {
+		groups++
+		group = groups
+		sentences(a, b, k, need)
+		group = 0
 	}
 	for _, bl := range blocks {
 		start, end := ls[bl.from].start, ls[bl.to-1].end
@@ -502,9 +512,9 @@ func splitStructured(text string, ls []line, blocks []block, on Structures) Unit
 				add(sp, Context, needs())
 				ctx = len(u.Sentences) - 1
 			}
-			sentences(body[0], body[1], Turn, needs(ctxOf(ctx)...))
+			grouped(body[0], body[1], Turn, needs(ctxOf(ctx)...))
 		case bl.kind == Item:
-			sentences(start, end, Item, needs())
+			grouped(start, end, Item, needs())
 		}
 	}
 	return u

@@ -180,6 +180,31 @@ func checkUnitsOn(t *testing.T, text string, u evidence.Units, on evidence.Struc
 			}
 		}
 	}
+	// groups: set exactly when kinds are, only on turns' and items'
+	// sentences, each one run of units of one kind needing the same units
+	if (u.Groups == nil) != (u.Kinds == nil) || u.Groups != nil && len(u.Groups) != len(u.Sentences) {
+		t.Fatalf("%d groups for %d units (kinds %v)", len(u.Groups), len(u.Sentences), u.Kinds != nil)
+	}
+	seen := map[int]bool{}
+	for j := range u.Sentences {
+		g := u.Group(j)
+		if g == 0 {
+			continue
+		}
+		if k := u.Kind(j); k != evidence.Turn && k != evidence.Item {
+			t.Fatalf("unit %d (%s) in group %d", j, k, g)
+		}
+		if j > 0 && u.Group(j-1) == g {
+			if u.Kind(j-1) != u.Kind(j) || u.Needs != nil && !slices.Equal(u.Needs[j-1], u.Needs[j]) {
+				t.Fatalf("units %d and %d of group %d differ in kind or needs", j-1, j, g)
+			}
+			continue
+		}
+		if seen[g] {
+			t.Fatalf("group %d is not one run (unit %d)", g, j)
+		}
+		seen[g] = true
+	}
 	// a fence opened at a line's start is closed inside the same unit
 	// (when fences are read)
 	for j, sp := range u.Sentences {
@@ -263,4 +288,36 @@ func TestSplitCutStructures(t *testing.T) {
 		t.Errorf("text after a lone fence: %+v", s)
 	}
 	checkUnits(t, text, u)
+}
+
+// A turn's sentences (its continuation lines too) are one group, another
+// turn's another; a list item's likewise; prose sentences none.
+func TestSplitGroups(t *testing.T) {
+	chat := fixture(t, "chat.txt")
+	u := evidence.Split(chat)
+	group := func(text, s string, u evidence.Units) int {
+		t.Helper()
+		for j, sp := range u.Sentences {
+			if text[sp[0]:sp[1]] == s {
+				return u.Group(j)
+			}
+		}
+		t.Fatalf("no unit %q", s)
+		return 0
+	}
+	a, b := group(chat, "It was great, thanks.", u), group(chat, "I still dream about the custard tarts.", u)
+	if a == 0 || a != b {
+		t.Errorf("one turn's sentences in groups %d and %d", a, b)
+	}
+	if c := group(chat, "Did you go to Sintra?", u); c == a || c == 0 {
+		t.Errorf("the next turn in group %d (the first %d)", c, a)
+	}
+	text := "Notes\n- Open the lid. Remove the filter.\n- Close it.\n\nThen wait. It beeps."
+	u = evidence.Split(text)
+	if a, b := group(text, "- Open the lid.", u), group(text, "Remove the filter.", u); a == 0 || a != b || group(text, "- Close it.", u) == a {
+		t.Errorf("list items: groups %d, %d, %d", a, b, group(text, "- Close it.", u))
+	}
+	if g := group(text, "It beeps.", u); g != 0 {
+		t.Errorf("a prose sentence in group %d", g)
+	}
 }

@@ -34,6 +34,19 @@ type Units struct {
 	// its heading path (the Markdown headings above it in the passage).
 	// nil when no unit needs another.
 	Needs [][]int
+	// Groups numbers the units that are one reader's unit cut into
+	// sentences: the sentences of one turn (or cue) share a number > 0,
+	// as do those of one list item; 0 for any other unit. nil when Kinds
+	// is. A selector with whole=turn|item sends such a group whole.
+	Groups []int
+}
+
+// Group is unit j's group (Units.Groups; 0: none).
+func (u Units) Group(j int) int {
+	if u.Groups == nil {
+		return 0
+	}
+	return u.Groups[j]
 }
 
 // Kind is unit j's kind.
@@ -107,7 +120,7 @@ func withHeader(text string, u Units) Units {
 	if len(u.Sentences) > 1 && u.Kinds[0] == Sentence {
 		if h := headerLine(text); h != nil && u.Sentences[0] == *h {
 			u.Header = h
-			u.Sentences, u.Kinds, u.Needs = u.Sentences[1:], u.Kinds[1:], u.Needs[1:]
+			u.Sentences, u.Kinds, u.Needs, u.Groups = u.Sentences[1:], u.Kinds[1:], u.Needs[1:], u.Groups[1:]
 			for j, n := range u.Needs {
 				// the header is sent with every unit: no unit needs it
 				n = slices.DeleteFunc(slices.Clone(n), func(i int) bool { return i == 0 })

@@ -1,0 +1,108 @@
+package evidence_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/evidence"
+	"github.com/ctxsel/ctxsel/index/indextest"
+)
+
+// whole=turn|item names the selector and reads as it says (SentenceUnits
+// always in the set, as units= has it); a spec without it leaves the
+// name as it was, whole=none is named; rows cannot be whole (a row is one
+// unit already).
+func TestWholeSpec(t *testing.T) {
+	const s = evidence.SentenceUnits
+	for spec, want := range map[string]struct {
+		whole evidence.Structures
+		name  string
+	}{
+		"evidence:budget=500":                 {0, "evidence:budget=500"},
+		"evidence:budget=500,whole=none":      {s, "evidence:budget=500,whole=none"},
+		"evidence:budget=500,whole=turn":      {s | evidence.TurnUnits, "evidence:budget=500,whole=turn"},
+		"evidence:budget=500,whole=item|turn": {s | evidence.TurnUnits | evidence.ItemUnits, "evidence:budget=500,whole=turn|item"},
+		"evidence:budget=500,whole=none|item": {s | evidence.ItemUnits, "evidence:budget=500,whole=item"},
+	} {
+		opt, err := evidence.ParseSpec(spec, evidence.Options{})
+		if err != nil || opt.Whole != want.whole {
+			t.Errorf("%s: whole %v, %v; want %v", spec, opt.Whole, err, want.whole)
+		}
+		if got := newSelector(t, spec).(interface{ Name() string }).Name(); got != want.name {
+			t.Errorf("%s: named %s, want %s", spec, got, want.name)
+		}
+	}
+	if _, err := evidence.New(evidence.Options{Budget: 5, Whole: evidence.RowUnits, Embedder: indextest.HashEmbedder{}}); !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), "whole") {
+		t.Errorf("whole rows: %v", err)
+	}
+	if _, err := evidence.ParseWhole("turn|row"); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Errorf("ParseWhole(turn|row): %v", err)
+	}
+}
+
+// FuzzParseSpec reads any spec: an input error, or options New accepts
+// whose selector's name reads back to the same options.
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{"evidence:budget=500", "evidence:budget=500,whole=turn|item", "evidence:budget=9,whole=none|turn,units=turn",
+		"evidence:budget=500,whole=", "evidence:budget=500,whole=row", "evidence:budget=1,floor=0.5,stop=0,order=doc,max_k=2", "evidence:whole=turn"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		opt, err := evidence.ParseSpec(spec, evidence.Options{Embedder: indextest.HashEmbedder{}})
+		if err != nil {
+			if !errors.Is(err, ctxsel.ErrInvalidInput) {
+				t.Fatalf("%q: not an input error: %v", spec, err)
+			}
+			return
+		}
+		s, err := evidence.New(opt)
+		if err != nil {
+			if !errors.Is(err, ctxsel.ErrInvalidInput) {
+				t.Fatalf("%q: not an input error: %v", spec, err)
+			}
+			return
+		}
+		again, err := evidence.ParseSpec(s.Name(), evidence.Options{Embedder: indextest.HashEmbedder{}})
+		if err != nil || again.Whole != opt.Whole || again.Budget != opt.Budget || again.Units != opt.Units {
+			t.Fatalf("%q named %q reads back as %+v, %v", spec, s.Name(), again, err)
+		}
+	})
+}
+
+// A spec without whole sends turns whole (DefaultWhole): what it sends of
+// a chat log is what whole=turn sends, not what whole=none sends.
+func TestWholeTurnsByDefault(t *testing.T) {
+	if evidence.DefaultWhole != evidence.TurnUnits {
+		t.Fatalf("DefaultWhole %v: update this test", evidence.DefaultWhole)
+	}
+	chat := fixture(t, "chat.txt")
+	q := query(t, "What did Tom eat in Lisbon?", chat)
+	sent := map[string]string{}
+	for _, w := range []string{"", ",whole=turn", ",whole=none"} {
+		sel, err := newSelector(t, "evidence:budget=80,floor=0"+w).SelectTexts(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPruned(t, chat, sel.Evidence[0])
+		sent[w] = sel.Evidence[0].Text
+		// Why says so where turns are packed whole, and only there
+		if says := strings.Contains(sel.Explanation.Reason, "(whole=turn)"); says != (w != ",whole=none") {
+			t.Errorf("%s: Why %q", w, sel.Explanation.Reason)
+		}
+	}
+	prose := query(t, "Who was born in London?", "Ada Lovelace\nShe was born in London. She wrote notes. Her father was a poet.")
+	sel, err := newSelector(t, "evidence:budget=80,floor=0").SelectTexts(context.Background(), prose)
+	if err != nil || strings.Contains(sel.Explanation.Reason, "whole=") {
+		t.Errorf("prose: Why %q, %v", sel.Explanation.Reason, err)
+	}
+	if sent[""] != sent[",whole=turn"] {
+		t.Errorf("default sent %q, whole=turn %q", sent[""], sent[",whole=turn"])
+	}
+	if sent[""] == sent[",whole=none"] {
+		t.Errorf("default and whole=none both sent %q", sent[""])
+	}
+	t.Logf("whole=turn: %q\nwhole=none: %q", sent[",whole=turn"], sent[",whole=none"])
+}
