@@ -38,6 +38,19 @@ func TestOpenByName(t *testing.T) {
 		t.Errorf("dimensions: %v", err)
 	}
 	t.Setenv(embedders.EnvDimensions, "")
+	// CTXSEL_EMBED_BASE_URL is openai's; ollama's address is $OLLAMA_HOST's
+	t.Setenv(embedders.EnvBaseURL, "http://10.0.0.1:8000/v1")
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:9")
+	for name, want := range map[string]string{"openai": "10.0.0.1", "ollama": "127.0.0.1"} {
+		e, closeFn, err := embedders.OpenFromEnv(name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(e.ModelID(), "base="+want) {
+			t.Errorf("%s's model id %q, want base %s", name, e.ModelID(), want)
+		}
+		closeFn()
+	}
 	// use-lite's precision: the index's, unless the environment says
 	// otherwise, which must then agree with it; read for use-lite only.
 	t.Setenv(embedders.EnvUseLitePrecision, "fp16")
