@@ -209,11 +209,13 @@ func (p ParamDef) wordsPhrase() string {
 	return s
 }
 
-// CapParams are the parameters every strategy accepts.
-var CapParams = []ParamDef{
-	{Name: "min_k", Default: 1, Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at least this many passages (default 1, or 0 for strategies that allow an empty selection such as budget; 0 = no minimum); max_tokens still wins"},
-	{Name: "max_k", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at most this many passages (0 = no maximum)"},
-	{Name: "max_tokens", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "stop before the passage that would push the total past this many tokens (0 = no limit)"},
+// CapParams are the parameters every strategy accepts, new on every call.
+func CapParams() []ParamDef {
+	return []ParamDef{
+		{Name: "min_k", Default: 1, Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at least this many passages (default 1, or 0 for strategies that allow an empty selection such as budget; 0 = no minimum); max_tokens still wins"},
+		{Name: "max_k", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at most this many passages (0 = no maximum)"},
+		{Name: "max_tokens", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "stop before the passage that would push the total past this many tokens (0 = no limit)"},
+	}
 }
 
 // CheckParams checks sp's parameters against defs: each one declared, of

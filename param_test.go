@@ -40,7 +40,7 @@ func schemaOwners() []schemaOwner {
 		return err
 	}
 	for _, d := range ctxsel.Defs() {
-		out = append(out, schemaOwner{d.Name, append(slices.Clone(d.Params), ctxsel.CapParams...), resolve})
+		out = append(out, schemaOwner{d.Name, append(slices.Clone(d.Params), ctxsel.CapParams()...), resolve})
 	}
 	for _, d := range ctxsel.SelectorDefs() {
 		out = append(out, schemaOwner{d.Name, d.Params, resolve})
@@ -48,17 +48,51 @@ func schemaOwners() []schemaOwner {
 	for _, d := range ctxsel.RouteDefs() {
 		out = append(out, schemaOwner{d.Name, d.Params, resolve})
 	}
-	out = append(out, schemaOwner{"hybrid", ctxsel.NormalParams(score.HybridParams), func(spec string) error {
+	out = append(out, schemaOwner{"hybrid", ctxsel.NormalParams(score.HybridParams()), func(spec string) error {
 		_, _, err := score.ParseHybrid(spec)
 		return err
 	}})
-	for name, defs := range chunk.Chunkers {
+	for name, defs := range chunk.Chunkers() {
 		out = append(out, schemaOwner{name, ctxsel.NormalParams(defs), func(spec string) error {
 			_, err := chunk.Parse(spec, nil, nil)
 			return err
 		}})
 	}
 	return out
+}
+
+// TestSchemasAreCopies: the schemas a package hands out are new on every
+// call, so a caller that changes one (a range, a word) changes nobody
+// else's and not what a spec is checked against.
+func TestSchemasAreCopies(t *testing.T) {
+	caps := ctxsel.CapParams()
+	caps[0].Max = 1
+	if ctxsel.CapParams()[0].Max == 1 {
+		t.Error("a change to CapParams' result reached the next call")
+	}
+	hyb := score.HybridParams()
+	i := slices.IndexFunc(hyb, func(p ctxsel.ParamDef) bool { return p.Name == "fusion" })
+	hyb[i].Words[0] = "changed"
+	if slices.Contains(score.HybridParams()[i].Words, "changed") {
+		t.Error("a change to HybridParams' words reached the next call")
+	}
+	if _, _, err := score.ParseHybrid("hybrid:fusion=zscore"); err != nil {
+		t.Errorf("after a caller's change: %v", err)
+	}
+	ch := chunk.Chunkers()
+	ch["tokens"][0].Max = 1
+	delete(ch, "semantic")
+	if again := chunk.Chunkers(); again["tokens"][0].Max == 1 || again["semantic"] == nil {
+		t.Error("a change to Chunkers' map reached the next call")
+	}
+	if _, err := chunk.Parse("tokens:size=600", nil, nil); err != nil {
+		t.Errorf("after a caller's change: %v", err)
+	}
+	names := chunk.Names()
+	names[0] = "changed"
+	if chunk.Names()[0] == "changed" {
+		t.Error("a change to Names' result reached the next call")
+	}
 }
 
 // validValue is a value p accepts, written as in a spec.

@@ -135,10 +135,11 @@ func (d Def) check(name string, v float64) (isCap bool, err error) {
 	if i := slices.IndexFunc(d.Params, func(p ParamDef) bool { return p.Name == name }); i >= 0 {
 		return false, d.Params[i].check(d.Name, v)
 	}
-	if i := slices.IndexFunc(CapParams, func(p ParamDef) bool { return p.Name == name }); i >= 0 {
-		return true, CapParams[i].check(d.Name, v)
+	caps := CapParams()
+	if i := slices.IndexFunc(caps, func(p ParamDef) bool { return p.Name == name }); i >= 0 {
+		return true, caps[i].check(d.Name, v)
 	}
-	return false, unknownParam(d.Name, name, d.Params, CapParams)
+	return false, unknownParam(d.Name, name, d.Params, caps)
 }
 
 // registry holds every name a spec may use: strategies, answering routes

@@ -669,7 +669,7 @@ func strategiesJSON(withSelectors bool) ([]byte, error) {
 		Selectors     []ctxsel.SelectorDef `json:"selectors,omitempty"`
 		Caps          []ctxsel.ParamDef    `json:"caps"`
 		Orders        []string             `json:"orders"`
-	}{Default: ctxsel.DefaultStrategy, SelectDefault: ctxsel.DefaultSelectStrategy, Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
+	}{Default: ctxsel.DefaultStrategy, SelectDefault: ctxsel.DefaultSelectStrategy, Caps: ctxsel.CapParams(), Orders: []string{"rank", "document", "edges"}}
 	if withSelectors {
 		doc.Selectors = ctxsel.SelectorDefs()
 	}
