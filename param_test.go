@@ -11,13 +11,9 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
+	_ "github.com/ctxsel/ctxsel/all" // every registered name (TestAllLinksEveryRegistrant)
 	"github.com/ctxsel/ctxsel/chunk"
-	_ "github.com/ctxsel/ctxsel/cutoff"
-	_ "github.com/ctxsel/ctxsel/evidence"
-	_ "github.com/ctxsel/ctxsel/ldar"
-	_ "github.com/ctxsel/ctxsel/picker"
 	"github.com/ctxsel/ctxsel/score"
-	_ "github.com/ctxsel/ctxsel/selfroute"
 )
 
 // schemaOwner is a name whose parameters are declared with ctxsel.ParamDef,
