@@ -139,11 +139,22 @@ func (p ParamDef) normal() ParamDef {
 }
 
 // NormalParams returns defs as they are enforced (see ParamDef's kinds),
-// for a package that declares its own grammar's parameters.
+// for a package that declares its own grammar's parameters: a new copy,
+// words included.
 func NormalParams(defs []ParamDef) []ParamDef {
-	out := make([]ParamDef, len(defs))
-	for i, p := range defs {
+	out := cloneParams(defs)
+	for i, p := range out {
 		out[i] = p.normal()
+	}
+	return out
+}
+
+// cloneParams is a deep copy of defs (nil stays nil), so that a caller
+// that changes what it was handed changes nothing registered.
+func cloneParams(defs []ParamDef) []ParamDef {
+	out := slices.Clone(defs)
+	for i := range out {
+		out[i].Words = slices.Clone(out[i].Words)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package ctxsel_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -88,6 +89,42 @@ func TestSchemasAreCopies(t *testing.T) {
 	names[0] = "changed"
 	if chunk.Names()[0] == "changed" {
 		t.Error("a change to Names' result reached the next call")
+	}
+	// The registry hands out copies too.
+	registered := func() [][]ctxsel.ParamDef {
+		var out [][]ctxsel.ParamDef
+		for _, d := range ctxsel.Defs() {
+			out = append(out, d.Params)
+		}
+		for _, d := range ctxsel.SelectorDefs() {
+			out = append(out, d.Params)
+		}
+		for _, d := range ctxsel.RouteDefs() {
+			out = append(out, d.Params)
+		}
+		return out
+	}
+	before := fmt.Sprintf("%#v", registered())
+	handed := registered()
+	if d, ok := ctxsel.Lookup("topk"); ok {
+		handed = append(handed, d.Params)
+	}
+	for _, defs := range handed {
+		for i := range defs {
+			defs[i].Max, defs[i].Doc = 1, "changed"
+			if len(defs[i].Words) > 0 {
+				defs[i].Words[0] = "changed"
+			}
+		}
+	}
+	if fmt.Sprintf("%#v", registered()) != before {
+		t.Error("a change to what Defs, SelectorDefs, RouteDefs or Lookup returned reached the registry")
+	}
+	if d, _ := ctxsel.Lookup("topk"); d.Params[0].Doc == "changed" {
+		t.Error("a change to Lookup's result reached the registry")
+	}
+	if _, err := (ctxsel.Resolver{}).Resolve("topk:k=5"); err != nil {
+		t.Errorf("after a caller's change: %v", err)
 	}
 }
 

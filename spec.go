@@ -177,20 +177,25 @@ func Register(d Def) {
 	registry.defs[d.Name] = d
 }
 
-// Defs lists the registered strategies by name.
+// Defs lists the registered strategies by name (copies: changing one
+// changes nothing registered).
 func Defs() []Def {
 	registry.RLock()
 	defer registry.RUnlock()
 	out := slices.Collect(maps.Values(registry.defs))
 	slices.SortFunc(out, func(a, b Def) int { return strings.Compare(a.Name, b.Name) })
+	for i := range out {
+		out[i].Params = cloneParams(out[i].Params)
+	}
 	return out
 }
 
-// Lookup returns the definition of a registered strategy.
+// Lookup returns (a copy of) the definition of a registered strategy.
 func Lookup(name string) (Def, bool) {
 	registry.RLock()
 	defer registry.RUnlock()
 	d, ok := registry.defs[name]
+	d.Params = cloneParams(d.Params)
 	return d, ok
 }
 
