@@ -192,10 +192,16 @@ func Defs() []Def {
 
 // Lookup returns (a copy of) the definition of a registered strategy.
 func Lookup(name string) (Def, bool) {
+	d, ok := lookup(name)
+	d.Params = cloneParams(d.Params)
+	return d, ok
+}
+
+// lookup is Lookup without the copy, for the package's own reading.
+func lookup(name string) (Def, bool) {
 	registry.RLock()
 	defer registry.RUnlock()
 	d, ok := registry.defs[name]
-	d.Params = cloneParams(d.Params)
 	return d, ok
 }
 
@@ -218,7 +224,7 @@ func NewWith(sp Spec, deps Deps) (Strategy, Caps, error) {
 		k := slices.Min(slices.Collect(maps.Keys(sp.Words)))
 		return nil, Caps{}, &ParamError{Strategy: sp.Name, Param: k, Msg: fmt.Sprintf("parameter %s=%s must be a number", k, sp.Words[k])}
 	}
-	def, ok := Lookup(sp.Name)
+	def, ok := lookup(sp.Name)
 	if !ok {
 		names := make([]string, 0)
 		for _, d := range Defs() {
