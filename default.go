@@ -34,7 +34,7 @@ func resolveDefault(sp Spec) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
-	if _, ok := Lookup(def.Name); !ok {
+	if _, ok := lookup(def.Name); !ok {
 		return Spec{}, invalidf("the default, %s, is a text selector, not a strategy: resolve it with a ctxsel.Resolver that supplies its dependencies", DefaultStrategy)
 	}
 	if def.Params == nil {

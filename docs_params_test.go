@@ -43,7 +43,7 @@ func paramsDoc() string {
 	for _, d := range ctxsel.Defs() {
 		groups = append(groups, [2]any{d.Name, d.Params})
 	}
-	groups = append(groups, [2]any{"(caps: any strategy)", ctxsel.CapParams})
+	groups = append(groups, [2]any{"(caps: any strategy)", ctxsel.CapParams()})
 	table("Strategies (caps go with any strategy):", groups)
 	groups = nil
 	for _, d := range ctxsel.SelectorDefs() {
@@ -55,9 +55,9 @@ func paramsDoc() string {
 		groups = append(groups, [2]any{d.Name, d.Params})
 	}
 	table("Answering routes:", groups)
-	groups = [][2]any{{"hybrid", ctxsel.NormalParams(score.HybridParams)}}
-	for _, name := range chunk.Names {
-		groups = append(groups, [2]any{name, ctxsel.NormalParams(chunk.Chunkers[name])})
+	groups = [][2]any{{"hybrid", ctxsel.NormalParams(score.HybridParams())}}
+	for _, name := range chunk.Names() {
+		groups = append(groups, [2]any{name, ctxsel.NormalParams(chunk.Chunkers()[name])})
 	}
 	table("The hybrid scorer (`eval --scorer hybrid:alpha=0.5,fusion=zscore`) and the chunkers (`index add --chunker tokens:size=600,overlap=100`):", groups)
 	return b.String()

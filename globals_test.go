@@ -24,9 +24,27 @@ var writableGlobals = map[string]string{
 	"embed/uselite.loadErr": "the embedded weights' decoding error, set once under loadOnce",
 }
 
+// exportedTables are the exported package-level slices and maps, each
+// with why it is still a variable: any other fails TestNoMutableGlobals,
+// since a caller could change it for every other caller (a parameter
+// schema or a table of names is a function returning a new one, as
+// ctxsel.CapParams, score.HybridParams and chunk.Chunkers are).
+var exportedTables = map[string]string{
+	"dataset.LaRALengths":              "a list of names, predating this check; to become a function",
+	"dataset.LaRAKinds":                "a list of names, predating this check; to become a function",
+	"embed/uselite.Precisions":         "a list of names, predating this check; to become a function",
+	"evidence.FeatureNames":            "the feature order models are read by, predating this check; to become a function",
+	"evidence.V1Features":              "the version 1 features (FeatureNames' head), predating this check; to become a function",
+	"index/ingest.Extensions":          "a list of names, predating this check; to become a function",
+	"ldar/ldareval.BaselineStrategies": "a list of specs, predating this check; to become a function",
+	"token.Encodings":                  "a list of names, predating this check; to become a function",
+}
+
 // TestNoMutableGlobals: no package of the module writes a package-level
 // variable outside init, except the registries and memos listed in
-// writableGlobals (tests may swap seams; they are not scanned).
+// writableGlobals (tests may swap seams; they are not scanned), and none
+// exports a slice or a map a caller could change, except those listed in
+// exportedTables.
 func TestNoMutableGlobals(t *testing.T) {
 	found := map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
@@ -36,6 +54,12 @@ func TestNoMutableGlobals(t *testing.T) {
 		if d.IsDir() {
 			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || name == "vendor") {
 				return filepath.SkipDir
+			}
+			for _, v := range exportedSlicesAndMaps(t, path) {
+				found[v.name] = true
+				if _, ok := exportedTables[v.name]; !ok {
+					t.Errorf("%s exports the package-level slice or map %s, which any caller can change for every other: make it a function returning a new one (or list it in exportedTables with why)", v.pos, v.name)
+				}
 			}
 			for _, w := range globalWrites(t, path) {
 				found[w.name] = true
@@ -54,14 +78,66 @@ func TestNoMutableGlobals(t *testing.T) {
 			t.Errorf("writableGlobals lists %s, which no code writes any more: remove it", name)
 		}
 	}
+	for name := range exportedTables {
+		if !found[name] {
+			t.Errorf("exportedTables lists %s, which is no longer an exported slice or map: remove it", name)
+		}
+	}
 }
 
-type globalWrite struct{ name, pos string }
+// exportedSlicesAndMaps lists the exported package-level variables of the
+// non-test files of dir whose declared type, composite literal or slice
+// expression makes them a slice or a map.
+func exportedSlicesAndMaps(t *testing.T, dir string) []globalVar {
+	t.Helper()
+	fset, files := parseDir(t, dir)
+	pkg := filepath.ToSlash(dir)
+	if pkg == "." {
+		pkg = ""
+	}
+	isTable := func(e ast.Expr) bool {
+		switch x := e.(type) {
+		case *ast.ArrayType:
+			return x.Len == nil
+		case *ast.MapType:
+			return true
+		}
+		return false
+	}
+	var out []globalVar
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				vs := s.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if !n.IsExported() {
+						continue
+					}
+					table := vs.Type != nil && isTable(vs.Type)
+					if vs.Type == nil && i < len(vs.Values) {
+						switch v := vs.Values[i].(type) {
+						case *ast.CompositeLit:
+							table = isTable(v.Type)
+						case *ast.SliceExpr:
+							table = true
+						}
+					}
+					if table {
+						out = append(out, globalVar{pkg + "." + n.Name, fset.Position(n.Pos()).String()})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
 
-// globalWrites lists the writes to package-level variables in the
-// non-test files of dir, outside func init: assignments and ++/-- whose
-// target is the variable, a field or an element of it.
-func globalWrites(t *testing.T, dir string) []globalWrite {
+// parseDir parses the non-test Go files of dir.
+func parseDir(t *testing.T, dir string) (*token.FileSet, []*ast.File) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -78,6 +154,17 @@ func globalWrites(t *testing.T, dir string) []globalWrite {
 			files = append(files, f)
 		}
 	}
+	return fset, files
+}
+
+type globalVar struct{ name, pos string }
+
+// globalWrites lists the writes to package-level variables in the
+// non-test files of dir, outside func init: assignments and ++/-- whose
+// target is the variable, a field or an element of it.
+func globalWrites(t *testing.T, dir string) []globalVar {
+	t.Helper()
+	fset, files := parseDir(t, dir)
 	// The package-level variables, by name and by declaration.
 	names := map[string]bool{}
 	specs := map[*ast.ValueSpec]bool{}
@@ -98,7 +185,7 @@ func globalWrites(t *testing.T, dir string) []globalWrite {
 	if pkg == "." {
 		pkg = ""
 	}
-	var out []globalWrite
+	var out []globalVar
 	isGlobal := func(id *ast.Ident) bool {
 		if id.Obj != nil { // resolved in this file: a global only if declared at package level
 			vs, ok := id.Obj.Decl.(*ast.ValueSpec)
@@ -123,7 +210,7 @@ func globalWrites(t *testing.T, dir string) []globalWrite {
 				continue
 			case *ast.Ident:
 				if isGlobal(x) {
-					out = append(out, globalWrite{pkg + "." + x.Name, fset.Position(x.Pos()).String()})
+					out = append(out, globalVar{pkg + "." + x.Name, fset.Position(x.Pos()).String()})
 				}
 			}
 			return
@@ -150,6 +237,6 @@ func globalWrites(t *testing.T, dir string) []globalWrite {
 			})
 		}
 	}
-	slices.SortFunc(out, func(a, b globalWrite) int { return strings.Compare(a.pos, b.pos) })
+	slices.SortFunc(out, func(a, b globalVar) int { return strings.Compare(a.pos, b.pos) })
 	return out
 }

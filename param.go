@@ -139,11 +139,22 @@ func (p ParamDef) normal() ParamDef {
 }
 
 // NormalParams returns defs as they are enforced (see ParamDef's kinds),
-// for a package that declares its own grammar's parameters.
+// for a package that declares its own grammar's parameters: a new copy,
+// words included.
 func NormalParams(defs []ParamDef) []ParamDef {
-	out := make([]ParamDef, len(defs))
-	for i, p := range defs {
+	out := cloneParams(defs)
+	for i, p := range out {
 		out[i] = p.normal()
+	}
+	return out
+}
+
+// cloneParams is a deep copy of defs (nil stays nil), so that a caller
+// that changes what it was handed changes nothing registered.
+func cloneParams(defs []ParamDef) []ParamDef {
+	out := slices.Clone(defs)
+	for i := range out {
+		out[i].Words = slices.Clone(out[i].Words)
 	}
 	return out
 }
@@ -209,11 +220,13 @@ func (p ParamDef) wordsPhrase() string {
 	return s
 }
 
-// CapParams are the parameters every strategy accepts.
-var CapParams = []ParamDef{
-	{Name: "min_k", Default: 1, Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at least this many passages (default 1, or 0 for strategies that allow an empty selection such as budget; 0 = no minimum); max_tokens still wins"},
-	{Name: "max_k", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at most this many passages (0 = no maximum)"},
-	{Name: "max_tokens", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "stop before the passage that would push the total past this many tokens (0 = no limit)"},
+// CapParams are the parameters every strategy accepts, new on every call.
+func CapParams() []ParamDef {
+	return []ParamDef{
+		{Name: "min_k", Default: 1, Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at least this many passages (default 1, or 0 for strategies that allow an empty selection such as budget; 0 = no minimum); max_tokens still wins"},
+		{Name: "max_k", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "select at most this many passages (0 = no maximum)"},
+		{Name: "max_tokens", Min: 0, Max: math.MaxInt32, Integer: true, Doc: "stop before the passage that would push the total past this many tokens (0 = no limit)"},
+	}
 }
 
 // CheckParams checks sp's parameters against defs: each one declared, of

@@ -3,6 +3,7 @@ package ctxsel_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -11,13 +12,9 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
+	_ "github.com/ctxsel/ctxsel/all" // every registered name (TestAllLinksEveryRegistrant)
 	"github.com/ctxsel/ctxsel/chunk"
-	_ "github.com/ctxsel/ctxsel/cutoff"
-	_ "github.com/ctxsel/ctxsel/evidence"
-	_ "github.com/ctxsel/ctxsel/ldar"
-	_ "github.com/ctxsel/ctxsel/picker"
 	"github.com/ctxsel/ctxsel/score"
-	_ "github.com/ctxsel/ctxsel/selfroute"
 )
 
 // schemaOwner is a name whose parameters are declared with ctxsel.ParamDef,
@@ -40,7 +37,7 @@ func schemaOwners() []schemaOwner {
 		return err
 	}
 	for _, d := range ctxsel.Defs() {
-		out = append(out, schemaOwner{d.Name, append(slices.Clone(d.Params), ctxsel.CapParams...), resolve})
+		out = append(out, schemaOwner{d.Name, append(slices.Clone(d.Params), ctxsel.CapParams()...), resolve})
 	}
 	for _, d := range ctxsel.SelectorDefs() {
 		out = append(out, schemaOwner{d.Name, d.Params, resolve})
@@ -48,17 +45,87 @@ func schemaOwners() []schemaOwner {
 	for _, d := range ctxsel.RouteDefs() {
 		out = append(out, schemaOwner{d.Name, d.Params, resolve})
 	}
-	out = append(out, schemaOwner{"hybrid", ctxsel.NormalParams(score.HybridParams), func(spec string) error {
+	out = append(out, schemaOwner{"hybrid", ctxsel.NormalParams(score.HybridParams()), func(spec string) error {
 		_, _, err := score.ParseHybrid(spec)
 		return err
 	}})
-	for name, defs := range chunk.Chunkers {
+	for name, defs := range chunk.Chunkers() {
 		out = append(out, schemaOwner{name, ctxsel.NormalParams(defs), func(spec string) error {
 			_, err := chunk.Parse(spec, nil, nil)
 			return err
 		}})
 	}
 	return out
+}
+
+// TestSchemasAreCopies: the schemas a package hands out are new on every
+// call, so a caller that changes one (a range, a word) changes nobody
+// else's and not what a spec is checked against.
+func TestSchemasAreCopies(t *testing.T) {
+	caps := ctxsel.CapParams()
+	caps[0].Max = 1
+	if ctxsel.CapParams()[0].Max == 1 {
+		t.Error("a change to CapParams' result reached the next call")
+	}
+	hyb := score.HybridParams()
+	i := slices.IndexFunc(hyb, func(p ctxsel.ParamDef) bool { return p.Name == "fusion" })
+	hyb[i].Words[0] = "changed"
+	if slices.Contains(score.HybridParams()[i].Words, "changed") {
+		t.Error("a change to HybridParams' words reached the next call")
+	}
+	if _, _, err := score.ParseHybrid("hybrid:fusion=zscore"); err != nil {
+		t.Errorf("after a caller's change: %v", err)
+	}
+	ch := chunk.Chunkers()
+	ch["tokens"][0].Max = 1
+	delete(ch, "semantic")
+	if again := chunk.Chunkers(); again["tokens"][0].Max == 1 || again["semantic"] == nil {
+		t.Error("a change to Chunkers' map reached the next call")
+	}
+	if _, err := chunk.Parse("tokens:size=600", nil, nil); err != nil {
+		t.Errorf("after a caller's change: %v", err)
+	}
+	names := chunk.Names()
+	names[0] = "changed"
+	if chunk.Names()[0] == "changed" {
+		t.Error("a change to Names' result reached the next call")
+	}
+	// The registry hands out copies too.
+	registered := func() [][]ctxsel.ParamDef {
+		var out [][]ctxsel.ParamDef
+		for _, d := range ctxsel.Defs() {
+			out = append(out, d.Params)
+		}
+		for _, d := range ctxsel.SelectorDefs() {
+			out = append(out, d.Params)
+		}
+		for _, d := range ctxsel.RouteDefs() {
+			out = append(out, d.Params)
+		}
+		return out
+	}
+	before := fmt.Sprintf("%#v", registered())
+	handed := registered()
+	if d, ok := ctxsel.Lookup("topk"); ok {
+		handed = append(handed, d.Params)
+	}
+	for _, defs := range handed {
+		for i := range defs {
+			defs[i].Max, defs[i].Doc = 1, "changed"
+			if len(defs[i].Words) > 0 {
+				defs[i].Words[0] = "changed"
+			}
+		}
+	}
+	if fmt.Sprintf("%#v", registered()) != before {
+		t.Error("a change to what Defs, SelectorDefs, RouteDefs or Lookup returned reached the registry")
+	}
+	if d, _ := ctxsel.Lookup("topk"); d.Params[0].Doc == "changed" {
+		t.Error("a change to Lookup's result reached the registry")
+	}
+	if _, err := (ctxsel.Resolver{}).Resolve("topk:k=5"); err != nil {
+		t.Errorf("after a caller's change: %v", err)
+	}
 }
 
 // validValue is a value p accepts, written as in a spec.

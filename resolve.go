@@ -209,18 +209,27 @@ func RegisterRoute(d RouteDef) {
 	registry.routes[d.Name] = d
 }
 
-// SelectorDefs lists the registered text selector kinds by name.
+// SelectorDefs lists the registered text selector kinds by name (copies:
+// changing one changes nothing registered).
 func SelectorDefs() []SelectorDef {
 	registry.RLock()
 	defer registry.RUnlock()
-	return slices.SortedFunc(maps.Values(registry.selectors), func(a, b SelectorDef) int { return strings.Compare(a.Name, b.Name) })
+	out := slices.SortedFunc(maps.Values(registry.selectors), func(a, b SelectorDef) int { return strings.Compare(a.Name, b.Name) })
+	for i := range out {
+		out[i].Params = cloneParams(out[i].Params)
+	}
+	return out
 }
 
-// RouteDefs lists the registered answering routes by name.
+// RouteDefs lists the registered answering routes by name (copies).
 func RouteDefs() []RouteDef {
 	registry.RLock()
 	defer registry.RUnlock()
-	return slices.SortedFunc(maps.Values(registry.routes), func(a, b RouteDef) int { return strings.Compare(a.Name, b.Name) })
+	out := slices.SortedFunc(maps.Values(registry.routes), func(a, b RouteDef) int { return strings.Compare(a.Name, b.Name) })
+	for i := range out {
+		out[i].Params = cloneParams(out[i].Params)
+	}
+	return out
 }
 
 // Resolver turns spec strings into runnable things: the one place that

@@ -135,10 +135,11 @@ func (d Def) check(name string, v float64) (isCap bool, err error) {
 	if i := slices.IndexFunc(d.Params, func(p ParamDef) bool { return p.Name == name }); i >= 0 {
 		return false, d.Params[i].check(d.Name, v)
 	}
-	if i := slices.IndexFunc(CapParams, func(p ParamDef) bool { return p.Name == name }); i >= 0 {
-		return true, CapParams[i].check(d.Name, v)
+	caps := CapParams()
+	if i := slices.IndexFunc(caps, func(p ParamDef) bool { return p.Name == name }); i >= 0 {
+		return true, caps[i].check(d.Name, v)
 	}
-	return false, unknownParam(d.Name, name, d.Params, CapParams)
+	return false, unknownParam(d.Name, name, d.Params, caps)
 }
 
 // registry holds every name a spec may use: strategies, answering routes
@@ -176,17 +177,28 @@ func Register(d Def) {
 	registry.defs[d.Name] = d
 }
 
-// Defs lists the registered strategies by name.
+// Defs lists the registered strategies by name (copies: changing one
+// changes nothing registered).
 func Defs() []Def {
 	registry.RLock()
 	defer registry.RUnlock()
 	out := slices.Collect(maps.Values(registry.defs))
 	slices.SortFunc(out, func(a, b Def) int { return strings.Compare(a.Name, b.Name) })
+	for i := range out {
+		out[i].Params = cloneParams(out[i].Params)
+	}
 	return out
 }
 
-// Lookup returns the definition of a registered strategy.
+// Lookup returns (a copy of) the definition of a registered strategy.
 func Lookup(name string) (Def, bool) {
+	d, ok := lookup(name)
+	d.Params = cloneParams(d.Params)
+	return d, ok
+}
+
+// lookup is Lookup without the copy, for the package's own reading.
+func lookup(name string) (Def, bool) {
 	registry.RLock()
 	defer registry.RUnlock()
 	d, ok := registry.defs[name]
@@ -212,7 +224,7 @@ func NewWith(sp Spec, deps Deps) (Strategy, Caps, error) {
 		k := slices.Min(slices.Collect(maps.Keys(sp.Words)))
 		return nil, Caps{}, &ParamError{Strategy: sp.Name, Param: k, Msg: fmt.Sprintf("parameter %s=%s must be a number", k, sp.Words[k])}
 	}
-	def, ok := Lookup(sp.Name)
+	def, ok := lookup(sp.Name)
 	if !ok {
 		names := make([]string, 0)
 		for _, d := range Defs() {

@@ -20,7 +20,7 @@ func TestIntegerParamsBounded(t *testing.T) {
 	huge := []float64{math.MaxInt64, 1e300, ctxsel.MaxIntParam + 1}
 	checked := 0
 	for _, d := range ctxsel.Defs() {
-		params := append(append([]ctxsel.ParamDef(nil), d.Params...), ctxsel.CapParams...)
+		params := append(append([]ctxsel.ParamDef(nil), d.Params...), ctxsel.CapParams()...)
 		for _, p := range params {
 			if !p.Integer {
 				continue
@@ -120,7 +120,7 @@ func TestNewFromGetsDeps(t *testing.T) {
 func TestNoParamShadowsACap(t *testing.T) {
 	for _, d := range ctxsel.Defs() {
 		for _, p := range d.Params {
-			for _, c := range ctxsel.CapParams {
+			for _, c := range ctxsel.CapParams() {
 				if p.Name == c.Name {
 					t.Errorf("strategy %s: parameter %s has the name of a cap", d.Name, p.Name)
 				}

@@ -94,28 +94,39 @@ const maxSize = 1 << 30
 
 // Names are the chunkers, each under its main name (Chunkers also holds
 // their aliases: token, window, windows, sentence).
-var Names = []string{"tokens", "sentences", "semantic"}
+func Names() []string { return []string{"tokens", "sentences", "semantic"} }
 
 // Chunkers are the chunker names a spec may use, each with its
-// parameters; aliases share their chunker's.
-var Chunkers = map[string][]ctxsel.ParamDef{
-	"tokens": tokensParams, "token": tokensParams, "window": tokensParams, "windows": tokensParams,
-	"sentences": sentencesParams, "sentence": sentencesParams,
-	"semantic": {
-		{Name: "threshold", Default: DefaultThreshold, Min: -1, Max: 1, Doc: "a new chunk starts where the cosine similarity of neighbouring sentences falls below this"},
-		{Name: "max_tokens", Kind: ctxsel.IntegerParam, Default: DefaultSize, Max: maxSize, Doc: "tokens per chunk at most (0: no limit, else at least 8)"},
-	},
+// parameters; aliases have their chunker's. Each call returns a new map.
+func Chunkers() map[string][]ctxsel.ParamDef {
+	m := map[string][]ctxsel.ParamDef{}
+	for _, name := range []string{"tokens", "token", "window", "windows", "sentences", "sentence", "semantic"} {
+		m[name], _ = chunkerParams(name)
+	}
+	return m
 }
 
-var (
-	tokensParams = []ctxsel.ParamDef{
-		{Name: "size", Kind: ctxsel.IntegerParam, Default: DefaultSize, Max: maxSize, Doc: "tokens per chunk"},
-		{Name: "overlap", Kind: ctxsel.IntegerParam, Default: DefaultOverlap, Max: maxSize, Doc: "tokens each chunk shares with the one before (less than size)"},
+// chunkerParams are the parameters of the chunker name (or alias), new
+// on every call.
+func chunkerParams(name string) ([]ctxsel.ParamDef, bool) {
+	switch name {
+	case "tokens", "token", "window", "windows":
+		return []ctxsel.ParamDef{
+			{Name: "size", Kind: ctxsel.IntegerParam, Default: DefaultSize, Max: maxSize, Doc: "tokens per chunk"},
+			{Name: "overlap", Kind: ctxsel.IntegerParam, Default: DefaultOverlap, Max: maxSize, Doc: "tokens each chunk shares with the one before (less than size)"},
+		}, true
+	case "sentences", "sentence":
+		return []ctxsel.ParamDef{
+			{Name: "max_tokens", Kind: ctxsel.IntegerParam, Default: DefaultSize, Max: maxSize, Doc: "whole sentences are packed into chunks of at most this many tokens"},
+		}, true
+	case "semantic":
+		return []ctxsel.ParamDef{
+			{Name: "threshold", Default: DefaultThreshold, Min: -1, Max: 1, Doc: "a new chunk starts where the cosine similarity of neighbouring sentences falls below this"},
+			{Name: "max_tokens", Kind: ctxsel.IntegerParam, Default: DefaultSize, Max: maxSize, Doc: "tokens per chunk at most (0: no limit, else at least 8)"},
+		}, true
 	}
-	sentencesParams = []ctxsel.ParamDef{
-		{Name: "max_tokens", Kind: ctxsel.IntegerParam, Default: DefaultSize, Max: maxSize, Doc: "whole sentences are packed into chunks of at most this many tokens"},
-	}
-)
+	return nil, false
+}
 
 // Parse builds the chunker a spec names. tok counts tokens (nil means
 // token.New("")); e embeds sentences and is needed only by "semantic". A
@@ -128,9 +139,9 @@ func Parse(spec string, tok Tokenizer, e embed.Embedder) (Chunker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chunker spec: %w", err)
 	}
-	defs, ok := Chunkers[name]
+	defs, ok := chunkerParams(name)
 	if !ok {
-		return nil, invalidf("unknown chunker %q (known: %s)", name, strings.Join(Names, ", "))
+		return nil, invalidf("unknown chunker %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	sp, err := ctxsel.ParseParams(spec, "chunker", defs)
 	if err != nil {

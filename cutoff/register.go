@@ -8,8 +8,9 @@ import (
 
 const maxInt = math.MaxInt32
 
-// Defs are the definitions this package registers with ctxsel.
-var Defs = []ctxsel.Def{
+// defs are the definitions this package registers with ctxsel (read them
+// with ctxsel.Defs and ctxsel.Lookup).
+var defs = []ctxsel.Def{
 	{
 		Name: "topk", Doc: "fixed top-k: the k best passages",
 		Params: []ctxsel.ParamDef{{Name: "k", Default: 10, Min: 1, Max: maxInt, Integer: true, Doc: "how many passages"}},
@@ -104,7 +105,7 @@ func newGap(name string) func(map[string]float64) (ctxsel.Strategy, error) {
 }
 
 func init() {
-	for _, d := range Defs {
+	for _, d := range defs {
 		ctxsel.Register(d)
 	}
 }

@@ -99,12 +99,15 @@ type HybridSpec struct {
 // DefaultHybrid is what a bare "hybrid" means: DefaultMethod, DefaultAlpha.
 var DefaultHybrid = HybridSpec{Method: DefaultMethod, Alpha: DefaultAlpha}
 
-// HybridParams declares the hybrid scorer spec's parameters.
-var HybridParams = []ctxsel.ParamDef{
-	{Name: "alpha", Default: DefaultAlpha, Min: 0, Max: 1, Doc: "weight of the dense scores (1 − alpha weights BM25's)"},
-	{Name: "fusion", Kind: ctxsel.WordParam, Words: []string{"zscore", "minmax", "rrf", "z", "relative"}, DefaultWord: string(DefaultMethod),
-		Doc: "how the two curves are fused: zscore, minmax (relative is Weaviate's name for it) or rrf (z is zscore)"},
-	{Name: "dense", Kind: ctxsel.WordParam, DefaultDoc: "the caller's default embedder", Doc: "the dense scorer: an embedding scorer's name"},
+// HybridParams declares the hybrid scorer spec's parameters, new on every
+// call.
+func HybridParams() []ctxsel.ParamDef {
+	return []ctxsel.ParamDef{
+		{Name: "alpha", Default: DefaultAlpha, Min: 0, Max: 1, Doc: "weight of the dense scores (1 − alpha weights BM25's)"},
+		{Name: "fusion", Kind: ctxsel.WordParam, Words: []string{"zscore", "minmax", "rrf", "z", "relative"}, DefaultWord: string(DefaultMethod),
+			Doc: "how the two curves are fused: zscore, minmax (relative is Weaviate's name for it) or rrf (z is zscore)"},
+		{Name: "dense", Kind: ctxsel.WordParam, DefaultDoc: "the caller's default embedder", Doc: "the dense scorer: an embedding scorer's name"},
+	}
 }
 
 // ParseHybrid parses a hybrid spec; ok is false when s does not name the
@@ -114,11 +117,12 @@ func ParseHybrid(s string) (spec HybridSpec, ok bool, err error) {
 	if name, _, _ := strings.Cut(s, ":"); name != "hybrid" {
 		return HybridSpec{}, false, nil
 	}
-	sp, err := ctxsel.ParseParams(s, "scorer", HybridParams)
+	defs := HybridParams()
+	sp, err := ctxsel.ParseParams(s, "scorer", defs)
 	if err != nil {
 		return HybridSpec{}, true, err
 	}
-	sp = ctxsel.WithDefaults(sp, HybridParams)
+	sp = ctxsel.WithDefaults(sp, defs)
 	spec = HybridSpec{Dense: sp.Words["dense"], Alpha: sp.Params["alpha"]}
 	if spec.Method, err = fusion.ParseMethod(sp.Words["fusion"]); err != nil {
 		return HybridSpec{}, true, fmt.Errorf("hybrid scorer: %w", err)

@@ -671,7 +671,7 @@ func strategiesJSON(withSelectors bool) ([]byte, error) {
 		Routes        []ctxsel.RouteDef    `json:"routes"`
 		Caps          []ctxsel.ParamDef    `json:"caps"`
 		Orders        []string             `json:"orders"`
-	}{Default: ctxsel.DefaultStrategy, SelectDefault: ctxsel.DefaultSelectStrategy, Routes: ctxsel.RouteDefs(), Caps: ctxsel.CapParams, Orders: []string{"rank", "document", "edges"}}
+	}{Default: ctxsel.DefaultStrategy, SelectDefault: ctxsel.DefaultSelectStrategy, Routes: ctxsel.RouteDefs(), Caps: ctxsel.CapParams(), Orders: []string{"rank", "document", "edges"}}
 	if withSelectors {
 		doc.Selectors = ctxsel.SelectorDefs()
 	}

@@ -368,7 +368,7 @@ func TestStrategies(t *testing.T) {
 		t.Errorf("routes %+v, want %+v", doc.Routes, routes)
 	}
 	defs := ctxsel.Defs()
-	if doc.Default != ctxsel.DefaultStrategy || len(doc.Strategies) != len(defs) || len(doc.Caps) != len(ctxsel.CapParams) || len(doc.Orders) != 3 {
+	if doc.Default != ctxsel.DefaultStrategy || len(doc.Strategies) != len(defs) || len(doc.Caps) != len(ctxsel.CapParams()) || len(doc.Orders) != 3 {
 		t.Fatalf("%+v", doc)
 	}
 	for i, d := range defs {

@@ -184,7 +184,7 @@ Examples:
 	if err != nil {
 		return err
 	}
-	e, closeEmb, err := embedderFor(*embedder, st.Config.Model)
+	e, closeEmb, err := openEmbedder(*embedder, st.Config.Model)
 	if err != nil {
 		return err
 	}

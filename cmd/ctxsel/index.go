@@ -31,7 +31,8 @@ const (
 )
 
 // openEmbedder builds the named embedder for an index built with
-// indexModel ("" for none); tests replace it.
+// indexModel ("" for none); name "" opens the index's (embedders.ForIndex).
+// Tests replace it.
 var openEmbedder = embedders.OpenFromEnv
 
 const indexUsage = `Usage:
@@ -136,26 +137,6 @@ func sentenceEmbedderFor(e embed.Embedder) (embed.Embedder, func() error, error)
 	return openEmbedder(embedders.Default, "")
 }
 
-// embedderFor picks the embedder: the flag when given, else the one the
-// index was built with (from its recorded model id), else use-lite.
-func embedderFor(name, model string) (embed.Embedder, func() error, error) {
-	return openEmbedder(embedderName(name, model), model)
-}
-
-// embedderName is the embedder --embedder names, else the one an index
-// built with model used.
-func embedderName(name, model string) string {
-	if name == "" {
-		name = "use-lite"
-		for _, n := range embedders.Names() {
-			if strings.HasPrefix(model, n+":") || strings.HasPrefix(model, n+"@") {
-				name = n
-			}
-		}
-	}
-	return name
-}
-
 const indexAddHelp = `Reads every .txt, .md, .html and .jsonl file under the given files and folders
 (hidden ones skipped), cuts each document into chunks, embeds them and stores
 them in the index. Files whose content did not change since they were added
@@ -247,7 +228,7 @@ does, and removes the documents of files under PATH that were deleted.
 	if err != nil {
 		return usageError{err}
 	}
-	e, closeEmb, err := embedderFor(*embedder, st.Config.Model)
+	e, closeEmb, err := openEmbedder(*embedder, st.Config.Model)
 	if err != nil {
 		return err
 	}

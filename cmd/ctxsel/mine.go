@@ -13,6 +13,7 @@ import (
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/dataset"
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/internal/termtext"
 	"github.com/ctxsel/ctxsel/llm"
 	"github.com/ctxsel/ctxsel/mine"
@@ -186,7 +187,7 @@ func mineProgress(w io.Writer) func(mine.Status) {
 func rechunk(ctx context.Context, recs []dataset.Record, spec string, counter *token.Tiktoken) ([]dataset.Record, error) {
 	var e embed.Embedder
 	if strings.HasPrefix(strings.TrimSpace(spec), "semantic") {
-		emb, closeEmb, err := newEmbedder("use-lite")
+		emb, closeEmb, err := openEmbedder(embedders.Default, "")
 		if err != nil {
 			return nil, err
 		}

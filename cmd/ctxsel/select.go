@@ -235,7 +235,7 @@ func cmdStrategies(args []string, stdout, stderr io.Writer) error {
 		writeParams(stdout, d.Params)
 	}
 	fmt.Fprintln(stdout, "\ncaps, accepted by every strategy:")
-	writeParams(stdout, ctxsel.CapParams)
+	writeParams(stdout, ctxsel.CapParams())
 	fmt.Fprintln(stdout, "\ntext selectors, which read the question and the passages' texts (select --question, ask, eval):")
 	for _, d := range ctxsel.SelectorDefs() {
 		fmt.Fprintf(stdout, "%s — %s\n", d.Name, d.Doc)

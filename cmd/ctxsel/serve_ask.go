@@ -48,11 +48,11 @@ func serverBackends(ctx context.Context, cmd, embedderName, indexLoc string, rd 
 		if _, err := embedders.UseLitePrecision(""); err != nil {
 			return b, fmt.Errorf("%s: %w", cmd, err)
 		}
-		lazy := embed.NewLazy("use-lite", func() (embed.Embedder, func() error, error) { return newEmbedder("use-lite") })
+		lazy := embed.NewLazy("use-lite", func() (embed.Embedder, func() error, error) { return openEmbedder(embedders.Default, "") })
 		b.emb, closeEmb = lazy, lazy.Close
 	default:
 		var err error
-		if b.emb, closeEmb, err = newEmbedder(embedderName); err != nil {
+		if b.emb, closeEmb, err = openEmbedder(embedderName, ""); err != nil {
 			return b, fmt.Errorf("%s: %w", cmd, err)
 		}
 	}
@@ -82,7 +82,7 @@ func newIndexAsker(ctx context.Context, cmd, loc string, rd askReader) (server.A
 		store.Close()
 		return nil, nil, nil, fmt.Errorf("%s --index: %w", cmd, err)
 	}
-	e, closeEmb, err := embedderFor("", st.Config.Model)
+	e, closeEmb, err := openEmbedder("", st.Config.Model)
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, fmt.Errorf("%s --index: %w", cmd, err)

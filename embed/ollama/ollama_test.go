@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/remote"
 )
 
 func vecFor(text string) []float32 {
@@ -115,7 +116,7 @@ func (s *sleeps) got() []time.Duration {
 func newClient(t *testing.T, f *fakeServer, mod func(*Options)) (*Client, *sleeps) {
 	t.Helper()
 	sl := &sleeps{}
-	o := Options{BaseURL: f.URL, Model: "nomic-embed-text:v1.5", sleep: sl.sleep}
+	o := Options{Config: remote.Config{BaseURL: f.URL, Model: "nomic-embed-text:v1.5"}, sleep: sl.sleep}
 	if mod != nil {
 		mod(&o)
 	}
@@ -307,7 +308,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 		time.AfterFunc(20*time.Millisecond, cancel)
 		return true
 	}
-	c, err := New(Options{BaseURL: f.URL, Model: "m", RetryMaxDelay: 2 * time.Hour})
+	c, err := New(Options{Config: remote.Config{BaseURL: f.URL, Model: "m", RetryMaxDelay: 2 * time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +357,7 @@ func TestServerDownRetriedThenFails(t *testing.T) {
 	f := newFake(t)
 	url := f.URL
 	f.Close() // nothing listens any more: connection refused
-	c, err := New(Options{BaseURL: url, Model: "m", MaxRetries: 2, sleep: (&sleeps{}).sleep})
+	c, err := New(Options{Config: remote.Config{BaseURL: url, Model: "m", MaxRetries: 2}, sleep: (&sleeps{}).sleep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +474,7 @@ func TestParseHost(t *testing.T) {
 		if _, err := ParseHost(bad); err == nil {
 			t.Errorf("ParseHost(%q) accepted", bad)
 		}
-		if _, err := New(Options{Model: "m", BaseURL: bad}); err == nil || !strings.Contains(err.Error(), "host") {
+		if _, err := New(Options{Config: remote.Config{Model: "m", BaseURL: bad}}); err == nil || !strings.Contains(err.Error(), "host") {
 			t.Errorf("New with BaseURL %q: %v", bad, err)
 		}
 	}
@@ -481,7 +482,7 @@ func TestParseHost(t *testing.T) {
 
 func TestBaseURLFromEnv(t *testing.T) {
 	t.Setenv(EnvHost, "ollama.internal:7000")
-	c, err := New(Options{Model: "m"})
+	c, err := New(Options{Config: remote.Config{Model: "m"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,15 +490,15 @@ func TestBaseURLFromEnv(t *testing.T) {
 		t.Fatalf("endpoint %s", c.Endpoint())
 	}
 	t.Setenv(EnvHost, "")
-	c, _ = New(Options{Model: "m"})
+	c, _ = New(Options{Config: remote.Config{Model: "m"}})
 	if c.Endpoint() != "http://127.0.0.1:11434/api/embed" {
 		t.Fatalf("endpoint %s", c.Endpoint())
 	}
-	c, _ = New(Options{Model: "m", BaseURL: "http://h:1/api/"})
+	c, _ = New(Options{Config: remote.Config{Model: "m", BaseURL: "http://h:1/api/"}})
 	if c.Endpoint() != "http://h:1/api/embed" {
 		t.Fatalf("endpoint %s", c.Endpoint())
 	}
-	if _, err := New(Options{Model: "m", KeepAlive: "-1"}); err == nil {
+	if _, err := New(Options{Config: remote.Config{Model: "m"}, KeepAlive: "-1"}); err == nil {
 		t.Fatal("bad KeepAlive accepted")
 	}
 }
@@ -518,19 +519,19 @@ func TestModelID(t *testing.T) {
 		return c.ModelID()
 	}
 	base := id(Options{})
-	if id(Options{BatchSize: 3, KeepAlive: "1m", Concurrency: 4}) != base {
+	if id(Options{Config: remote.Config{BatchSize: 3, Concurrency: 4}, KeepAlive: "1m"}) != base {
 		t.Error("ModelID depends on settings that do not change vectors")
 	}
 	seen := map[string]bool{}
 	for _, v := range []string{
 		base,
-		id(Options{BaseURL: "http://other:1"}),
-		id(Options{Model: "mxbai-embed-large"}),
-		id(Options{Dimensions: 256}),
+		id(Options{Config: remote.Config{BaseURL: "http://other:1"}}),
+		id(Options{Config: remote.Config{Model: "mxbai-embed-large"}}),
+		id(Options{Config: remote.Config{Dimensions: 256}}),
 		id(Options{Truncate: &tr}),
 		id(Options{Truncate: &fa}),
-		id(Options{QueryPrefix: "q: "}),
-		id(Options{PassagePrefix: "q: "}),
+		id(Options{Config: remote.Config{QueryPrefix: "q: "}}),
+		id(Options{Config: remote.Config{PassagePrefix: "q: "}}),
 	} {
 		if seen[v] {
 			t.Errorf("duplicate ModelID %q", v)
@@ -564,7 +565,7 @@ func TestReal(t *testing.T) {
 	if host == "" || model == "" {
 		t.Skip("set CTXSEL_TEST_OLLAMA_HOST and CTXSEL_TEST_OLLAMA_MODEL to run")
 	}
-	c, err := New(Options{BaseURL: host, Model: model, BatchSize: 2, Timeout: 5 * time.Minute})
+	c, err := New(Options{Config: remote.Config{BaseURL: host, Model: model, BatchSize: 2, Timeout: 5 * time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxsel/ctxsel/embed"
 	"github.com/ctxsel/ctxsel/embed/openai"
+	"github.com/ctxsel/ctxsel/embed/remote"
 )
 
 // A stand-in for an OpenAI-compatible server: the embedding of a text is
@@ -45,12 +46,14 @@ func Example() {
 	defer srv.Close()
 
 	c, err := openai.New(openai.Options{
-		BaseURL:       srv.URL + "/v1", // "/v1" is optional
-		Model:         "e5-small",
-		APIKey:        "sk-example",
-		QueryPrefix:   "query: ",
-		PassagePrefix: "passage: ",
-		BatchSize:     2,
+		Config: remote.Config{
+			BaseURL:       srv.URL + "/v1", // "/v1" is optional
+			Model:         "e5-small",
+			APIKey:        "sk-example",
+			QueryPrefix:   "query: ",
+			PassagePrefix: "passage: ",
+			BatchSize:     2,
+		},
 	})
 	if err != nil {
 		log.Fatal(err)

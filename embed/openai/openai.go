@@ -55,13 +55,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/ctxsel/ctxsel/embed"
-	"github.com/ctxsel/ctxsel/embed/internal/remote"
+	"github.com/ctxsel/ctxsel/embed/remote"
 	"github.com/ctxsel/ctxsel/internal/httpretry"
 )
 
@@ -83,38 +82,10 @@ const (
 
 // Options configures a Client. Only Model is required.
 type Options struct {
-	// BaseURL of the server, with or without a trailing "/v1" (and "/").
-	// Default DefaultBaseURL.
-	BaseURL string
-	// Model name sent with every request, e.g. "text-embedding-3-small".
-	Model string
-	// APIKey sent as a bearer token. Empty: see the package documentation.
-	APIKey string
-	// Dimensions, when > 0, is sent as "dimensions" (text-embedding-3
-	// models shorten their vectors) and every vector must have it.
-	Dimensions int
-	// BatchSize is the most texts per request. Default DefaultBatchSize.
-	BatchSize int
-	// Concurrency is the most requests in flight per Embed call.
-	// Default DefaultConcurrency.
-	Concurrency int
-	// MaxRetries per request: 0 means DefaultMaxRetries, < 0 means none.
-	MaxRetries int
-	// Timeout per request attempt. Default DefaultTimeout.
-	Timeout time.Duration
-	// RetryBaseDelay is the first backoff wait (doubling per retry, with
-	// jitter); RetryMaxDelay caps any wait, Retry-After included.
-	// Defaults 500ms and 30s.
-	RetryBaseDelay time.Duration
-	RetryMaxDelay  time.Duration
-	// HTTPClient sends the requests. Default http.DefaultClient.
-	HTTPClient *http.Client
-	// Header holds extra request headers (e.g. OpenAI-Organization).
-	Header http.Header
-	// QueryPrefix is prepended to texts by EmbedQuery, PassagePrefix to
-	// texts by Embed.
-	QueryPrefix   string
-	PassagePrefix string
+	// Config holds the settings every remote embedder takes. Here BaseURL
+	// may end in "/v1" (and "/"), default DefaultBaseURL; an empty APIKey
+	// is read as the package documentation says.
+	remote.Config
 
 	// sleep replaces the backoff timer in tests.
 	sleep func(context.Context, time.Duration) error
@@ -148,12 +119,12 @@ var (
 // New validates opts, fills in defaults and returns a Client. It does not
 // contact the server.
 func New(opts Options) (*Client, error) {
-	if strings.TrimSpace(opts.Model) == "" {
-		return nil, errors.New("openai: Options.Model is required")
+	cfg, err := opts.Settle("openai", remote.Defaults{BatchSize: DefaultBatchSize, Concurrency: DefaultConcurrency,
+		MaxRetries: DefaultMaxRetries, Timeout: DefaultTimeout})
+	if err != nil {
+		return nil, err
 	}
-	if opts.Dimensions < 0 {
-		return nil, fmt.Errorf("openai: Options.Dimensions is negative (%d)", opts.Dimensions)
-	}
+	opts.Config = cfg
 	base := opts.BaseURL
 	if base == "" {
 		base = DefaultBaseURL
@@ -186,45 +157,12 @@ func New(opts Options) (*Client, error) {
 		}
 	}
 
-	if opts.BatchSize <= 0 {
-		opts.BatchSize = DefaultBatchSize
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultConcurrency
-	}
-	switch {
-	case opts.MaxRetries == 0:
-		opts.MaxRetries = DefaultMaxRetries
-	case opts.MaxRetries < 0:
-		opts.MaxRetries = 0
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	client := opts.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
-	}
-
-	id := url.Values{}
-	id.Set("base", u.Host+path)
-	id.Set("model", opts.Model)
-	if opts.Dimensions > 0 {
-		id.Set("dims", strconv.Itoa(opts.Dimensions))
-	}
-	if opts.QueryPrefix != "" {
-		id.Set("query", opts.QueryPrefix)
-	}
-	if opts.PassagePrefix != "" {
-		id.Set("passage", opts.PassagePrefix)
-	}
-
 	return &Client{
 		opts:     opts,
 		endpoint: endpoint,
 		key:      key,
-		modelID:  "openai:" + id.Encode(),
-		client:   client,
+		modelID:  "openai:" + opts.ID(u.Host+path).Encode(),
+		client:   opts.HTTPClient,
 		policy: httpretry.Policy{
 			MaxRetries:   opts.MaxRetries,
 			BaseDelay:    opts.RetryBaseDelay,
@@ -302,15 +240,7 @@ func (c *Client) request(ctx context.Context, input []string) ([][]float32, erro
 	if err != nil {
 		return nil, fmt.Errorf("encoding request: %w", err)
 	}
-	h := http.Header{}
-	for k, vs := range c.opts.Header {
-		h[http.CanonicalHeaderKey(k)] = vs
-	}
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/json")
-	if c.key != "" {
-		h.Set("Authorization", "Bearer "+c.key)
-	}
+	h := c.opts.RequestHeader(c.key)
 	raw, err := httpretry.Do(ctx, c.client, httpretry.Request{
 		Method: http.MethodPost, URL: c.endpoint, Header: h, Body: body,
 	}, c.policy)

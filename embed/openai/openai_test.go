@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ctxsel/ctxsel/embed"
+	"github.com/ctxsel/ctxsel/embed/remote"
 	"github.com/ctxsel/ctxsel/internal/httpretry"
 )
 
@@ -150,7 +151,7 @@ func (s *sleeps) got() []time.Duration {
 func newClient(t *testing.T, f *fakeServer, mod func(*Options)) (*Client, *sleeps) {
 	t.Helper()
 	sl := &sleeps{}
-	o := Options{BaseURL: f.URL, Model: "test-model", APIKey: "sk-test-SECRET-123", sleep: sl.sleep}
+	o := Options{Config: remote.Config{BaseURL: f.URL, Model: "test-model", APIKey: "sk-test-SECRET-123"}, sleep: sl.sleep}
 	if mod != nil {
 		mod(&o)
 	}
@@ -473,18 +474,18 @@ func TestNoKeyNoAuthHeader(t *testing.T) {
 func TestOfficialHostKeyFromEnv(t *testing.T) {
 	t.Setenv(EnvAPIKey, "")
 	t.Setenv(EnvOpenAIAPIKey, "")
-	if _, err := New(Options{Model: "text-embedding-3-small"}); err == nil {
+	if _, err := New(Options{Config: remote.Config{Model: "text-embedding-3-small"}}); err == nil {
 		t.Fatal("want an error without any key for api.openai.com")
 	}
 	t.Setenv(EnvOpenAIAPIKey, "sk-from-env")
-	c, err := New(Options{Model: "text-embedding-3-small"})
+	c, err := New(Options{Config: remote.Config{Model: "text-embedding-3-small"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.key != "sk-from-env" || c.Endpoint() != "https://api.openai.com/v1/embeddings" {
 		t.Fatalf("key %q endpoint %q", c.key, c.Endpoint())
 	}
-	c, _ = New(Options{Model: "m", APIKey: "explicit"})
+	c, _ = New(Options{Config: remote.Config{Model: "m", APIKey: "explicit"}})
 	if c.key != "explicit" {
 		t.Fatalf("explicit key not preferred: %q", c.key)
 	}
@@ -503,7 +504,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 		return true
 	}
 	// The real timer-based sleep: cancellation must interrupt it.
-	c, err := New(Options{BaseURL: f.URL, Model: "m", RetryMaxDelay: 2 * time.Hour})
+	c, err := New(Options{Config: remote.Config{BaseURL: f.URL, Model: "m", RetryMaxDelay: 2 * time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -716,7 +717,7 @@ func TestEmptyInput(t *testing.T) {
 
 func TestBaseURLForms(t *testing.T) {
 	for _, base := range []string{"http://h:8000", "http://h:8000/", "http://h:8000/v1", "http://h:8000/v1/"} {
-		c, err := New(Options{BaseURL: base, Model: "m"})
+		c, err := New(Options{Config: remote.Config{BaseURL: base, Model: "m"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -724,18 +725,18 @@ func TestBaseURLForms(t *testing.T) {
 			t.Errorf("%s → %s", base, c.Endpoint())
 		}
 	}
-	c, err := New(Options{BaseURL: "https://gw.example.com/openai/v1", Model: "m"})
+	c, err := New(Options{Config: remote.Config{BaseURL: "https://gw.example.com/openai/v1", Model: "m"}})
 	if err != nil || c.Endpoint() != "https://gw.example.com/openai/v1/embeddings" {
 		t.Fatalf("%v %v", c, err)
 	}
 	for _, bad := range []string{"h:8000", "ftp://h", "http://", "http://user:pw@h", "::"} {
-		if _, err := New(Options{BaseURL: bad, Model: "m"}); err == nil {
+		if _, err := New(Options{Config: remote.Config{BaseURL: bad, Model: "m"}}); err == nil {
 			t.Errorf("BaseURL %q accepted", bad)
 		} else if strings.Contains(err.Error(), "pw") {
 			t.Errorf("error echoes credentials: %v", err)
 		}
 	}
-	if _, err := New(Options{BaseURL: "http://h"}); err == nil {
+	if _, err := New(Options{Config: remote.Config{BaseURL: "http://h"}}); err == nil {
 		t.Error("missing Model accepted")
 	}
 }
@@ -752,21 +753,21 @@ func TestModelID(t *testing.T) {
 		}
 		return c.ModelID()
 	}
-	base := id(Options{BaseURL: "http://h:1/v1"})
-	if base != id(Options{BaseURL: "https://h:1"}) {
+	base := id(Options{Config: remote.Config{BaseURL: "http://h:1/v1"}})
+	if base != id(Options{Config: remote.Config{BaseURL: "https://h:1"}}) {
 		t.Error("ModelID depends on the scheme or the /v1 suffix")
 	}
-	if id(Options{BaseURL: "http://h:1", APIKey: "other", BatchSize: 3, Concurrency: 9}) != base {
+	if id(Options{Config: remote.Config{BaseURL: "http://h:1", APIKey: "other", BatchSize: 3, Concurrency: 9}}) != base {
 		t.Error("ModelID depends on settings that do not change vectors")
 	}
 	variants := []string{
 		base,
-		id(Options{BaseURL: "http://other:1"}),
-		id(Options{BaseURL: "http://h:1", Model: "text-embedding-3-large"}),
-		id(Options{BaseURL: "http://h:1", Dimensions: 256}),
-		id(Options{BaseURL: "http://h:1", QueryPrefix: "query: "}),
-		id(Options{BaseURL: "http://h:1", PassagePrefix: "query: "}),
-		id(Options{BaseURL: "http://h:1", PassagePrefix: "passage: "}),
+		id(Options{Config: remote.Config{BaseURL: "http://other:1"}}),
+		id(Options{Config: remote.Config{BaseURL: "http://h:1", Model: "text-embedding-3-large"}}),
+		id(Options{Config: remote.Config{BaseURL: "http://h:1", Dimensions: 256}}),
+		id(Options{Config: remote.Config{BaseURL: "http://h:1", QueryPrefix: "query: "}}),
+		id(Options{Config: remote.Config{BaseURL: "http://h:1", PassagePrefix: "query: "}}),
+		id(Options{Config: remote.Config{BaseURL: "http://h:1", PassagePrefix: "passage: "}}),
 	}
 	seen := map[string]bool{}
 	for _, v := range variants {
@@ -814,7 +815,7 @@ func TestReal(t *testing.T) {
 	if base == "" || model == "" {
 		t.Skip("set CTXSEL_TEST_OPENAI_BASE_URL and CTXSEL_TEST_OPENAI_MODEL (and OPENAI_API_KEY) to run")
 	}
-	c, err := New(Options{BaseURL: base, Model: model, APIKey: os.Getenv("OPENAI_API_KEY"), BatchSize: 2})
+	c, err := New(Options{Config: remote.Config{BaseURL: base, Model: model, APIKey: os.Getenv("OPENAI_API_KEY"), BatchSize: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

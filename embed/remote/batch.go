@@ -1,6 +1,8 @@
-// Package remote holds what the HTTP embedding back ends share: splitting
-// texts into batches sent concurrently, prefixing them, and checking what
-// comes back.
+// Package remote holds what the HTTP embedding back ends (embed/openai,
+// embed/ollama) share: their common settings, Config, checked and completed
+// in one place, and Batch: splitting texts into batches sent concurrently,
+// prefixing them, and checking what comes back. A new back end is built from
+// the same two.
 package remote
 
 import (
