@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -146,7 +147,7 @@ func TestBM25Deterministic(t *testing.T) {
 				continue
 			}
 			for i := range rep.Results {
-				if rep.Results[i] != f.Results[i] {
+				if !reflect.DeepEqual(rep.Results[i], f.Results[i]) {
 					t.Fatalf("%s: run differs: %+v vs %+v", rep.Scorer, rep.Results[i], f.Results[i])
 				}
 			}

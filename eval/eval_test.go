@@ -81,6 +81,7 @@ func TestRunHandComputed(t *testing.T) {
 		// top-k's.
 		w.EnvelopeRecall, w.GainVsEnvelope = w.FrontierRecall, w.GainVsTopK
 		g := rep.Results[i]
+		w.Spread = g.Spread // TestTokenSpread checks the spread
 		gv, wv := fmt.Sprintf("%+.9v", g), fmt.Sprintf("%+.9v", w)
 		if gv != wv {
 			t.Errorf("result %d:\n got %s\nwant %s", i, gv, wv)

@@ -65,6 +65,12 @@ type Result struct {
 	// Selector is the model usage of a selector that reads texts (a
 	// picker); nil for score-only strategies.
 	Selector *SelectorCalls `json:"selector,omitempty"`
+	// Spread is how the tokens sent spread over the questions (MeanTokens
+	// is their mean).
+	Spread *TokenSpread `json:"tokens_per_question,omitempty"`
+	// Versus is the paired difference from the row Options.Versus names
+	// (nil on that row, and when none is named).
+	Versus *Versus `json:"versus,omitempty"`
 }
 
 // FrontierPoint is fixed top-k at one k, or a fixed token budget (the

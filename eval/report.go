@@ -19,7 +19,8 @@ func WriteTable(w io.Writer, rep *Report) error {
 		return err
 	}
 	_, err := fmt.Fprintln(w, "\ngain = recall − recall of fixed top-k interpolated at the same mean tokens (top-k@tokens).\n"+
-		"gain vs envelope = recall − the better of fixed top-k and fixed token budgets of the same scorer at the same mean tokens, ± paired bootstrap standard error.")
+		"gain vs envelope = recall − the better of fixed top-k and fixed token budgets of the same scorer at the same mean tokens, ± paired bootstrap standard error.\n"+
+		"p10 / median / p90 / max tokens: the tokens sent per question (nearest rank); < ½ budget: the share of questions that sent less than half their strategy's token budget (– without one).")
 	if err == nil && len(rep.Baselines) > 0 {
 		_, err = fmt.Fprintf(w, "gain vs best single = recall − the best top-k/budget envelope of the single scorers (%s).\n", baselineNames(rep))
 	}
@@ -30,6 +31,9 @@ func WriteTable(w io.Writer, rep *Report) error {
 		return err
 	}
 	if err := writeEvidenceTable(w, rep); err != nil {
+		return err
+	}
+	if err := writeVersus(w, rep, false); err != nil {
 		return err
 	}
 	if rep.Answers != nil {

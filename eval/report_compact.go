@@ -52,6 +52,9 @@ func WriteCompactTable(w io.Writer, rep *Report, title string) error {
 	if err := writeCompactEvidence(w, rep); err != nil {
 		return err
 	}
+	if err := writeVersus(w, rep, true); err != nil {
+		return err
+	}
 	if rep.Answers != nil {
 		if err := writeCompactAnswers(w, rep); err != nil {
 			return err

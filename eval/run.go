@@ -57,6 +57,10 @@ type Options struct {
 	// when set, follows them.
 	TextWorkers  int
 	TextProgress func(done, total int)
+	// Versus names a row every other row is compared with question by
+	// question (Result.Versus): a spec as given in Strategies, or a row's
+	// name; "" for none.
+	Versus string
 }
 
 // Report is what Run measured.
@@ -115,6 +119,10 @@ func Run(ctx context.Context, recs []dataset.Record, scorer score.Scorer, opt Op
 		counter = c
 	}
 	slots, err := newSlots(opt)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	versus, err := versusIndex(opt, slots)
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
@@ -185,6 +193,7 @@ func Run(ctx context.Context, recs []dataset.Record, scorer score.Scorer, opt Op
 	}
 	for i, sl := range slots {
 		res := aggregate(sl.name, i, stats, rep.Frontier)
+		res.Spread = tokenSpread(stats, i)
 		if gold {
 			res.EnvelopeRecall = envelope(rep.Frontier, rep.BudgetFrontier, res.MeanTokens)
 			res.GainVsEnvelope = res.Recall - res.EnvelopeRecall
@@ -212,6 +221,7 @@ func Run(ctx context.Context, recs []dataset.Record, scorer score.Scorer, opt Op
 	}
 	rng := rand.New(rand.NewPCG(2, 0xe71d))
 	bootstrapEvidence(rep, stats, resamples, rng.IntN)
+	versusResults(rep, stats, versus)
 	if answerErr != nil {
 		// What was computed so far is reported; the caller writes it.
 		return rep, fmt.Errorf("eval: answering stopped: %w", answerErr)
@@ -223,6 +233,7 @@ func Run(ctx context.Context, recs []dataset.Record, scorer score.Scorer, opt Op
 // route (Self-Route) when route is set, or a text selector when text is.
 type strategySlot struct {
 	name  string
+	spec  string          // as given in Options.Strategies
 	run   ctxsel.Selector // nil for a route
 	full  bool
 	route ctxsel.Route
@@ -330,7 +341,7 @@ func bootstrap(rep *Report, stats []questionStats, base [][]questionStats, n int
 func newSlots(opt Options) ([]strategySlot, error) {
 	var slots, texts []strategySlot
 	for _, res := range opt.Strategies {
-		sl := strategySlot{name: res.Spec, run: res.Runnable(), route: res.Route}
+		sl := strategySlot{name: res.Spec, spec: res.Spec, run: res.Runnable(), route: res.Route}
 		switch {
 		case sl.route != nil:
 			if opt.Answer == nil {

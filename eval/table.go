@@ -80,6 +80,7 @@ func recallColumns(rep *Report) []column[Result] {
 		{"envelope@tokens", "", f("%.3f", func(r Result) float64 { return r.EnvelopeRecall })},
 		{"gain vs envelope", "vs envelope", func(r Result) string { return fmt.Sprintf("%+.3f ± %.3f", r.GainVsEnvelope, r.GainSE) }},
 	}
+	cols = append(cols, spreadColumns()...)
 	if len(rep.Baselines) > 0 {
 		cols = append(cols,
 			column[Result]{"best single@tokens", "", f("%.3f", func(r Result) float64 { return r.BestSingleRecall })},
@@ -88,6 +89,34 @@ func recallColumns(rep *Report) []column[Result] {
 			}})
 	}
 	return cols
+}
+
+// spreadColumns are the wide table's columns of how the tokens sent
+// spread over the questions (TokenSpread): too many for the compact one.
+func spreadColumns() []column[Result] {
+	cell := func(v func(*TokenSpread) string) func(Result) string {
+		return func(r Result) string {
+			if r.Spread == nil {
+				return ""
+			}
+			return v(r.Spread)
+		}
+	}
+	n := func(v func(*TokenSpread) int) func(Result) string {
+		return cell(func(s *TokenSpread) string { return fmt.Sprintf("%d", v(s)) })
+	}
+	return []column[Result]{
+		{"p10 tokens", "", n(func(s *TokenSpread) int { return s.P10 })},
+		{"median tokens", "", n(func(s *TokenSpread) int { return s.P50 })},
+		{"p90 tokens", "", n(func(s *TokenSpread) int { return s.P90 })},
+		{"max tokens", "", n(func(s *TokenSpread) int { return s.Max })},
+		{"< ½ budget", "", cell(func(s *TokenSpread) string {
+			if s.UnderHalf == nil {
+				return "–"
+			}
+			return fmt.Sprintf("%.0f %%", 100**s.UnderHalf)
+		})},
+	}
 }
 
 // recallCell is a row's passage recall: "n/c" for a pruning selector's,

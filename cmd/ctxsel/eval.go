@@ -24,7 +24,7 @@ import (
 const defaultStrategies = "topk:k=1,topk:k=3,topk:k=5,topk:k=10,topk:k=20,budget:tokens=1000,budget:tokens=2000,adaptivek,adaptivek:head=0.05,knee,topp,band"
 
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--test-split SHARE] [--scorer NAME] [--split train|validation|test] [--baselines auto|none] [--strategies LIST] [--picker LLM] [--json FILE] [--plot FILE] [--wide]
+	fs := newFlags("eval", `Usage: ctxsel eval [--data FILE] [--pool N] [--seed S] [--test-split SHARE] [--scorer NAME] [--split train|validation|test] [--baselines auto|none] [--strategies LIST] [--picker LLM] [--versus STRATEGY] [--json FILE] [--plot FILE] [--wide]
 
 Measures selection strategies on labelled questions: each question's passages
 are padded to --pool passages with passages of other questions (HELMET-style
@@ -63,6 +63,7 @@ listed apart from the reader's.
 	split := fs.String("split", "", "measure only one part of the seeded 60/20/20 split by question id (dataset.SplitOf, seed --split-seed): train, validation or test")
 	evidenceModel := fs.String("evidence-model", "", "sentence model for evidence strategies (JSON from `ctxsel train evidence`); default: the embedded one")
 	wide := fs.Bool("wide", false, "print every column of the tables (precision, token share, true-k, the envelopes' recall, …); by default they fit 100 columns")
+	versus := fs.String("versus", "", "one of --strategies (as written there) every other strategy is compared with question by question: the paired difference in recall, evidence and touched recall and tokens, ± standard error")
 	baselines := fs.String("baselines", "auto", "single scorers every result is also compared with: auto (the dense scorer and bm25; a hybrid's own halves) or none")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -166,7 +167,7 @@ listed apart from the reader's.
 	rep, runErr := eval.Run(ctx, pooled, scorer, eval.Options{
 		Strategies: list, Counter: counter, Workers: *workers,
 		Progress: bar.Update, PrepareProgress: prep.Update, Baselines: base,
-		Window: window, Answer: answering,
+		Window: window, Answer: answering, Versus: *versus,
 		TextWorkers: af.llm.concurrency, TextProgress: progress.New(stderr, "picking").Update,
 	})
 	if rep == nil {

@@ -40,3 +40,21 @@ func TestEvalDefaultFits100Columns(t *testing.T) {
 		t.Errorf("--wide lacks the full columns:\n%s", out)
 	}
 }
+
+// --versus compares every row with one of --strategies question by
+// question; a name that is not among them is refused.
+func TestEvalVersus(t *testing.T) {
+	code, out, errs := runCLI(t, "", "eval", "--limit", "3", "--pool", "20", "--scorer", "bm25", "--baselines", "none",
+		"--strategies", "topk:k=1,topk:k=3", "--versus", "topk:k=1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "against topk:k=1") || !strings.Contains(out, "Δ tokens") {
+		t.Errorf("no paired difference:\n%s", out)
+	}
+	code, _, errs = runCLI(t, "", "eval", "--limit", "3", "--pool", "20", "--scorer", "bm25", "--baselines", "none",
+		"--strategies", "topk:k=1,topk:k=3", "--versus", "topk:k=2")
+	if code == 0 || !strings.Contains(errs, "topk:k=2") {
+		t.Errorf("a versus that is no strategy: exit %d, %s", code, errs)
+	}
+}
