@@ -63,6 +63,11 @@ func TestTurnPrefixes(t *testing.T) {
 			t.Errorf("%s: %d in a turn, %d prefixed; want %d, %d", c.name, n, p, c.inTurn, c.prefixed)
 		}
 	}
+	dr := "Ross Geller: Hi .\nDr. Franzblau: So , you are here ?\nRoss Geller: Yes .\n"
+	i := strings.Index(dr, "So ,")
+	if n, p := turnPrefixes(dr, ctxsel.Evidence{Spans: [][2]int{{0, len("Ross Geller:")}, {i, i + 4}}}); n != 1 || p != 0 {
+		t.Errorf("a title's abbreviation: %d in a turn, %d prefixed; want the doctor's turn, its prefix not sent (Ross's is)", n, p)
+	}
 	if n, _ := turnPrefixes("Prose here. More prose.", ctxsel.Evidence{Spans: [][2]int{{0, 11}}}); n != 0 {
 		t.Errorf("prose: %d spans in a turn", n)
 	}
