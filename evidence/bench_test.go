@@ -22,8 +22,9 @@ import (
 // paragraphs' sentences) and a real question, scored by BM25 (the curve
 // the selector cuts). The titles are real, so the second hop finds links.
 // With chat, every passage is that text as a chat export: two sentences a
-// turn, each turn a "[date time] Speaker:" line (evidence.Turn units).
-func benchPassages(b *testing.B, n, size int, chat bool) (ctxsel.TextQuery, *token.Tiktoken) {
+// turn, each turn a "[date time] Speaker:" line (evidence.Turn units);
+// with table, as a Markdown table (evidence.Row units, read with rows on).
+func benchPassages(b *testing.B, n, size int, shape benchShape) (ctxsel.TextQuery, *token.Tiktoken) {
 	b.Helper()
 	recs, err := dataset.LoadFile("../../shared/data/hotpotqa_dev500.jsonl")
 	if err != nil {
@@ -51,8 +52,11 @@ func benchPassages(b *testing.B, n, size int, chat bool) (ctxsel.TextQuery, *tok
 			next++
 		}
 		texts[i] = strings.TrimSpace(t.String())
-		if chat {
+		switch shape {
+		case chatShape:
 			texts[i] = asChat(texts[i], i)
+		case tableShape:
+			texts[i] = asTable(texts[i], i)
 		}
 	}
 	question := recs[0].Question
@@ -87,7 +91,7 @@ func BenchmarkEvidence(b *testing.B) {
 	}
 	for _, n := range []int{20, 100} {
 		for _, size := range []int{150, 600} {
-			q, c := benchPassages(b, n, size, false)
+			q, c := benchPassages(b, n, size, proseShape)
 			for _, hop := range []int{0, evidence.HopOff} {
 				name := fmt.Sprintf("passages=%d/tokens=%d", n, size)
 				if hop == evidence.HopOff {
@@ -141,6 +145,33 @@ func BenchmarkEvidence(b *testing.B) {
 	}
 }
 
+// benchShape is how a benchmark writes its passages' text.
+type benchShape int
+
+const (
+	proseShape benchShape = iota
+	chatShape
+	tableShape
+)
+
+// asTable writes a passage's sentences as a Markdown table's rows, two
+// sentences a row under a header row and rule.
+func asTable(text string, seed int) string {
+	var b strings.Builder
+	b.WriteString("| Entry | Date | First | Second |\n|---|---|---|---|\n")
+	sents := chunk.SplitSentences(text)
+	for j := 0; j < len(sents); j += 2 {
+		cell := func(k int) string {
+			if k >= len(sents) {
+				return ""
+			}
+			return strings.NewReplacer("\n", " ", "|", "/").Replace(text[sents[k][0]:sents[k][1]])
+		}
+		fmt.Fprintf(&b, "| %d | 2024-03-%02d | %s | %s |\n", j/2+1, 1+(seed+j)%28, cell(j), cell(j+1))
+	}
+	return b.String()
+}
+
 // asChat writes a passage's sentences as a chat export's turns.
 func asChat(text string, seed int) string {
 	speakers := []string{"Ana", "Ben", "Chidi", "Dana"}
@@ -156,19 +187,21 @@ func asChat(text string, seed int) string {
 
 // BenchmarkEvidenceChat is BenchmarkEvidence's warm step on 20 passages
 // of about 600 tokens written as chat exports (turns with their
-// "[time] Speaker:" prefixes: context lines beside the sentences), beside
-// the same text as prose in the same run. Run on one core: go test -bench
-// EvidenceChat -cpu 1.
+// "[time] Speaker:" prefixes: context lines beside the sentences) and as
+// Markdown tables (rows under their header, read with every structure
+// on), beside the same text as prose in the same run. Run on one core: go
+// test -bench EvidenceChat -cpu 1.
 func BenchmarkEvidenceChat(b *testing.B) {
 	model, err := uselite.New(uselite.Options{Workers: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, chat := range []bool{false, true} {
-		q, c := benchPassages(b, 20, 600, chat)
-		name := "prose/warm"
-		if chat {
-			name = "chat/warm"
+	for _, shape := range []benchShape{proseShape, chatShape, tableShape} {
+		q, c := benchPassages(b, 20, 600, shape)
+		name := [...]string{"prose/warm", "chat/warm", "table/warm"}[shape]
+		var units evidence.Structures // the model's
+		if shape == tableShape {
+			units = evidence.AllUnits
 		}
 		b.Run(name, func(b *testing.B) {
 			store, err := cache.Open(b.TempDir())
@@ -177,7 +210,7 @@ func BenchmarkEvidenceChat(b *testing.B) {
 			}
 			defer store.Close()
 			e := cache.Wrap(model, store)
-			s, err := evidence.New(evidence.Options{Budget: 500, Passages: 20, Embedder: e, Counter: c})
+			s, err := evidence.New(evidence.Options{Budget: 500, Passages: 20, Embedder: e, Counter: c, Units: units})
 			if err != nil {
 				b.Fatal(err)
 			}
