@@ -32,9 +32,9 @@ func TestTurnsOf(t *testing.T) {
 		}
 	}
 	for _, text := range []string{
-		"Plain prose. Nothing: here.\nNote: one line.\nAnother: two.\n", // two prefixes at most
-		"Ana: one.\nAna: two.\nAna: three.\n",                           // one speaker
-		"Ana: one.\nBen: two.\n",                                        // too few lines
+		"Plain prose here, nothing: at all.\nNote: one line.\nAnother: two.\n", // two prefixes at most
+		"Ana: one.\nAna: two.\nAna: three.\n",                                  // one speaker
+		"Ana: one.\nBen: two.\n",                                               // too few lines
 	} {
 		if tr := turnsOf(text); tr != nil {
 			t.Errorf("%q read as a conversation: %v", text, tr)
@@ -63,10 +63,15 @@ func TestTurnPrefixes(t *testing.T) {
 			t.Errorf("%s: %d in a turn, %d prefixed; want %d, %d", c.name, n, p, c.inTurn, c.prefixed)
 		}
 	}
-	dr := "Ross Geller: Hi .\nDr. Franzblau: So , you are here ?\nRoss Geller: Yes .\n"
+	dr := "Ross Geller: Hi .\nDr. Franzblau: So , you are here ?\nRoss Geller: Yes .\nFrank Buffay Jr.: What ?\n"
 	i := strings.Index(dr, "So ,")
 	if n, p := turnPrefixes(dr, ctxsel.Evidence{Spans: [][2]int{{0, len("Ross Geller:")}, {i, i + 4}}}); n != 1 || p != 0 {
 		t.Errorf("a title's abbreviation: %d in a turn, %d prefixed; want the doctor's turn, its prefix not sent (Ross's is)", n, p)
+	}
+	j := strings.Index(dr, "What ?")
+	k := strings.LastIndex(dr, "Ross Geller:")
+	if n, p := turnPrefixes(dr, ctxsel.Evidence{Spans: [][2]int{{k, k + len("Ross Geller: Yes .")}, {j, j + 6}}}); n != 2 || p != 1 {
+		t.Errorf("Jr.: %d in a turn, %d prefixed; want Ross's last turn (prefixed) and Frank's (not)", n, p)
 	}
 	if n, _ := turnPrefixes("Prose here. More prose.", ctxsel.Evidence{Spans: [][2]int{{0, 11}}}); n != 0 {
 		t.Errorf("prose: %d spans in a turn", n)
