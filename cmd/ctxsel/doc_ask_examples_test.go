@@ -99,6 +99,27 @@ func TestAskExampleDocs(t *testing.T) {
 	}
 	checkChatExample(t, got[0])
 	checkTableExample(t, got[1])
+	// the page's figure for the table example with the default (rows off)
+	m := regexp.MustCompile(`both are sent whole: (\d+) tokens`).FindStringSubmatch(doc)
+	if m == nil {
+		t.Error("docs/ask.md no longer says what the default sends of the table example: update this test")
+	} else {
+		var def []string
+		for i := 0; i < len(examples[1].ask); i++ {
+			if examples[1].ask[i] == "--strategy" {
+				i++ // the default instead
+				continue
+			}
+			def = append(def, examples[1].ask[i])
+		}
+		code, out, errs := runCLI(t, "", withIndex(def, filepath.Join(tmp, "idx1"))...)
+		if code != 0 {
+			t.Fatalf("ask with the default: %s", errs)
+		}
+		if !strings.Contains(out, "), "+m[1]+" tokens of ") {
+			t.Errorf("docs/ask.md says the default sends the table example's tables whole in %s tokens; ask prints:\n%s", m[1], out)
+		}
+	}
 	if *updateAskExamples {
 		for i := len(examples) - 1; i >= 0; i-- {
 			doc = doc[:examples[i].outFrom] + got[i] + "\n" + doc[examples[i].outTo:]
