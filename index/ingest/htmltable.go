@@ -111,10 +111,14 @@ func markdownTable(table *html.Node) (string, bool) {
 	}
 	for _, r := range grid[headRows:] {
 		cells := make([]string, width)
+		empty := true
 		for j := range r {
 			cells[j] = r[j].text
+			empty = empty && r[j].text == ""
 		}
-		line(cells)
+		if !empty { // a spacer row says nothing
+			line(cells)
+		}
 	}
 	return strings.TrimRight(b.String(), "\n"), true
 }
