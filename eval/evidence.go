@@ -35,6 +35,13 @@ type EvidenceResult struct {
 	// their bytes sent: beside EvidenceRecall, it shows a selector that
 	// sends fragments of gold units (whole passages touch what they keep).
 	TouchedRecall float64 `json:"touched_recall"`
+	// TurnSpans counts a pruning selector's kept spans, over all the
+	// questions, that hold text of a turn of a conversation ("Name: …",
+	// "[time] Name: …" lines; eval/turns.go), and TurnPrefixed is the
+	// share of them sent with their turn's whole prefix: who said it and
+	// when. Both absent when there is no such span.
+	TurnSpans    int      `json:"turn_spans,omitempty"`
+	TurnPrefixed *float64 `json:"turn_prefixed,omitempty"`
 	// EvidenceEnvelope is the better of fixed top-k and fixed token budgets
 	// of whole passages of the same scorer at EvidenceTokens, measured the
 	// same way; EvidenceGain = EvidenceRecall − EvidenceEnvelope, with its
@@ -171,6 +178,34 @@ func (e *recordEvidence) measureSelection(sel ctxsel.Selection) (kept, touched i
 		}
 	}
 	return kept, touched, present
+}
+
+// measureTurns counts sel's kept spans inside a turn, and those sent
+// with its prefix (turnPrefixes), over its pruned passages.
+func (e *recordEvidence) measureTurns(sel ctxsel.Selection) (inTurn, prefixed int) {
+	for i, idx := range sel.Indices {
+		if sel.Evidence == nil || idx < 0 || idx >= len(e.texts) {
+			continue
+		}
+		n, p := turnPrefixes(e.texts[idx], sel.Evidence[i])
+		inTurn, prefixed = inTurn+n, prefixed+p
+	}
+	return inTurn, prefixed
+}
+
+// turnFigures sums a strategy's kept spans inside turns and those sent
+// with their prefix over the questions.
+func turnFigures(qs []questionStats, idx int) (int, *float64) {
+	n, p := 0, 0
+	for _, q := range qs {
+		n += q.perStrategy[idx].turnSpans
+		p += q.perStrategy[idx].turnPrefixed
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	share := float64(p) / float64(n)
+	return n, &share
 }
 
 // covered counts the bytes of g inside spans (disjoint).
@@ -318,6 +353,7 @@ func evidenceResults(rep *Report, stats []questionStats) {
 			env := envelope(evTop, evBud, tok)
 			rep.Results[si].EvidenceResult = &EvidenceResult{EvidenceQuestions: n, EvidenceRecall: v, EvidenceTokens: tok, EvidenceEnvelope: env, EvidenceGain: v - env,
 				TouchedRecall: touchedRecall(stats, si)}
+			rep.Results[si].EvidenceResult.TurnSpans, rep.Results[si].EvidenceResult.TurnPrefixed = turnFigures(stats, si)
 		}
 		if ansTop != nil {
 			v, tok, n := evidenceFigures(stats, si, answerMetric, true)

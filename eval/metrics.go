@@ -114,6 +114,9 @@ type selStats struct {
 	// selection sent pruned texts.
 	spansKept, spansTouched int
 	present, pruned         bool
+	// turnSpans counts the kept spans inside a turn of a conversation,
+	// turnPrefixed those sent with the turn's prefix (turnPrefixes).
+	turnSpans, turnPrefixed int
 }
 
 func (s *selStats) setSelection(sel ctxsel.Selection, q *questionStats) {
@@ -126,6 +129,7 @@ func (s *selStats) setSelection(sel ctxsel.Selection, q *questionStats) {
 	s.pruned = sel.Evidence != nil
 	if q.ev != nil {
 		s.spansKept, s.spansTouched, s.present = q.ev.measureSelection(sel)
+		s.turnSpans, s.turnPrefixed = q.ev.measureTurns(sel)
 	}
 }
 

@@ -22,8 +22,9 @@ import (
 // paragraphs' sentences) and a real question, scored by BM25 (the curve
 // the selector cuts). The titles are real, so the second hop finds links.
 // With chat, every passage is that text as a chat export: two sentences a
-// turn, each turn a "[date time] Speaker:" line (evidence.Turn units).
-func benchPassages(b *testing.B, n, size int, chat bool) (ctxsel.TextQuery, *token.Tiktoken) {
+// turn, each turn a "[date time] Speaker:" line (evidence.Turn units);
+// with table, as a Markdown table (evidence.Row units, read with rows on).
+func benchPassages(b *testing.B, n, size int, shape benchShape) (ctxsel.TextQuery, *token.Tiktoken) {
 	b.Helper()
 	recs, err := dataset.LoadFile("../../shared/data/hotpotqa_dev500.jsonl")
 	if err != nil {
@@ -51,8 +52,11 @@ func benchPassages(b *testing.B, n, size int, chat bool) (ctxsel.TextQuery, *tok
 			next++
 		}
 		texts[i] = strings.TrimSpace(t.String())
-		if chat {
+		switch shape {
+		case chatShape:
 			texts[i] = asChat(texts[i], i)
+		case tableShape:
+			texts[i] = asTable(texts[i], i)
 		}
 	}
 	question := recs[0].Question
@@ -87,7 +91,7 @@ func BenchmarkEvidence(b *testing.B) {
 	}
 	for _, n := range []int{20, 100} {
 		for _, size := range []int{150, 600} {
-			q, c := benchPassages(b, n, size, false)
+			q, c := benchPassages(b, n, size, proseShape)
 			for _, hop := range []int{0, evidence.HopOff} {
 				name := fmt.Sprintf("passages=%d/tokens=%d", n, size)
 				if hop == evidence.HopOff {
@@ -141,6 +145,33 @@ func BenchmarkEvidence(b *testing.B) {
 	}
 }
 
+// benchShape is how a benchmark writes its passages' text.
+type benchShape int
+
+const (
+	proseShape benchShape = iota
+	chatShape
+	tableShape
+)
+
+// asTable writes a passage's sentences as a Markdown table's rows, two
+// sentences a row under a header row and rule.
+func asTable(text string, seed int) string {
+	var b strings.Builder
+	b.WriteString("| Entry | Date | First | Second |\n|---|---|---|---|\n")
+	sents := chunk.SplitSentences(text)
+	for j := 0; j < len(sents); j += 2 {
+		cell := func(k int) string {
+			if k >= len(sents) {
+				return ""
+			}
+			return strings.NewReplacer("\n", " ", "|", "/").Replace(text[sents[k][0]:sents[k][1]])
+		}
+		fmt.Fprintf(&b, "| %d | 2024-03-%02d | %s | %s |\n", j/2+1, 1+(seed+j)%28, cell(j), cell(j+1))
+	}
+	return b.String()
+}
+
 // asChat writes a passage's sentences as a chat export's turns.
 func asChat(text string, seed int) string {
 	speakers := []string{"Ana", "Ben", "Chidi", "Dana"}
@@ -156,9 +187,11 @@ func asChat(text string, seed int) string {
 
 // BenchmarkEvidenceChat is BenchmarkEvidence's warm step on 20 passages
 // of about 600 tokens written as chat exports (turns with their
-// "[time] Speaker:" prefixes: context lines beside the sentences), beside
-// the same text as prose in the same run, and the chat packed with whole
-// turns (whole=turn). Run on one core: go test -bench EvidenceChat -cpu 1.
+// "[time] Speaker:" prefixes: context lines beside the sentences), the
+// chat packed sentence by sentence (whole=none), and as Markdown tables
+// (rows under their header, read with every structure on), beside the
+// same text as prose in the same run. Run on one core: go test -bench
+// EvidenceChat -cpu 1.
 func BenchmarkEvidenceChat(b *testing.B) {
 	model, err := uselite.New(uselite.Options{Workers: 1})
 	if err != nil {
@@ -166,10 +199,16 @@ func BenchmarkEvidenceChat(b *testing.B) {
 	}
 	for _, run := range []struct {
 		name  string
-		chat  bool
-		whole evidence.Structures
-	}{{"prose/warm", false, 0}, {"chat/warm", true, 0}, {"chat-whole/warm", true, evidence.TurnUnits}} {
-		q, c := benchPassages(b, 20, 600, run.chat)
+		shape benchShape
+		units evidence.Structures // 0: the model's
+		whole evidence.Structures // 0: DefaultWhole (whole turns)
+	}{
+		{"prose/warm", proseShape, 0, 0},
+		{"chat/warm", chatShape, 0, 0},
+		{"chat-sentences/warm", chatShape, 0, evidence.SentenceUnits},
+		{"table/warm", tableShape, evidence.AllUnits, 0},
+	} {
+		q, c := benchPassages(b, 20, 600, run.shape)
 		name := run.name
 		b.Run(name, func(b *testing.B) {
 			store, err := cache.Open(b.TempDir())
@@ -178,7 +217,7 @@ func BenchmarkEvidenceChat(b *testing.B) {
 			}
 			defer store.Close()
 			e := cache.Wrap(model, store)
-			s, err := evidence.New(evidence.Options{Budget: 500, Passages: 20, Embedder: e, Counter: c, Whole: run.whole})
+			s, err := evidence.New(evidence.Options{Budget: 500, Passages: 20, Embedder: e, Counter: c, Units: run.units, Whole: run.whole})
 			if err != nil {
 				b.Fatal(err)
 			}

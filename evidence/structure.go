@@ -113,8 +113,10 @@ var (
 	datedTurn = regexp.MustCompile(`^\[?\d{1,4}[./-]\d{1,2}[./-]\d{1,4},? \d{1,2}:\d{2}(?::\d{2})?(?:[ \x{202f}]?[AaPp]\.?[Mm]\.?)?\]?[ \t]+(?:-[ \t]+)?[^\s:][^:\n]{0,40}:(?:[ \t]|$)`)
 	// transcripts: "ALICE (00:01:02): …", "Dr. Bob (1:02): …", "00:01:02 Alice: …"
 	timedTurn = regexp.MustCompile(`^(?:[^\s:()\[\]][^:()\n]{0,40}[ \t]\(\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?\):|\d{1,2}:\d{2}(?::\d{2})?[ \t]+[^\s:][^:\n]{0,40}:)(?:[ \t]|$)`)
-	// plain "Alice: …", "Dr Bob Smith: …": up to three capitalised words
-	namedTurn = regexp.MustCompile(`^\p{Lu}[\p{L}\p{N}'.-]{0,20}(?: \p{Lu}[\p{L}\p{N}'.-]{0,20}){0,2}:(?:[ \t]|$)`)
+	// plain "Alice: …", "Dr Bob Smith: …", "Right Hon. Justin Trudeau: …"
+	// (a parliament's record): up to four capitalised words (not "Girl 1:":
+	// "Step 1:", "Section 2:" are no speakers)
+	namedTurn = regexp.MustCompile(`^\p{Lu}[\p{L}\p{N}'.-]{0,20}(?: \p{Lu}[\p{L}\p{N}'.-]{0,20}){0,3}:(?:[ \t]|$)`)
 	// a log event: "2024-05-01 10:02:03 …", "2024-05-01T10:02:03Z …", "[10:02:03] …", "May  1 10:02:03 host …"
 	logLine = regexp.MustCompile(`^(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}[.,\]\s]|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} )`)
 	// a subtitle cue's timing: "00:00:01,000 --> 00:00:04,000" (SRT), "00:01.000 --> 00:04.000" (VTT)

@@ -116,6 +116,24 @@ func TestSplitStructure(t *testing.T) {
 	}
 }
 
+// A speaker named by four words (a parliament's record) opens a turn; a
+// numbered label ("Step 1:") does not.
+func TestSplitLongSpeakerNames(t *testing.T) {
+	text := "Right Hon. Alex Morgan: We will table the bill next week.\n" +
+		"Ms. Dana Price: When will the committee see it?\n" +
+		"Right Hon. Alex Morgan: Before the recess. The text is ready.\n"
+	u := evidence.SplitUnits(text, evidence.AllUnits)
+	got := find(t, units(text, u), "The text is ready.")
+	if got.kind != evidence.Turn || strings.Join(got.needs, "\n") != "Right Hon. Alex Morgan:" {
+		t.Errorf("%q is a %v needing %q, want a turn needing its speaker", "The text is ready.", got.kind, got.needs)
+	}
+	checkUnits(t, text, u)
+	steps := "Step 1: Open the valve slowly.\nStep 2: Wait for the gauge.\nStep 3: Close the valve.\n"
+	if u := evidence.SplitUnits(steps, evidence.AllUnits); u.Kinds != nil {
+		t.Errorf("numbered steps read as a conversation: %v", units(steps, u))
+	}
+}
+
 // Text that only looks structured here and there stays prose: one
 // "Name:" line, a lone bracket, two lines of double spaces.
 func TestSplitProseStaysSentences(t *testing.T) {

@@ -12,8 +12,9 @@ import (
 // HTMLText extracts the readable text of an HTML document: the title on
 // the first line, then the body's text with block elements (paragraphs,
 // headings, list items, table rows, …) on lines of their own, runs of white
-// space collapsed outside <pre>, and scripts, styles, templates, SVG and
-// other non-text content dropped.
+// space collapsed outside <pre>, a data table as a Markdown table (a header
+// row, a rule, a line a row: htmltable.go), and scripts, styles, templates,
+// SVG and other non-text content dropped.
 func HTMLText(r io.Reader) (string, error) {
 	doc, err := html.Parse(r)
 	if err != nil {
@@ -75,6 +76,22 @@ func HTMLText(r io.Reader) (string, error) {
 			case atom.Br:
 				brk(1)
 				return
+			case atom.Table:
+				if md, ok := markdownTable(n); ok {
+					// a data table as Markdown (htmltable.go), its caption above it
+					for c := n.FirstChild; c != nil; c = c.NextSibling {
+						if c.Type == html.ElementNode && c.DataAtom == atom.Caption {
+							if t := strings.Join(strings.Fields(textOf(c)), " "); t != "" {
+								brk(2)
+								write(t)
+							}
+						}
+					}
+					brk(2)
+					write(md)
+					brk(2)
+					return
+				}
 			}
 		}
 		block := n.Type == html.ElementNode && blockElements[n.DataAtom]

@@ -17,7 +17,7 @@ func TestHTMLText(t *testing.T) {
 		{`<pre>  keep   spacing
   here</pre>`, "keep   spacing\n  here"},
 		{`<head><title>T</title><script>bad()</script></head><body><noscript>no</noscript><svg><text>s</text></svg>ok</body>`, "T\n\nok"},
-		{`<table><tr><td>a</td><td>b</td></tr><tr><td>c</td></tr></table>`, "a\nb\nc"},
+		{`<table><tr><td>a</td><td>b</td></tr><tr><td>c</td></tr></table>`, "| a | b |\n| c |  |"},
 		{`text<span>glued</span> <i>spaced</i>`, "textglued spaced"},
 		{`<h1>Title</h1>Body.`, "Title\n\nBody."},
 		{``, ""},

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel/embed/embedders"
+)
+
+var updateAskExamples = flag.Bool("update-ask-examples", false, "rewrite the output blocks of docs/ask.md's \"Chat logs and tables\" from what ask prints now")
+
+// askExample is one `index add` + `ask` block of docs/ask.md and the output
+// block after it.
+type askExample struct {
+	line           int
+	add, ask       []string // ctxsel's arguments, as documented
+	output         string
+	outFrom, outTo int // the output block's byte range in the page
+}
+
+// askExamples finds, in the page's "## Chat logs and tables" section, each
+// ```sh block holding one `ctxsel index add` and one `ctxsel ask`, and
+// the ````text block that follows it.
+func askExamples(doc string) []askExample {
+	sec := strings.Index(doc, "\n## Chat logs and tables\n")
+	if sec < 0 {
+		return nil
+	}
+	re := regexp.MustCompile("(?s)```sh\\n(.*?)```\\n(?:[^`]|`[^`])*?````text\\n(.*?)````\\n")
+	var out []askExample
+	for _, m := range re.FindAllStringSubmatchIndex(doc[sec:], -1) {
+		ex := askExample{line: strings.Count(doc[:sec+m[0]], "\n") + 1, output: doc[sec+m[4] : sec+m[5]], outFrom: sec + m[4], outTo: sec + m[5]}
+		for _, c := range shellCommands(doc[sec+m[2] : sec+m[3]]) {
+			words, ok := ctxselArgs(c.words)
+			switch {
+			case !ok:
+			case len(words) > 2 && words[0] == "index" && words[1] == "add":
+				ex.add = words
+			case len(words) > 1 && words[0] == "ask":
+				ex.ask = words
+			}
+		}
+		if ex.add != nil && ex.ask != nil {
+			out = append(out, ex)
+		}
+	}
+	return out
+}
+
+// TestAskExampleDocs runs each chat-log and table example of docs/ask.md
+// as documented (from the repository root, the index in a temporary
+// directory, no LLM) and checks the page shows exactly what ask prints,
+// and that what it shows is what the page says of it: every kept line of
+// the chat carries its turn's "[time] Name:", and the kept table row
+// arrives under its table's header row and rule. -update-ask-examples
+// rewrites the output blocks (after a model or packing change), the
+// claims are checked all the same.
+func TestAskExampleDocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("embeds with use-lite")
+	}
+	for _, k := range []string{"CTXSEL_LLM_MODEL", "CTXSEL_LLM_BASE_URL", "CTXSEL_LLM_PROVIDER", "OLLAMA_HOST"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv(embedders.EnvCache, "off")
+	t.Setenv(envIndex, "")
+	page := "../../docs/ask.md"
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	examples := askExamples(doc)
+	if len(examples) != 2 {
+		t.Fatalf("found %d index add + ask examples with output in docs/ask.md's \"Chat logs and tables\"; want the chat log and the table", len(examples))
+	}
+	tmp := t.TempDir()
+	t.Chdir("../..") // paths as a reader runs them, and as ask prints them
+	got := make([]string, len(examples))
+	for i, ex := range examples {
+		idx := filepath.Join(tmp, "idx"+string(rune('0'+i)))
+		add, ask := withIndex(ex.add, idx), withIndex(ex.ask, idx)
+		if code, _, errs := runCLI(t, "", add...); code != 0 {
+			t.Fatalf("docs/ask.md:%d: index add: %s", ex.line, errs)
+		}
+		code, out, errs := runCLI(t, "", ask...)
+		if code != 0 {
+			t.Fatalf("docs/ask.md:%d: ask: exit %d: %s", ex.line, code, errs)
+		}
+		got[i] = strings.TrimRight(out, "\n")
+		if !*updateAskExamples && got[i] != strings.TrimRight(ex.output, "\n") {
+			t.Errorf("docs/ask.md:%d: the page shows another output than `ctxsel %s` prints now (go test -run TestAskExampleDocs -update-ask-examples ./cmd/ctxsel rewrites it; then read the prose around it):\n%s", ex.line, strings.Join(ex.ask, " "), got[i])
+		}
+	}
+	checkChatExample(t, got[0])
+	checkTableExample(t, got[1])
+	// the page's figure for the table example with the default (rows off)
+	m := regexp.MustCompile(`both are sent whole: (\d+) tokens`).FindStringSubmatch(doc)
+	if m == nil {
+		t.Error("docs/ask.md no longer says what the default sends of the table example: update this test")
+	} else {
+		var def []string
+		for i := 0; i < len(examples[1].ask); i++ {
+			if examples[1].ask[i] == "--strategy" {
+				i++ // the default instead
+				continue
+			}
+			def = append(def, examples[1].ask[i])
+		}
+		code, out, errs := runCLI(t, "", withIndex(def, filepath.Join(tmp, "idx1"))...)
+		if code != 0 {
+			t.Fatalf("ask with the default: %s", errs)
+		}
+		if !strings.Contains(out, "), "+m[1]+" tokens of ") {
+			t.Errorf("docs/ask.md says the default sends the table example's tables whole in %s tokens; ask prints:\n%s", m[1], out)
+		}
+	}
+	if *updateAskExamples {
+		for i := len(examples) - 1; i >= 0; i-- {
+			doc = doc[:examples[i].outFrom] + got[i] + "\n" + doc[examples[i].outTo:]
+		}
+		if err := os.WriteFile("docs/ask.md", []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// withIndex is a documented command with its --index value replaced.
+func withIndex(words []string, idx string) []string {
+	out := append([]string(nil), words...)
+	for i := range out {
+		if out[i] == "--index" && i+1 < len(out) {
+			out[i+1] = idx
+		}
+	}
+	return out
+}
+
+// sentLines are the passage lines ask prints ("    | …"), each
+// passage's first (its title) left out.
+func sentLines(out string) []string {
+	var lines []string
+	first := false
+	for l := range strings.Lines(out) {
+		l = strings.TrimRight(l, "\n")
+		if strings.HasPrefix(l, "[") {
+			first = true // a passage's line: its title comes next
+			continue
+		}
+		if s, ok := strings.CutPrefix(l, "    | "); ok {
+			if !first {
+				lines = append(lines, s)
+			}
+			first = false
+		}
+	}
+	return lines
+}
+
+var chatPrefix = regexp.MustCompile(`^(?:… )?\[\d{4}-\d\d-\d\d \d\d:\d\d\] \p{Lu}\p{L}+: \S`)
+
+func checkChatExample(t *testing.T, out string) {
+	t.Helper()
+	lines := sentLines(out)
+	if len(lines) < 3 {
+		t.Fatalf("the chat example sends %d lines:\n%s", len(lines), out)
+	}
+	elided := 0
+	for _, l := range lines {
+		if !chatPrefix.MatchString(l) {
+			t.Errorf("the chat example sends a line without its turn's [time] Name: %q", l)
+		}
+		if strings.Contains(l, ": … ") {
+			elided++ // a turn whose first sentence was left out, sent with its prefix all the same
+		}
+	}
+	if elided == 0 {
+		t.Errorf("the chat example no longer shows a turn sent without its first sentence; the page's prose says it does:\n%s", out)
+	}
+}
+
+func checkTableExample(t *testing.T, out string) {
+	t.Helper()
+	lines := sentLines(out)
+	rows := 0
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "| ") || (i+1 < len(lines) && strings.HasPrefix(lines[i+1], "|-")) {
+			continue // not a row, or a header row (the rule under it)
+		}
+		rows++
+		if !strings.HasPrefix(l, "| Half plot ") {
+			t.Errorf("the table example sends the row %q; the page says only the half plot's is sent", l)
+		}
+	}
+	hdr := slices.Index(lines, "| Plot | Size | Yearly fee | Water included | Typical wait |")
+	row := slices.Index(lines, "| Half plot | 125 m² | €120 | yes | 1 year |")
+	if hdr < 0 || row != hdr+2 || !strings.HasPrefix(lines[hdr+1], "|---") {
+		t.Errorf("the table example does not send the half plot's row under its table's header and rule:\n%s", out)
+	}
+	if rows != 1 {
+		t.Errorf("the table example sends %d rows besides headers; want the half plot's alone:\n%s", rows, out)
+	}
+}
