@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,18 +91,20 @@ const (
 // Selector is the evidence TextSelector: it keeps sentences, not whole
 // passages. It is safe for concurrent use.
 type Selector struct {
-	opt     Options
-	model   *Model
-	cols    []int      // the model's features' indices in FeatureNames
-	units   Structures // the structures split into units (Options.Units, DefaultUnits for 0)
-	counter token.Counter
-	lexical score.Scorer
-	dense   score.Scorer
-	passes  int
-	nbrs    int
-	hop     int
-	floor   float64
-	stop    float64
+	opt   Options
+	model *Model
+	cols  []int // the model's features' indices in FeatureNames
+	// kindCols are cols of each of the model's models by kind (Kinds).
+	kindCols map[string][]int
+	units    Structures // the structures split into units (Options.Units, DefaultUnits for 0)
+	counter  token.Counter
+	lexical  score.Scorer
+	dense    score.Scorer
+	passes   int
+	nbrs     int
+	hop      int
+	floor    float64
+	stop     float64
 }
 
 var _ ctxsel.TextSelector = (*Selector)(nil)
@@ -194,6 +197,12 @@ func New(opt Options) (*Selector, error) {
 		return nil, fmt.Errorf("%w: evidence: units %#x: want structures of %s", ctxsel.ErrInvalidInput, uint8(opt.Units), strings.Join(unitWords, ", "))
 	}
 	s.cols = s.model.columns()
+	for kind, sub := range s.model.Kinds {
+		if s.kindCols == nil {
+			s.kindCols = map[string][]int{}
+		}
+		s.kindCols[kind] = sub.columns()
+	}
 	return s, nil
 }
 
@@ -302,6 +311,7 @@ type Prepared struct {
 type preparedKey struct {
 	learner           any
 	calibration       *Calibration // a copy with another map scores otherwise
+	kinds             uintptr      // the models by kind (their map's identity; 0: none)
 	passes, hop, anch int
 	header            bool
 }
@@ -316,7 +326,11 @@ func (s *Selector) key() preparedKey {
 	if s.model.Forest == nil {
 		learner = &s.model.Weights[0]
 	}
-	return preparedKey{learner: learner, calibration: s.model.Calibration, passes: s.passes, hop: s.hop, anch: s.model.Anchors, header: !s.opt.NoHeader}
+	var kinds uintptr
+	if s.model.Kinds != nil {
+		kinds = reflect.ValueOf(s.model.Kinds).Pointer()
+	}
+	return preparedKey{learner: learner, calibration: s.model.Calibration, kinds: kinds, passes: s.passes, hop: s.hop, anch: s.model.Anchors, header: !s.opt.NoHeader}
 }
 
 // Prepare scores the query's candidate sentences (both passes of the hop)
@@ -382,7 +396,7 @@ func (s *Selector) prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, 
 // s.hop passages of the query they name (split after the first pass's,
 // which are not split again), and scores every sentence again.
 func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int, prep *Prepared, known map[string]float64) error {
-	links := hopLinks(q, prep.ps, prep.ss, anchors(prep.ss, s.model.Anchors))
+	links := hopLinks(q, prep.ps, prep.ss, anchors(prep.ps, prep.ss, s.model.Anchors))
 	if len(links) == 0 {
 		return nil
 	}
@@ -407,8 +421,24 @@ func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int,
 		ps[i].links = byInput[ps[i].input]
 		ps[i].joined = !inSet[ps[i].input]
 	}
+	// the units of routed passages (Model.Kinds) keep their first-pass
+	// probabilities: their kind's model has no hop (and saw no hop's
+	// features); the prose passages are the top model's to score again
+	type scoredP struct{ p, raw float64 }
+	var kept map[int]scoredP
+	for i, x := range prep.ss {
+		if prep.ps[x.passage].route != "" {
+			if kept == nil {
+				kept = map[int]scoredP{}
+			}
+			kept[i] = scoredP{x.p, x.raw}
+		}
+	}
 	if err := s.features(ctx, q, ps, ss, known); err != nil {
 		return fmt.Errorf("evidence: second hop: %w", err)
+	}
+	for i, v := range kept {
+		ss[i].p, ss[i].raw = v.p, v.raw
 	}
 	prep.ps, prep.ss, prep.joined = ps, ss, len(join)
 	return nil

@@ -44,6 +44,27 @@ func (u Units) Kind(j int) Kind {
 	return u.Kinds[j]
 }
 
+// RouteOf is the kind of text of a passage split into u, for a model's
+// models by kind (Model.Kinds): KindTable when the splitter found table
+// rows in it (with rows read: Model.Units), else KindTurns when it found
+// turns, else KindProse. Prose, split as before the units (no Kinds), is
+// always KindProse: the top model's.
+func RouteOf(u Units) string {
+	turns := false
+	for _, k := range u.Kinds {
+		switch k {
+		case Row:
+			return KindTable
+		case Turn:
+			turns = true
+		}
+	}
+	if turns {
+		return KindTurns
+	}
+	return KindProse
+}
+
 // maxHeaderWords is the longest first line read as a title.
 const maxHeaderWords = 16
 
