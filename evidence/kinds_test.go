@@ -100,6 +100,9 @@ func TestKindsRouteUnitsToTheirModel(t *testing.T) {
 		if math.Abs(f.P-want) > 1e-12 {
 			t.Errorf("passage %d unit %q (%v): p %v, want %v", f.Passage, q.Texts[f.Passage][f.Span[0]:f.Span[1]], f.Kind, f.P, want)
 		}
+		if wantRoute := map[int]string{0: evidence.KindTurns, 2: evidence.KindTable}[f.Passage]; f.Route != wantRoute {
+			t.Errorf("passage %d: route %q, want %q", f.Passage, f.Route, wantRoute)
+		}
 		if f.Passage == 1 && f.P != base[i].P {
 			t.Errorf("prose unit %d: p %v with kinds, %v without", i, f.P, base[i].P)
 		}
@@ -109,6 +112,17 @@ func TestKindsRouteUnitsToTheirModel(t *testing.T) {
 	}
 	if seen[0] == 0 || seen[1] == 0 || seen[2] == 0 {
 		t.Fatalf("units per passage: %v", seen)
+	}
+	// the explanation names the model that scored a routed passage
+	got, err := sel.SelectTexts(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, idx := range got.Indices {
+		if want := map[int]string{0: "scored by the turns model", 2: "scored by the table model"}[idx]; (want == "") == strings.Contains(got.Evidence[i].Why, "scored by") ||
+			!strings.Contains(got.Evidence[i].Why, want) {
+			t.Errorf("passage %d: %s", idx, got.Evidence[i].Why)
+		}
 	}
 	// Prob reads the top model; ProbOf a kind's
 	x := base[0].Features

@@ -585,7 +585,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 			}
 		}
 		ev.Sentences = p.n
-		ev.Why = passageWhy(ev, p.rank, repeats, p.units.Kinds != nil)
+		ev.Why = passageWhy(ev, p.rank, repeats, p.units.Kinds != nil, p.route)
 		sel.Indices = append(sel.Indices, p.input)
 		sel.IDs = append(sel.IDs, q.Curve.Candidate(p.input).ID)
 		sel.Evidence = append(sel.Evidence, ev)
@@ -599,10 +599,14 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 // passageWhy says what was kept of a passage and why, in words; repeats
 // are its sentences another passage sends; units says the passage was cut
 // into units of line structure (turns, rows, … and their context lines),
-// not only sentences.
-func passageWhy(ev ctxsel.Evidence, rank, repeats int, units bool) string {
+// not only sentences; route names the kind of text whose model scored it
+// ("": the top model's, not said).
+func passageWhy(ev ctxsel.Evidence, rank, repeats int, units bool, route string) string {
 	what := "sentences"
-	if units {
+	switch {
+	case route != "":
+		what = "units (context lines included; scored by the " + route + " model)"
+	case units:
 		what = "units (context lines included)"
 	}
 	kept := fmt.Sprintf("kept %d of %d %s of the passage ranked %d", len(ev.Spans), ev.Sentences, what, rank)
@@ -723,6 +727,9 @@ type SentenceFeatures struct {
 	Features []float64
 	// P is the selector's model's probability for it.
 	P float64
+	// Route is the kind of text whose model scored it (Model.Kinds,
+	// RouteOf); "": the top model.
+	Route string
 }
 
 // Features returns the features of the sentences of the selector's
@@ -743,7 +750,8 @@ func (s *Selector) Features(ctx context.Context, q ctxsel.TextQuery) ([]Sentence
 	}
 	out := make([]SentenceFeatures, len(prep.ss))
 	for i, x := range prep.ss {
-		out[i] = SentenceFeatures{Passage: prep.ps[x.passage].input, Span: x.span, Kind: x.kind, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p}
+		out[i] = SentenceFeatures{Passage: prep.ps[x.passage].input, Span: x.span, Kind: x.kind, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p,
+			Route: prep.ps[x.passage].route}
 	}
 	return out, nil
 }
