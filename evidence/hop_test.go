@@ -145,7 +145,8 @@ func TestVersion1ModelIsRead(t *testing.T) {
 	for _, bad := range []string{
 		strings.Replace(v1, `"version": 1`, `"version": 1, "hop": 2, "anchors": 1`, 1),
 		strings.Replace(v1, `"version": 1`, `"version": 1, "learner": "trees"`, 1),
-		strings.Replace(v1, `"version": 1`, `"version": 4`, 1),
+		strings.Replace(v1, `"version": 1`, `"version": 5`, 1),
+		strings.Replace(v1, `"version": 1`, `"version": 1, "kinds": {"turns": `+v1+`}`, 1),
 		strings.Replace(v1, `"version": 1`, `"version": 1, "calibration": {"method": "platt", "a": 1}`, 1),
 		strings.Replace(v1, `"bm25_rel"`, `"bm25_z"`, 1),
 		strings.Replace(v1, `"bm25_rel"`, `"colour"`, 1),
