@@ -291,7 +291,17 @@ func TestTrainEvidence(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--folds: exit %d: %s", code, errs)
 	}
-	for _, bad := range [][]string{{"--data", data}, {"--data", data, "--out", model, "--learner", "forest"}, {"--data", data, "--out", model, "--tree-counts", "900"},
+	// --pools: every file read at each pool size, a set of its own
+	pooled := filepath.Join(dir, "mp.json")
+	code, _, errs = runCLI(t, "", "train", "evidence", "--data", data, "--limit", "24", "--pools", "40,0", "--scorer", "bm25",
+		"--learner", "logistic", "--hops", "0", "--cost-exponents", "1", "--floors", "0", "--stops", "0", "--budgets", "150", "--out", pooled)
+	if code != 0 || !strings.Contains(errs, "hotpotqa_sf_dev53.jsonl@40: ") || !strings.Contains(errs, "hotpotqa_sf_dev53.jsonl@0: ") {
+		t.Fatalf("--pools: exit %d: %s", code, errs)
+	}
+	if mp, err := readEvidenceModel("test", pooled); err != nil || !strings.Contains(mp.Provenance["pool"], "[40 0]") {
+		t.Fatalf("--pools: %v %v", err, mp)
+	}
+	for _, bad := range [][]string{{"--data", data}, {"--data", data, "--out", model, "--learner", "forest"}, {"--data", data, "--out", model, "--pools", "40,-1"}, {"--data", data, "--out", model, "--tree-counts", "900"},
 		{"--data", data, "--out", model, "--folds", "1"}, {"--data", data, "--out", model, "--folds", "3", "--fold", "3"},
 		{"--data", data, "--out", model, "--from", filepath.Join(dir, "missing.json")}, {"--data", data, "--out", model, "--stops", "1"},
 		{"--data", data, "--out", model, "--calibrate", "auto"}, {"--data", data, "--from", model, "--calibrate", "none"},
