@@ -52,7 +52,7 @@ func Combine(top *evidence.Model, kinds map[string]*evidence.Model) (*evidence.M
 		var parts []string
 		for _, kind := range slices.Sorted(maps.Keys(m.Kinds)) {
 			sub := m.Kinds[kind]
-			parts = append(parts, fmt.Sprintf("%s: %s, %d features (%s)", kind, sub.Learner, len(sub.Features), sub.Provenance["command"]))
+			parts = append(parts, fmt.Sprintf("%s: %s, %d features (its provenance in kinds.%s)", kind, sub.Learner, len(sub.Features), kind))
 		}
 		m.Provenance["kinds"] = "passages the splitter reads as a kind of text (evidence.RouteOf) are scored by its model; " + strings.Join(parts, "; ")
 	}
