@@ -54,7 +54,7 @@ func TestSecondHopJoinsANamedPassage(t *testing.T) {
 		t.Fatalf("explanation: %s %v", with.Explanation.Reason, with.Explanation.Params)
 	}
 	for i, idx := range with.Indices {
-		checkPruned(t, q.Texts[idx], with.Evidence[i])
+		checkPrunedUnits(t, q.Texts[idx], with.Evidence[i], hopModel().Units())
 	}
 	without, err := hopSelector(t, "evidence:budget=200,hop=0").SelectTexts(ctx, q)
 	if err != nil {
