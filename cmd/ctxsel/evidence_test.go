@@ -318,7 +318,8 @@ func TestTrainEvidence(t *testing.T) {
 		t.Fatalf("--kind: exit %d: %s %s", code, out, errs)
 	}
 	mk, err := readEvidenceModel("test", combined)
-	if err != nil || mk.Version != 4 || len(mk.Kinds) != 2 || !reflect.DeepEqual(mk.Forest, m.Forest) || !strings.Contains(mk.Provenance["kinds"], "turns: logistic, 3") {
+	if err != nil || mk.Version != 4 || len(mk.Kinds) != 2 || !reflect.DeepEqual(mk.Forest, m.Forest) || !strings.Contains(mk.Provenance["kinds"], "turns: logistic, 3") ||
+		!strings.Contains(mk.Provenance["kinds_command"], "--kind turns=") {
 		t.Fatalf("--kind: %v %+v", err, mk)
 	}
 	for _, extra := range [][]string{{"--floors", "0,0.01", "--stops", "0,0.5"}, {"--calibrate", "auto", "--calibrate-kinds", "--calibration-bins", "5"}} {

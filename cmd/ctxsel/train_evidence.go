@@ -107,6 +107,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 		if err != nil {
 			return err
 		}
+		m.Provenance["kinds_command"] = "ctxsel train evidence " + strings.Join(args, " ")
 		return writeEvidenceModel(m, *out, stdout)
 	}
 	if *data == "" || (*out == "" && !measureOnly) {
