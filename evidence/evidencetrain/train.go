@@ -562,6 +562,9 @@ func collectRows(ctx context.Context, sets []*labelledSet, opt Options, m int, h
 		for qi, r := range d.train {
 			o := opt.Base
 			o.Budget, o.Passages, o.Hop = 1, m, evidence.HopOff
+			// the units the fitted model will read (rows as units when it
+			// reads unit_row), not the embedded model's default
+			o.Units = (&evidence.Model{Features: opt.Features}).Units()
 			if hopModel != nil {
 				o.Model, o.Hop = hopModel(qn), 0
 			}
