@@ -3,6 +3,7 @@ package evidence
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -171,7 +172,8 @@ func (c *Calibration) Validate() error {
 // passageKinds are the passages' kinds of text when the model's map has
 // maps by kind (nil otherwise: nothing to read).
 func passageKinds(m *Model, ps []passage) []string {
-	if m.Calibration == nil || m.Calibration.Kinds == nil {
+	byKind := func(m *Model) bool { return m.Calibration != nil && m.Calibration.Kinds != nil }
+	if !byKind(m) && !slices.ContainsFunc(slices.Collect(maps.Values(m.Kinds)), byKind) {
 		return nil
 	}
 	kinds := make([]string, len(ps))

@@ -111,7 +111,9 @@ func TestModelWithoutCalibrationScoresAsBefore(t *testing.T) {
 }
 
 func TestCalibrationNeedsVersion3(t *testing.T) {
-	def, err := evidence.DefaultModel().Marshal()
+	top := *evidence.DefaultModel() // its prose model, a version 2 file
+	top.Version, top.Kinds = 2, nil
+	def, err := top.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}

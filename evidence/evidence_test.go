@@ -133,7 +133,7 @@ func TestSelectPrunesToTheBudget(t *testing.T) {
 // adjacent and by the gap marker elsewhere.
 func checkPruned(t *testing.T, text string, ev ctxsel.Evidence) {
 	t.Helper()
-	checkPrunedUnits(t, text, ev, evidence.DefaultUnits)
+	checkPrunedUnits(t, text, ev, evidence.DefaultModel().Units())
 }
 
 // checkPrunedUnits is checkPruned for a selector reading the structures

@@ -91,6 +91,9 @@ type passage struct {
 	text   string
 	units  Units
 	header string // "" when none is sent
+	// route is the kind of text whose model scores its units (RouteOf,
+	// when the selector's model has a model for it; "": the top model).
+	route string
 	// title is its header's text, sent or not ("" when it has none): a
 	// title line of its own, else the one the query's Headers give.
 	title string
@@ -147,6 +150,9 @@ func (s *Selector) candidates(q ctxsel.TextQuery, ps []passage, ss []sentence, s
 			continue // empty: nothing to send
 		}
 		p := passage{input: idx, rank: rank[at(idx)], score: q.Curve.Candidate(idx).Score, text: text, units: u, first: len(ss), n: len(u.Sentences)}
+		if kind := RouteOf(u); s.model.Kinds[kind] != nil {
+			p.route = kind
+		}
 		if u.Header != nil {
 			p.title = text[u.Header[0]:u.Header[1]]
 		} else if q.Headers != nil {
@@ -412,12 +418,18 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 			linked, sc.anchorP, joined,
 			unitIs(x.kind, Turn), unitIs(x.kind, Row), unitIs(x.kind, Item), unitIs(x.kind, Code), contextZ(x.needs, bmZ),
 		}
-		x.raw = s.model.learnerProb(x.x, s.cols)
 		textKind := ""
 		if textKinds != nil {
 			textKind = textKinds[x.passage]
 		}
-		x.p = s.model.calibrated(x.raw, textKind)
+		if sub := s.model.Kinds[p.route]; sub != nil {
+			// a routed passage: its kind's learner and map, then the top map
+			x.raw = sub.learnerProb(x.x, s.kindCols[p.route])
+			x.p = s.model.calibrated(sub.calibrated(x.raw, textKind), textKind)
+		} else {
+			x.raw = s.model.learnerProb(x.x, s.cols)
+			x.p = s.model.calibrated(x.raw, textKind)
+		}
 		if x.kind == Context {
 			x.p, x.raw = 0, 0 // sent only with a unit that needs it, never as evidence nor a hop's anchor
 		}

@@ -30,23 +30,26 @@ func FuzzSelect(f *testing.F) {
 	floors := []string{"0", "0.1", "0.5"}
 	stops := []string{"0", "0.5", "0.9"}
 	f.Fuzz(func(t *testing.T, a, b string, budget uint16) {
-		for _, s := range []ctxsel.TextSelector{
-			newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",neighbors="+itoa(int(budget)%2)),
+		for _, c2 := range []struct {
+			s  ctxsel.TextSelector
+			on evidence.Structures
+		}{
+			{newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",neighbors="+itoa(int(budget)%2)), evidence.DefaultModel().Units()},
 			// the second hop (which may join the third passage, named by
 			// the first) and a floor
-			hopSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",floor="+floors[int(budget)%3]),
+			{hopSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",floor="+floors[int(budget)%3]), hopModel().Units()},
 			// turns and list items sent whole
-			newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",whole=turn|item,stop="+stops[int(budget)%3]),
+			{newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",whole=turn|item,stop="+stops[int(budget)%3]), evidence.DefaultModel().Units()},
 		} {
-			fuzzOne(t, c, s, a, b, budget, nil)
+			fuzzOne(t, c, c2.s, c2.on, a, b, budget, nil)
 		}
 		// an early stop, and a and b chunks of one document (repeats)
 		s := newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",stop="+stops[int(budget)%3])
-		fuzzOne(t, c, s, a, b, budget, []string{"Doc", "Doc", ""})
+		fuzzOne(t, c, s, evidence.DefaultModel().Units(), a, b, budget, []string{"Doc", "Doc", ""})
 	})
 }
 
-func fuzzOne(t *testing.T, c interface{ Count(string) int }, s ctxsel.TextSelector, a, b string, budget uint16, headers []string) {
+func fuzzOne(t *testing.T, c interface{ Count(string) int }, s ctxsel.TextSelector, on evidence.Structures, a, b string, budget uint16, headers []string) {
 	t.Helper()
 	{
 		q := query(t, "who was born in London?", a, b, "London\nLondon is a city. Ada was born there.")
@@ -66,7 +69,7 @@ func fuzzOne(t *testing.T, c interface{ Count(string) int }, s ctxsel.TextSelect
 		}
 		total := 0
 		for i, ev := range sel.Evidence {
-			checkPruned(t, q.Texts[sel.Indices[i]], ev)
+			checkPrunedUnits(t, q.Texts[sel.Indices[i]], ev, on)
 			if c.Count(ev.Text) != ev.Tokens {
 				t.Fatalf("inexact count for %q", ev.Text)
 			}

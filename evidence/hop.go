@@ -27,11 +27,14 @@ type hopLink struct {
 }
 
 // anchors returns the indices of the best n sentences by probability (ties
-// in order).
-func anchors(ss []sentence, n int) []int {
-	idx := make([]int, len(ss))
-	for i := range idx {
-		idx[i] = i
+// in order), of prose passages only: a routed passage's units (Model.Kinds)
+// were scored by a model that the hop's anchor feature was not learnt on.
+func anchors(ps []passage, ss []sentence, n int) []int {
+	idx := make([]int, 0, len(ss))
+	for i, x := range ss {
+		if ps[x.passage].route == "" {
+			idx = append(idx, i)
+		}
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ss[b].raw, ss[a].raw) })
 	return idx[:min(n, len(idx))]

@@ -54,7 +54,7 @@ func TestSecondHopJoinsANamedPassage(t *testing.T) {
 		t.Fatalf("explanation: %s %v", with.Explanation.Reason, with.Explanation.Params)
 	}
 	for i, idx := range with.Indices {
-		checkPruned(t, q.Texts[idx], with.Evidence[i])
+		checkPrunedUnits(t, q.Texts[idx], with.Evidence[i], hopModel().Units())
 	}
 	without, err := hopSelector(t, "evidence:budget=200,hop=0").SelectTexts(ctx, q)
 	if err != nil {
@@ -145,7 +145,8 @@ func TestVersion1ModelIsRead(t *testing.T) {
 	for _, bad := range []string{
 		strings.Replace(v1, `"version": 1`, `"version": 1, "hop": 2, "anchors": 1`, 1),
 		strings.Replace(v1, `"version": 1`, `"version": 1, "learner": "trees"`, 1),
-		strings.Replace(v1, `"version": 1`, `"version": 4`, 1),
+		strings.Replace(v1, `"version": 1`, `"version": 5`, 1),
+		strings.Replace(v1, `"version": 1`, `"version": 1, "kinds": {"turns": `+v1+`}`, 1),
 		strings.Replace(v1, `"version": 1`, `"version": 1, "calibration": {"method": "platt", "a": 1}`, 1),
 		strings.Replace(v1, `"bm25_rel"`, `"bm25_z"`, 1),
 		strings.Replace(v1, `"bm25_rel"`, `"colour"`, 1),
@@ -171,7 +172,11 @@ func FuzzParseModel(f *testing.F) {
 	"forest":{"depth":1,"base":-2,"trees":[{"f":[0],"t":[0.5],"v":[-1,1]},{"f":[-1],"t":[0],"v":[0.25,0]}]}}`
 	calibrated := strings.Replace(strings.Replace(trees, `"version":2`, `"version":3`, 1), `"neighbors":0,`,
 		`"neighbors":0,"calibration":{"method":"isotonic","x":[0.01,0.5],"y":[0.02,0.7],"kinds":{"table":{"method":"platt","a":0.9,"b":-1}}},`, 1)
-	for _, s := range []string{string(def), string(hop), trees, calibrated, `{}`, `{"version":2}`, `[`, `{"version":2,"learner":"trees","forest":{"depth":7}}`} {
+	sub := strings.Replace(trees, `"version":2`, `"version":4`, 1)
+	kinds := strings.Replace(sub, `"neighbors":0,`, `"neighbors":0,"kinds":{"turns":`+trees+`,"table":`+calibrated+`},`, 1)
+	nested := strings.Replace(sub, `"neighbors":0,`, `"neighbors":0,"kinds":{"turns":`+kinds+`},`, 1)
+	for _, s := range []string{string(def), string(hop), trees, calibrated, kinds, nested, strings.Replace(kinds, `"turns"`, `"prose"`, 1),
+		strings.Replace(kinds, `"version":4`, `"version":3`, 1), `{}`, `{"version":2}`, `[`, `{"version":2,"learner":"trees","forest":{"depth":7}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -187,6 +192,14 @@ func FuzzParseModel(f *testing.F) {
 		if math.IsNaN(p) || p < 0 || p > 1 {
 			t.Fatalf("p %v", p)
 		}
+		for kind, sub := range m.Kinds {
+			if sub == nil || sub.Kinds != nil || sub.Hop != 0 || m.Version < 4 {
+				t.Fatalf("kind %s: a model that nests, hops or predates version 4 passed", kind)
+			}
+			if pk := m.ProbOf(x, kind); math.IsNaN(pk) || pk < 0 || pk > 1 {
+				t.Fatalf("kind %s: p %v", kind, pk)
+			}
+		}
 		again, err := m.Marshal()
 		if err != nil {
 			t.Fatal(err)
@@ -197,6 +210,11 @@ func FuzzParseModel(f *testing.F) {
 		}
 		if q := back.Prob(x); q != p {
 			t.Fatalf("p %v, after its file %v", p, q)
+		}
+		for kind := range m.Kinds {
+			if a, b := m.ProbOf(x, kind), back.ProbOf(x, kind); a != b {
+				t.Fatalf("kind %s: p %v, after its file %v", kind, a, b)
+			}
 		}
 	})
 }

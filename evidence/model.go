@@ -1,21 +1,24 @@
 package evidence
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sync"
 )
 
 // ModelVersion is the model file format this package writes. Version 1
-// files (a logistic model over the first 14 features, no hop, no floor)
-// and version 2 files (no calibration map) are still read, and score as
-// they did. A map needs version 3: a reader that predates it rejects the
-// file instead of ignoring the map.
-const ModelVersion = 3
+// files (a logistic model over the first 14 features, no hop, no floor),
+// version 2 files (no calibration map) and version 3 files (no models by
+// kind of text) are still read, and score as they did. A map needs
+// version 3 and models by kind (Kinds) version 4: a reader that predates
+// them rejects the file instead of ignoring them.
+const ModelVersion = 4
 
 // The learners a model file may hold.
 const (
@@ -75,6 +78,17 @@ type Model struct {
 	// before packing, the floor and the stop read it (nil: the learner's
 	// own); the second hop reads the learner's own.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// Kinds, when set (version 4), are the models that score the units of
+	// the passages of a kind of text (KindTurns, KindTable; RouteOf says
+	// which passage is which, from the units the splitter found in it),
+	// each with its own features, learner and calibration, none with a
+	// hop or Kinds of its own. Everything else is this model's: prose
+	// passages and kinds without a model of their own, the candidates, the
+	// hop and its anchors (read from prose passages only), the cost
+	// exponent, the neighbours, the floor and the stop, and Calibration,
+	// applied to every unit after its kind model's own map. A text with
+	// none of these structures is scored exactly as without Kinds.
+	Kinds map[string]*Model `json:"kinds,omitempty"`
 	// Provenance says how the model was made (data, splits, command).
 	Provenance map[string]string `json:"provenance,omitempty"`
 }
@@ -99,11 +113,22 @@ type Tree struct {
 
 // Prob is the model's probability that a sentence with features x (all of
 // FeatureNames, in order) is gold, through its global calibration map if
-// it has one (a passage's kind of text is not known here); NaN for a model
-// that fails Validate.
+// it has one (a passage's kind of text is not known here): the top
+// model's, a prose sentence's (ProbOf reads a kind's model); NaN for a
+// model that fails Validate.
 func (m *Model) Prob(x []float64) float64 {
+	return m.ProbOf(x, "")
+}
+
+// ProbOf is Prob for a unit of a passage routed to kind (RouteOf; "" or a
+// kind without a model of its own: the top model): its kind model's
+// learner and map, then the top model's map, as the selector scores it.
+func (m *Model) ProbOf(x []float64, kind string) float64 {
 	if err := m.Validate(); err != nil || len(x) != len(FeatureNames) {
 		return math.NaN()
+	}
+	if sub := m.Kinds[kind]; sub != nil {
+		return m.calibrated(sub.prob(x, sub.columns()), "")
 	}
 	return m.prob(x, m.columns())
 }
@@ -117,6 +142,11 @@ func (m *Model) Prob(x []float64) float64 {
 func (m *Model) Units() Structures {
 	if slices.Contains(m.Features, "unit_row") {
 		return DefaultUnits | RowUnits
+	}
+	for _, sub := range m.Kinds {
+		if slices.Contains(sub.Features, "unit_row") {
+			return DefaultUnits | RowUnits
+		}
 	}
 	return DefaultUnits
 }
@@ -202,7 +232,7 @@ func (m *Model) Validate() error {
 		if m.Calibration != nil {
 			return errors.New("evidence model: version 2 has no calibration map (version 3 does)")
 		}
-	case ModelVersion:
+	case 3, ModelVersion:
 		if m.Calibration != nil {
 			if err := m.Calibration.Validate(); err != nil {
 				return fmt.Errorf("evidence model: %w", err)
@@ -210,6 +240,12 @@ func (m *Model) Validate() error {
 		}
 	default:
 		return fmt.Errorf("evidence model: version %d, want 1…%d", m.Version, ModelVersion)
+	}
+	if m.Kinds != nil && m.Version < ModelVersion {
+		return fmt.Errorf("evidence model: version %d has no models by kind of text (version %d does)", m.Version, ModelVersion)
+	}
+	if err := m.validateKinds(); err != nil {
+		return err
 	}
 	if len(m.Features) == 0 || len(m.Features) > len(FeatureNames) {
 		return fmt.Errorf("evidence model: %d features, want 1…%d", len(m.Features), len(FeatureNames))
@@ -274,6 +310,38 @@ func (m *Model) Validate() error {
 	return nil
 }
 
+// RouteKinds are the kinds of text a model may hold a model for (Kinds).
+var RouteKinds = []string{KindTurns, KindTable}
+
+// validateKinds checks the models by kind: known kinds, each a valid model
+// with no hop and no kinds of its own (one level).
+func (m *Model) validateKinds() error {
+	if m.Kinds == nil {
+		return nil
+	}
+	if len(m.Kinds) == 0 {
+		return errors.New("evidence model: an empty kinds map")
+	}
+	for kind, sub := range m.Kinds {
+		if !slices.Contains(RouteKinds, kind) {
+			return fmt.Errorf("evidence model: kind %q, want one of %v", kind, RouteKinds)
+		}
+		if sub == nil {
+			return fmt.Errorf("evidence model: kind %s: no model", kind)
+		}
+		if sub.Kinds != nil {
+			return fmt.Errorf("evidence model: kind %s: a kind's model has no kinds of its own", kind)
+		}
+		if sub.Hop != 0 {
+			return fmt.Errorf("evidence model: kind %s: hop %d (the second hop is the top model's; a kind's model has none)", kind, sub.Hop)
+		}
+		if err := sub.Validate(); err != nil {
+			return fmt.Errorf("evidence model: kind %s: %w", kind, err)
+		}
+	}
+	return nil
+}
+
 func (f *Forest) validate(features int) error {
 	if f.Depth < 1 || f.Depth > maxTreeDepth {
 		return fmt.Errorf("tree depth %d, want 1…%d", f.Depth, maxTreeDepth)
@@ -303,7 +371,7 @@ func (f *Forest) validate(features int) error {
 	return nil
 }
 
-// ParseModel reads a model file (JSON, version 1, 2 or 3) and validates it.
+// ParseModel reads a model file (JSON, version 1 to 4) and validates it.
 func ParseModel(b []byte) (*Model, error) {
 	var m Model
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -315,19 +383,38 @@ func ParseModel(b []byte) (*Model, error) {
 	return &m, nil
 }
 
-// Marshal writes the model as JSON: indented, each tree on one line.
+// Marshal writes the model as JSON: indented, each tree on one line (the
+// kinds' models too).
 func (m *Model) Marshal() ([]byte, error) {
-	if m.Forest == nil {
+	if m.Forest == nil && m.Kinds == nil {
 		return json.MarshalIndent(m, "", "  ")
 	}
 	c := *m
-	c.Forest = nil
+	c.Forest, c.Kinds = nil, nil
 	head, err := json.MarshalIndent(&c, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	var b []byte
 	b = append(b, head[:len(head)-2]...) // drop "\n}"
+	if m.Kinds != nil {
+		b = append(b, ",\n  \"kinds\": {"...)
+		for i, kind := range slices.Sorted(maps.Keys(m.Kinds)) {
+			sub, err := m.Kinds[kind].Marshal()
+			if err != nil {
+				return nil, fmt.Errorf("kind %s: %w", kind, err)
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = fmt.Appendf(b, "\n    %s: ", jsonString(kind))
+			b = append(b, bytes.ReplaceAll(sub, []byte("\n"), []byte("\n    "))...)
+		}
+		b = append(b, "\n  }"...)
+	}
+	if m.Forest == nil {
+		return append(b, "\n}"...), nil
+	}
 	b = fmt.Appendf(b, ",\n  \"forest\": {\n    \"depth\": %d,\n    \"base\": %s,\n    \"trees\": [", m.Forest.Depth, jsonFloat(m.Forest.Base))
 	for i, t := range m.Forest.Trees {
 		line, err := json.Marshal(t)
@@ -342,6 +429,11 @@ func (m *Model) Marshal() ([]byte, error) {
 	}
 	b = append(b, "\n    ]\n  }\n}"...)
 	return b, nil
+}
+
+func jsonString(v string) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 func jsonFloat(v float64) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,19 +98,21 @@ const (
 // Selector is the evidence TextSelector: it keeps sentences, not whole
 // passages. It is safe for concurrent use.
 type Selector struct {
-	opt     Options
-	model   *Model
-	cols    []int      // the model's features' indices in FeatureNames
-	units   Structures // the structures split into units (Options.Units, DefaultUnits for 0)
-	whole   Structures // the structures whose units are sent whole (Options.Whole, DefaultWhole for 0)
-	counter token.Counter
-	lexical score.Scorer
-	dense   score.Scorer
-	passes  int
-	nbrs    int
-	hop     int
-	floor   float64
-	stop    float64
+	opt   Options
+	model *Model
+	cols  []int // the model's features' indices in FeatureNames
+	// kindCols are cols of each of the model's models by kind (Kinds).
+	kindCols map[string][]int
+	units    Structures // the structures split into units (Options.Units, DefaultUnits for 0)
+	whole    Structures // the structures whose units are sent whole (Options.Whole, DefaultWhole for 0)
+	counter  token.Counter
+	lexical  score.Scorer
+	dense    score.Scorer
+	passes   int
+	nbrs     int
+	hop      int
+	floor    float64
+	stop     float64
 }
 
 var _ ctxsel.TextSelector = (*Selector)(nil)
@@ -209,6 +212,12 @@ func New(opt Options) (*Selector, error) {
 		s.whole = DefaultWhole
 	}
 	s.cols = s.model.columns()
+	for kind, sub := range s.model.Kinds {
+		if s.kindCols == nil {
+			s.kindCols = map[string][]int{}
+		}
+		s.kindCols[kind] = sub.columns()
+	}
 	return s, nil
 }
 
@@ -320,6 +329,7 @@ type Prepared struct {
 type preparedKey struct {
 	learner           any
 	calibration       *Calibration // a copy with another map scores otherwise
+	kinds             uintptr      // the models by kind (their map's identity; 0: none)
 	passes, hop, anch int
 	header            bool
 }
@@ -334,7 +344,11 @@ func (s *Selector) key() preparedKey {
 	if s.model.Forest == nil {
 		learner = &s.model.Weights[0]
 	}
-	return preparedKey{learner: learner, calibration: s.model.Calibration, passes: s.passes, hop: s.hop, anch: s.model.Anchors, header: !s.opt.NoHeader}
+	var kinds uintptr
+	if s.model.Kinds != nil {
+		kinds = reflect.ValueOf(s.model.Kinds).Pointer()
+	}
+	return preparedKey{learner: learner, calibration: s.model.Calibration, kinds: kinds, passes: s.passes, hop: s.hop, anch: s.model.Anchors, header: !s.opt.NoHeader}
 }
 
 // Prepare scores the query's candidate sentences (both passes of the hop)
@@ -400,7 +414,7 @@ func (s *Selector) prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, 
 // s.hop passages of the query they name (split after the first pass's,
 // which are not split again), and scores every sentence again.
 func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int, prep *Prepared, known map[string]float64) error {
-	links := hopLinks(q, prep.ps, prep.ss, anchors(prep.ss, s.model.Anchors))
+	links := hopLinks(q, prep.ps, prep.ss, anchors(prep.ps, prep.ss, s.model.Anchors))
 	if len(links) == 0 {
 		return nil
 	}
@@ -425,8 +439,24 @@ func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int,
 		ps[i].links = byInput[ps[i].input]
 		ps[i].joined = !inSet[ps[i].input]
 	}
+	// the units of routed passages (Model.Kinds) keep their first-pass
+	// probabilities: their kind's model has no hop (and saw no hop's
+	// features); the prose passages are the top model's to score again
+	type scoredP struct{ p, raw float64 }
+	var kept map[int]scoredP
+	for i, x := range prep.ss {
+		if prep.ps[x.passage].route != "" {
+			if kept == nil {
+				kept = map[int]scoredP{}
+			}
+			kept[i] = scoredP{x.p, x.raw}
+		}
+	}
 	if err := s.features(ctx, q, ps, ss, known); err != nil {
 		return fmt.Errorf("evidence: second hop: %w", err)
+	}
+	for i, v := range kept {
+		ss[i].p, ss[i].raw = v.p, v.raw
 	}
 	prep.ps, prep.ss, prep.joined = ps, ss, len(join)
 	return nil
@@ -573,7 +603,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 			}
 		}
 		ev.Sentences = p.n
-		ev.Why = passageWhy(ev, p.rank, repeats, p.units.Kinds != nil)
+		ev.Why = passageWhy(ev, p.rank, repeats, p.units.Kinds != nil, p.route)
 		sel.Indices = append(sel.Indices, p.input)
 		sel.IDs = append(sel.IDs, q.Curve.Candidate(p.input).ID)
 		sel.Evidence = append(sel.Evidence, ev)
@@ -587,10 +617,14 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 // passageWhy says what was kept of a passage and why, in words; repeats
 // are its sentences another passage sends; units says the passage was cut
 // into units of line structure (turns, rows, … and their context lines),
-// not only sentences.
-func passageWhy(ev ctxsel.Evidence, rank, repeats int, units bool) string {
+// not only sentences; route names the kind of text whose model scored it
+// ("": the top model's, not said).
+func passageWhy(ev ctxsel.Evidence, rank, repeats int, units bool, route string) string {
 	what := "sentences"
-	if units {
+	switch {
+	case route != "":
+		what = "units (context lines included; scored by the " + route + " model)"
+	case units:
 		what = "units (context lines included)"
 	}
 	kept := fmt.Sprintf("kept %d of %d %s of the passage ranked %d", len(ev.Spans), ev.Sentences, what, rank)
@@ -714,6 +748,9 @@ type SentenceFeatures struct {
 	Features []float64
 	// P is the selector's model's probability for it.
 	P float64
+	// Route is the kind of text whose model scored it (Model.Kinds,
+	// RouteOf); "": the top model.
+	Route string
 }
 
 // Features returns the features of the sentences of the selector's
@@ -734,7 +771,8 @@ func (s *Selector) Features(ctx context.Context, q ctxsel.TextQuery) ([]Sentence
 	}
 	out := make([]SentenceFeatures, len(prep.ss))
 	for i, x := range prep.ss {
-		out[i] = SentenceFeatures{Passage: prep.ps[x.passage].input, Span: x.span, Kind: x.kind, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p}
+		out[i] = SentenceFeatures{Passage: prep.ps[x.passage].input, Span: x.span, Kind: x.kind, Tokens: x.tokens - joinerTokens, Features: x.x, P: x.p,
+			Route: prep.ps[x.passage].route}
 	}
 	return out, nil
 }

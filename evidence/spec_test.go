@@ -53,11 +53,17 @@ func TestParseSpecOptions(t *testing.T) {
 	}
 }
 
-// The embedded model, fitted on prose, leaves rows off unless told; a
-// model that reads unit_row (fitted on rows as units) reads them.
+// A model fitted on prose leaves rows off unless told; a model that reads
+// unit_row (fitted on rows as units), or has a kind's model that does, as
+// the embedded one's table model, reads them.
 func TestModelUnits(t *testing.T) {
-	if got := DefaultModel().Units(); got != DefaultUnits || got&RowUnits != 0 {
-		t.Errorf("embedded model: units %s, want %s without rows", got, DefaultUnits)
+	top := *DefaultModel()
+	top.Kinds = nil
+	if got := top.Units(); got != DefaultUnits || got&RowUnits != 0 {
+		t.Errorf("the embedded model's prose model: units %s, want %s without rows", got, DefaultUnits)
+	}
+	if got := DefaultModel().Units(); got != DefaultUnits|RowUnits || DefaultModel().Kinds[KindTable] == nil {
+		t.Errorf("embedded model: units %s, want rows too (its table model reads them)", got)
 	}
 	m := &Model{Features: []string{"bm25_z", "unit_row"}}
 	if got := m.Units(); got != DefaultUnits|RowUnits {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ctxsel/ctxsel/evidence"
+	"github.com/ctxsel/ctxsel/index/indextest"
 )
 
 // unit is one unit of a split as text: its kind, its text, and the texts
@@ -250,8 +251,11 @@ func checkUnitsOn(t *testing.T, text string, u evidence.Units, on evidence.Struc
 }
 
 // What is sent of a chat log keeps each kept sentence's "[time] Name:",
-// and of a table the header row before a kept row.
+// and of a table the header row before a kept row (a model that scores by
+// BM25: what is sent with a unit does not depend on the model).
 func TestSelectSendsContextLines(t *testing.T) {
+	bm25 := &evidence.Model{Version: 3, Learner: evidence.LearnerLogistic, Features: []string{"bm25_z"},
+		Mean: []float64{0}, Scale: []float64{1}, Weights: []float64{3}, Bias: -4, Passages: 20, CostExponent: 1}
 	chat, prices := fixture(t, "chat.txt"), fixture(t, "prices.md")
 	for _, c := range []struct {
 		question, text, want string
@@ -260,7 +264,12 @@ func TestSelectSendsContextLines(t *testing.T) {
 		{"How much does rosemary cost?", prices, "| Plant | Pot size | Price |\n|-------|----------|------:|"},
 	} {
 		q := query(t, c.question, c.text)
-		sel, err := newSelector(t, "evidence:budget=60,floor=0,stop=0,units=turn|row|item|code|heading").SelectTexts(context.Background(), q)
+		s, err := evidence.Parse("evidence:budget=60,floor=0,stop=0,units=turn|row|item|code|heading",
+			evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: bm25})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel, err := s.SelectTexts(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)
 		}

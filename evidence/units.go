@@ -57,6 +57,27 @@ func (u Units) Kind(j int) Kind {
 	return u.Kinds[j]
 }
 
+// RouteOf is the kind of text of a passage split into u, for a model's
+// models by kind (Model.Kinds): KindTable when the splitter found table
+// rows in it (with rows read: Model.Units), else KindTurns when it found
+// turns, else KindProse. Prose, split as before the units (no Kinds), is
+// always KindProse: the top model's.
+func RouteOf(u Units) string {
+	turns := false
+	for _, k := range u.Kinds {
+		switch k {
+		case Row:
+			return KindTable
+		case Turn:
+			turns = true
+		}
+	}
+	if turns {
+		return KindTurns
+	}
+	return KindProse
+}
+
 // maxHeaderWords is the longest first line read as a title.
 const maxHeaderWords = 16
 
@@ -66,18 +87,20 @@ const maxHeaderWords = 16
 // cut into sentences (chunk.SplitSentences); a text with line structure
 // (structure.go: conversation turns, subtitle cues, log lines, tables,
 // lists, fenced code, Markdown headings) into the units of Kinds. It
-// reads the structures of DefaultUnits (SplitUnits reads others), as the
-// selector does by default and an index stores sentence vectors for.
+// reads the structures the embedded model reads (DefaultModel().Units();
+// SplitUnits reads others), as the selector does by default and an index
+// stores sentence vectors for.
 func Split(text string) Units {
-	return SplitUnits(text, DefaultUnits)
+	return SplitUnits(text, DefaultModel().Units())
 }
 
-// DefaultUnits are the structures Split reads, the default of the spec's
-// units parameter for the embedded model, fitted on prose: rows are off
-// (on TAT-QA's validation questions reading rows as prose sends 6 to 19
-// points more of the gold rows than reading them as units:
-// docs/evidence.md "Which structures"). A model that reads unit_row reads
-// rows (Model.Units).
+// DefaultUnits are the structures a model that does not read unit_row
+// reads unless told (Model.Units), fitted on prose: rows are off (on
+// TAT-QA's validation questions the model fitted on prose alone sends 6
+// to 19 points more of the gold rows reading them as prose than as
+// units: docs/evidence.md "Which structures"). A model that reads
+// unit_row, or has a kind's model that does (the embedded one), reads
+// rows too.
 const DefaultUnits = AllUnits &^ RowUnits
 
 // SplitUnits is Split reading only the structures in on (SentenceUnits

@@ -73,24 +73,25 @@ func TestParseStructures(t *testing.T) {
 	}
 }
 
-// A selector with rows off (the default) reads a table as prose: its
-// rows and header are one sentence, sent whole or not at all (with rows
-// on, the rosemary row is sent alone under its header:
+// A selector with rows off (the default of a model fitted on prose alone;
+// the embedded one has a table model that reads rows) reads a table as
+// prose: its rows and header are one sentence, sent whole or not at all
+// (with rows on, the rosemary row is sent alone under its header:
 // TestSelectSendsContextLines). A selector names units that are not the
 // default's in its spec.
 func TestSelectRowsOff(t *testing.T) {
 	if evidence.DefaultUnits&evidence.RowUnits != 0 {
-		t.Fatal("rows are on by default")
+		t.Fatal("rows are on for a model fitted on prose alone")
 	}
 	if got := newSelector(t, "evidence:budget=80,units=turn|row").Name(); !strings.Contains(got, "units=sentence|turn|row") {
 		t.Errorf("name %q does not say its units", got)
 	}
-	prices := fixture(t, "prices.md")
-	q := query(t, "How much does rosemary cost?", prices)
-	s := newSelector(t, "evidence:budget=80,floor=0,stop=0")
-	if got := s.Name(); strings.Contains(got, "units=") {
+	if got := newSelector(t, "evidence:budget=80").Name(); strings.Contains(got, "units=") {
 		t.Errorf("name %q names the default units", got)
 	}
+	prices := fixture(t, "prices.md")
+	q := query(t, "How much does rosemary cost?", prices)
+	s := newSelector(t, "evidence:budget=80,floor=0,stop=0,units=turn|item|code|heading")
 	sel, err := s.SelectTexts(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)

@@ -264,7 +264,7 @@ func TestTrainEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mc.Version != 3 || mc.Calibration == nil || !reflect.DeepEqual(mc.Forest, m.Forest) || mc.Floor != m.Floor || mc.Stop != m.Stop {
+	if mc.Version != m.Version || mc.Calibration == nil || !reflect.DeepEqual(mc.Forest, m.Forest) || mc.Floor != m.Floor || mc.Stop != m.Stop {
 		t.Fatalf("--calibrate: model %+v", mc)
 	}
 	var calRep struct {
@@ -291,11 +291,51 @@ func TestTrainEvidence(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--folds: exit %d: %s", code, errs)
 	}
-	for _, bad := range [][]string{{"--data", data}, {"--data", data, "--out", model, "--learner", "forest"}, {"--data", data, "--out", model, "--tree-counts", "900"},
+	// --pools: every file read at each pool size, a set of its own
+	pooled := filepath.Join(dir, "mp.json")
+	code, _, errs = runCLI(t, "", "train", "evidence", "--data", data, "--limit", "24", "--pools", "40,0", "--scorer", "bm25",
+		"--learner", "logistic", "--hops", "0", "--cost-exponents", "1", "--floors", "0", "--stops", "0", "--budgets", "150", "--out", pooled)
+	if code != 0 || !strings.Contains(errs, "hotpotqa_sf_dev53.jsonl@40: ") || !strings.Contains(errs, "hotpotqa_sf_dev53.jsonl@0: ") {
+		t.Fatalf("--pools: exit %d: %s", code, errs)
+	}
+	if mp, err := readEvidenceModel("test", pooled); err != nil || !strings.Contains(mp.Provenance["pool"], "[40 0]") {
+		t.Fatalf("--pools: %v %v", err, mp)
+	}
+	for _, bad := range [][]string{{"--data", data}, {"--data", data, "--out", model, "--learner", "forest"}, {"--data", data, "--out", model, "--pools", "40,-1"}, {"--data", data, "--out", model, "--tree-counts", "900"},
 		{"--data", data, "--out", model, "--folds", "1"}, {"--data", data, "--out", model, "--folds", "3", "--fold", "3"},
 		{"--data", data, "--out", model, "--from", filepath.Join(dir, "missing.json")}, {"--data", data, "--out", model, "--stops", "1"},
 		{"--data", data, "--out", model, "--calibrate", "auto"}, {"--data", data, "--from", model, "--calibrate", "none"},
 		{"--data", data, "--out", filepath.Join(dir, "m4.json"), "--from", model, "--calibrate", "beta"}} {
+		if code, _, errs := runCLI(t, "", append([]string{"train", "evidence"}, bad...)...); code == 0 {
+			t.Errorf("%v accepted: %s", bad, errs)
+		}
+	}
+	// --kind: the hop-less fold model scores turns and tables, the first
+	// model the rest; the combined file's floor and stop are chosen again
+	// and it is calibrated like any --from model, its kinds kept
+	combined, sub := filepath.Join(dir, "mk.json"), filepath.Join(dir, "m3.json")
+	if code, out, errs := runCLI(t, "", "train", "evidence", "--from", model, "--kind", "turns="+sub+",table="+sub, "--out", combined); code != 0 || !strings.Contains(out, "wrote ") {
+		t.Fatalf("--kind: exit %d: %s %s", code, out, errs)
+	}
+	mk, err := readEvidenceModel("test", combined)
+	if err != nil || mk.Version != 4 || len(mk.Kinds) != 2 || !reflect.DeepEqual(mk.Forest, m.Forest) || !strings.Contains(mk.Provenance["kinds"], "turns: logistic, 3") ||
+		!strings.Contains(mk.Provenance["kinds_command"], "--kind turns=") {
+		t.Fatalf("--kind: %v %+v", err, mk)
+	}
+	for _, extra := range [][]string{{"--floors", "0,0.01", "--stops", "0,0.5"}, {"--calibrate", "auto", "--calibrate-kinds", "--calibration-bins", "5"}} {
+		again := filepath.Join(dir, "mk2.json")
+		args := append([]string{"train", "evidence", "--data", data, "--limit", "24", "--pool", "40", "--scorer", "bm25", "--budgets", "150", "--from", combined, "--out", again}, extra...)
+		if code, _, errs := runCLI(t, "", args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, errs)
+		}
+		m2, err := readEvidenceModel("test", again)
+		if err != nil || !reflect.DeepEqual(m2.Kinds, mk.Kinds) || m2.Version != 4 {
+			t.Fatalf("%v lost the kinds: %v", extra, err)
+		}
+	}
+	for _, bad := range [][]string{{"--kind", "turns=" + sub, "--out", combined}, {"--from", model, "--kind", "prose=" + sub, "--out", combined},
+		{"--from", model, "--kind", "turns=" + sub + ",turns=" + sub, "--out", combined}, {"--from", model, "--kind", "turns", "--out", combined},
+		{"--from", model, "--kind", "table=" + filepath.Join(dir, "missing.json"), "--out", combined}} {
 		if code, _, errs := runCLI(t, "", append([]string{"train", "evidence"}, bad...)...); code == 0 {
 			t.Errorf("%v accepted: %s", bad, errs)
 		}

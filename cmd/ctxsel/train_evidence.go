@@ -9,6 +9,7 @@ import (
 	"github.com/ctxsel/ctxsel/score"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,13 +49,20 @@ validation questions are measured (expected calibration error in
 METHOD is none, a monotone map fitted on them is written into the model (auto:
 both fitted on one half of validation, the better on the other half kept;
 --calibrate-kinds: one more per kind of text, evidence.TextKind);
-choose the floor and stop of the calibrated model again with --from. Settings within --tie-tolerance of the best mean gain tie, and the
+choose the floor and stop of the calibrated model again with --from. With
+--from MODEL --kind turns=FILE,table=FILE the models in FILE score the units
+of the passages the splitter reads as that kind of text (evidence.RouteOf:
+turns, table rows), MODEL everything else (evidence.Model.Kinds, format
+version 4); without --data the combined model is written as it is, with
+--data its floor and stop are chosen again (or, with --calibrate, it is
+calibrated) as for any --from model. Settings within --tie-tolerance of the best mean gain tie, and the
 cheapest of them (fewest passages, then the smaller hop) is chosen. Test questions are never read.
 `, stderr)
 	data := fs.String("data", "", "labelled JSONL files with gold_spans, comma-separated")
 	out := fs.String("out", "", "write the model (JSON) here")
 	report := fs.String("report", "", "write every validated setting (JSON) here")
 	pool := fs.Int("pool", 1000, "pad each question to this many passages")
+	poolsList := fs.String("pools", "", "instead of --pool: read every file at each of these pool sizes (0: its own passages), e.g. 1000,0")
 	poolSeed := fs.Uint64("pool-seed", 1, "pooling seed")
 	splitSeed := fs.Uint64("split-seed", 1, "seed of the train/validation/test split by question id")
 	scorerName := fs.String("scorer", score.DefaultScorer, "passage scorer: "+strings.Join(newScorerSet().Names(), ", "))
@@ -83,6 +91,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	calBins := fs.Int("calibration-bins", 15, "with --calibrate: bins of equal count of the calibration error")
 	sampleN := fs.Int("sample", 0, "use only N questions of each file, chosen by a hash of their id (0 = all)")
 	from := fs.String("from", "", "fit nothing: choose only the floor and stop of this model file again on validation")
+	kindList := fs.String("kind", "", "with --from: models by kind of text, KIND=FILE comma-separated (kinds: "+strings.Join(evidence.RouteKinds, ", ")+")")
 	folds := fs.Int("folds", 0, "cross-validate: cut train and validation into this many folds by question id (0: the fixed split)")
 	fold := fs.Int("fold", 0, "with --folds: the fold that validates (0 … folds-1)")
 	encoding := fs.String("encoding", token.Default, "token encoding: "+strings.Join(token.Encodings, ", "))
@@ -90,6 +99,17 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 		return err
 	}
 	measureOnly := *calibrate == evidencetrain.CalibrationNone
+	if *kindList != "" && *from == "" {
+		return usageError{errors.New("train evidence: --kind needs --from (the model of everything else)")}
+	}
+	if *kindList != "" && *data == "" && *out != "" && *calibrate == "" {
+		m, err := combineKinds(*from, *kindList)
+		if err != nil {
+			return err
+		}
+		m.Provenance["kinds_command"] = "ctxsel train evidence " + strings.Join(args, " ")
+		return writeEvidenceModel(m, *out, stdout)
+	}
 	if *data == "" || (*out == "" && !measureOnly) {
 		return usageError{errors.New("train evidence: --data and --out are required")}
 	}
@@ -132,6 +152,11 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	if opt.TreeCounts, err = ints("tree-counts", *treeCounts); err != nil {
 		return err
 	}
+	if *poolsList != "" {
+		if opt.Pools, err = ints("pools", *poolsList); err != nil {
+			return err
+		}
+	}
 	if opt.Passages, err = ints("passages", *passagesList); err != nil {
 		return err
 	}
@@ -156,6 +181,11 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	if *from != "" {
 		if opt.From, err = readEvidenceModel("--from", *from); err != nil {
 			return fmt.Errorf("train evidence: %w", err)
+		}
+		if *kindList != "" {
+			if opt.From, err = combineKinds(*from, *kindList); err != nil {
+				return err
+			}
 		}
 	}
 	if *folds < 0 || *folds == 1 || (*folds > 1 && (*fold < 0 || *fold >= *folds)) {
@@ -267,5 +297,45 @@ func calibrateEvidence(ctx context.Context, opt evidencetrain.Options, method st
 		return err
 	}
 	fmt.Fprintf(stdout, "chose %s; wrote %s (%d bytes)\n", res.Method, out, len(b)+1)
+	return nil
+}
+
+// combineKinds is --from FILE --kind KIND=FILE,…: the model of FILE with
+// the models by kind of text read from the others.
+func combineKinds(from, list string) (*evidence.Model, error) {
+	top, err := readEvidenceModel("--from", from)
+	if err != nil {
+		return nil, fmt.Errorf("train evidence: %w", err)
+	}
+	kinds := map[string]*evidence.Model{}
+	for _, item := range splitList(list) {
+		kind, path, ok := strings.Cut(item, "=")
+		if !ok || path == "" || !slices.Contains(evidence.RouteKinds, kind) {
+			return nil, usageError{fmt.Errorf("train evidence: --kind %q: want KIND=FILE, KIND one of %s", item, strings.Join(evidence.RouteKinds, ", "))}
+		}
+		if _, dup := kinds[kind]; dup {
+			return nil, usageError{fmt.Errorf("train evidence: --kind %s given twice", kind)}
+		}
+		if kinds[kind], err = readEvidenceModel("--kind "+kind, path); err != nil {
+			return nil, fmt.Errorf("train evidence: %w", err)
+		}
+	}
+	m, err := evidencetrain.Combine(top, kinds)
+	if err != nil {
+		return nil, fmt.Errorf("train evidence: %w", err)
+	}
+	return m, nil
+}
+
+// writeEvidenceModel writes a model file (atomically) and says so.
+func writeEvidenceModel(m *evidence.Model, out string, stdout io.Writer) error {
+	b, err := m.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(out, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", out, len(b)+1)
 	return nil
 }

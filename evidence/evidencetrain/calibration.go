@@ -423,7 +423,7 @@ func Calibrate(ctx context.Context, opt Options, method string, bins int, byKind
 	}
 	calibratedFigures(&res.Pooled, c, all, bins)
 	m := *opt.From
-	m.Version, m.Calibration = evidence.ModelVersion, c
+	m.Version, m.Calibration = max(m.Version, 3), c // a map needs version 3
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("evidence calibrate: %w", err)
 	}

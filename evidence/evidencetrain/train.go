@@ -41,6 +41,11 @@ type Options struct {
 	// question id (default 1; dataset.SplitOf).
 	Pool                int
 	PoolSeed, SplitSeed uint64
+	// Pools, when set, replaces Pool: every file is read once per pool
+	// size (0: the question's own passages, as eval --pool 0), each a set
+	// of its own, so the rows and the choice on validation mix the
+	// settings (an index of many documents and one file asked alone).
+	Pools []int
 	// Limit keeps the first Limit questions of each file (0: all).
 	Limit int
 	// Sample keeps Sample questions of each file (0: all), chosen by a
@@ -235,32 +240,34 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 			recs = recs[:opt.Limit]
 		}
 		recs = sample(recs, opt.Sample)
-		pooled, err := dataset.Pool(recs, opt.Pool, opt.PoolSeed)
-		if err != nil {
-			return nil, err
-		}
-		d := &labelledSet{name: filepath.Base(path), val: dataset.FilterSplit(pooled, dataset.SplitValidation, opt.SplitSeed)}
-		trainPart := dataset.FilterSplit(pooled, dataset.SplitTrain, opt.SplitSeed)
-		if opt.Folds > 1 {
-			trainPart, d.val = crossSplit(append(trainPart, d.val...), opt.Folds, opt.Fold)
-		}
-		for _, r := range trainPart {
-			if r.HasSpans() {
-				d.train = append(d.train, r)
-			}
-		}
-		if len(d.train) == 0 || len(d.val) == 0 {
-			return nil, fmt.Errorf("evidence train: %s: %d train and %d validation questions with gold_spans", path, len(d.train), len(d.val))
-		}
-		counter := opt.Base.Counter
-		if opt.From == nil {
-			if d.curves, _, err = eval.Curves(ctx, d.train, opt.Scorer, counter, opt.Workers); err != nil {
+		for _, size := range opt.pools() {
+			pooled, err := dataset.Pool(recs, size, opt.PoolSeed)
+			if err != nil {
 				return nil, err
 			}
+			d := &labelledSet{name: setName(path, size, opt), val: dataset.FilterSplit(pooled, dataset.SplitValidation, opt.SplitSeed)}
+			trainPart := dataset.FilterSplit(pooled, dataset.SplitTrain, opt.SplitSeed)
+			if opt.Folds > 1 {
+				trainPart, d.val = crossSplit(append(trainPart, d.val...), opt.Folds, opt.Fold)
+			}
+			for _, r := range trainPart {
+				if r.HasSpans() {
+					d.train = append(d.train, r)
+				}
+			}
+			if len(d.train) == 0 || len(d.val) == 0 {
+				return nil, fmt.Errorf("evidence train: %s: %d train and %d validation questions with gold_spans", path, len(d.train), len(d.val))
+			}
+			counter := opt.Base.Counter
+			if opt.From == nil {
+				if d.curves, _, err = eval.Curves(ctx, d.train, opt.Scorer, counter, opt.Workers); err != nil {
+					return nil, err
+				}
+			}
+			res.Train[d.name], res.Validation[d.name] = len(d.train), len(d.val)
+			logf("%s: %d train, %d validation questions (pool %d), train scored", d.name, len(d.train), len(d.val), size)
+			sets = append(sets, d)
 		}
-		res.Train[d.name], res.Validation[d.name] = len(d.train), len(d.val)
-		logf("%s: %d train, %d validation questions (pool %d), train scored", d.name, len(d.train), len(d.val), opt.Pool)
-		sets = append(sets, d)
 	}
 
 	var stage1 []*Setting
@@ -330,7 +337,7 @@ func Train(ctx context.Context, opt Options) (*Result, error) {
 			"data":     strings.Join(opt.Data, ","),
 			"split":    splitText(opt),
 			"scorer":   opt.Scorer.Name(),
-			"pool":     fmt.Sprintf("%d passages, seed %d", opt.Pool, opt.PoolSeed),
+			"pool":     poolText(opt),
 			"learner":  learnerText(chosen, opt),
 			"chosen":   fmt.Sprintf("%s: mean validation gain %+.4f over budgets %v (the best stage-1 setting, %s, %+.4f; ties within %g broken toward the cheapest)", chosen.name(), chosen.Mean, opt.Budgets, top.name(), top.Mean, opt.TieTolerance),
 			"features": strings.Join(opt.Features, ","),
@@ -555,6 +562,9 @@ func collectRows(ctx context.Context, sets []*labelledSet, opt Options, m int, h
 		for qi, r := range d.train {
 			o := opt.Base
 			o.Budget, o.Passages, o.Hop = 1, m, evidence.HopOff
+			// the units the fitted model will read (rows as units when it
+			// reads unit_row), not the embedded model's default
+			o.Units = (&evidence.Model{Features: opt.Features}).Units()
 			if hopModel != nil {
 				o.Model, o.Hop = hopModel(qn), 0
 			}
@@ -712,6 +722,31 @@ func splitText(opt Options) string {
 		return fmt.Sprintf("dataset.SplitOf seed %d, train and validation cut in %d folds (evidencetrain.FoldOf): fitted on the others, settings chosen on fold %d; test never read", opt.SplitSeed, opt.Folds, opt.Fold)
 	}
 	return fmt.Sprintf("dataset.SplitOf seed %d: fitted on train, settings chosen on validation; test never read", opt.SplitSeed)
+}
+
+// pools are the pool sizes each file is read at: Pools, else Pool.
+func (o Options) pools() []int {
+	if len(o.Pools) > 0 {
+		return o.Pools
+	}
+	return []int{o.Pool}
+}
+
+// setName names a file read at one pool size: its base name, and the
+// size after "@" when several sizes are read.
+func setName(path string, size int, o Options) string {
+	if len(o.Pools) > 1 {
+		return fmt.Sprintf("%s@%d", filepath.Base(path), size)
+	}
+	return filepath.Base(path)
+}
+
+// poolText is the provenance of the pooling.
+func poolText(o Options) string {
+	if len(o.Pools) > 1 {
+		return fmt.Sprintf("each file at %v passages (0: its own), seed %d", o.Pools, o.PoolSeed)
+	}
+	return fmt.Sprintf("%d passages, seed %d", o.pools()[0], o.PoolSeed)
 }
 
 // FoldOf is a question's part of folds for cross-validation: a hash of its
