@@ -73,6 +73,7 @@ func newRepeatIndex(ps []passage, ss []sentence) *repeatIndex {
 			}
 		}
 	}
+	prefixed := prefixedTexts(ps, ss)
 	for _, p := range ps {
 		if p.title == "" || p.n == 0 {
 			continue
@@ -84,16 +85,46 @@ func newRepeatIndex(ps []passage, ss []sentence) *repeatIndex {
 			}
 			first, last := i == p.first, i == p.first+p.n-1
 			for j, whole := range texts {
-				if ss[j].passage == ss[i].passage || len(whole) <= len(frag) || ps[ss[j].passage].title != p.title {
+				if ss[j].passage == ss[i].passage || ps[ss[j].passage].title != p.title {
 					continue
 				}
-				if (first && suffixFragment(whole, frag)) || (last && prefixFragment(whole, frag)) {
+				if len(whole) > len(frag) && ((first && suffixFragment(whole, frag)) || (last && prefixFragment(whole, frag))) ||
+					first && len(prefixed[j]) > len(frag) && suffixFragment(prefixed[j], frag) {
 					r.fragmentOf[i] = append(r.fragmentOf[i], j)
 				}
 			}
 		}
 	}
 	return r
+}
+
+// prefixedTexts are, for the first sentence of a turn (or of a row's,
+// cue's line), its line as the document has it: context line and
+// sentence ("[time] Name: Yes, …"), as repeatKey reads it; "" for the
+// others. A chunk cut inside such a line opens with its tail ("4-05-15
+// 15:28] Name: Yes, …"), which the line splitter cannot read as a turn:
+// that tail is a fragment of the whole line another chunk holds.
+func prefixedTexts(ps []passage, ss []sentence) []string {
+	out := make([]string, len(ss))
+	for j, x := range ss {
+		if ps[x.passage].title == "" {
+			continue
+		}
+		for _, c := range x.needs {
+			ctx := ss[c]
+			if ctx.kind != Context || ctx.passage != x.passage || ctx.span[1] > x.span[0] {
+				continue
+			}
+			text := ps[x.passage].text
+			if ctx.span[0] < 0 || ctx.span[0] > ctx.span[1] || x.span[1] > len(text) || x.span[0] > x.span[1] {
+				continue
+			}
+			if strings.TrimSpace(text[ctx.span[1]:x.span[0]]) == "" && !strings.Contains(text[ctx.span[1]:x.span[0]], "\n") {
+				out[j] = repeatKey(text[ctx.span[0]:x.span[1]])
+			}
+		}
+	}
+	return out
 }
 
 // blocked reports a sentence not to send: a fragment, or a text another

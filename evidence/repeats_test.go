@@ -132,3 +132,31 @@ func newSelectorErr(t *testing.T, spec string) (ctxsel.TextSelector, error) {
 	t.Helper()
 	return evidence.Parse(spec, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t)})
 }
+
+// A chunk cut inside a turn's "[time] Name:" prefix opens with the line's
+// tail, which reads as prose: with dedup it is a fragment of the turn the
+// other chunk holds whole, and is not sent; without dedup it may be.
+func TestRepeatsCutTurnPrefix(t *testing.T) {
+	chunk1 := "[2024-05-15 15:25] Marek: My password expires tomorrow. Can I change it from home?\n" +
+		"[2024-05-15 15:28] Ines: Yes, as long as you are on the VPN. Press Ctrl+Alt+Del and choose Change a password.\n" +
+		"[2024-05-15 15:30] Marek: Thanks, will do it tonight.\n"
+	tail := "4-05-15 15:28] Ines: Yes, as long as you are on the VPN."
+	chunk2 := tail + "\n[2024-05-16 08:30] Ines: Reminder: the file server restarts tonight at 22:00.\n" +
+		"[2024-05-16 08:41] Aiko: Will the shared drives be back by the morning?\n" +
+		"[2024-05-16 08:43] Ines: They should be back by 22:30.\n"
+	q := query(t, "Can Marek change his password from home over the VPN?", chunk1, chunk2)
+	q.Headers = []string{"helpdesk", "helpdesk"}
+	for _, dedup := range []string{"1", "0"} {
+		sel, err := newSelector(t, "evidence:budget=2000,floor=0,stop=0,hop=0,dedup="+dedup).SelectTexts(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sentTail := false
+		for _, g := range sentTexts(sel, q) {
+			sentTail = sentTail || strings.Contains(g, "4-05-15 15:28]") && !strings.Contains(g, "[2024-05-15 15:28]")
+		}
+		if sentTail != (dedup == "0") {
+			t.Errorf("dedup=%s: the cut prefix's tail sent %v (sent: %q)", dedup, sentTail, sentTexts(sel, q))
+		}
+	}
+}
