@@ -310,8 +310,9 @@ func (m *Model) Validate() error {
 	return nil
 }
 
-// RouteKinds are the kinds of text a model may hold a model for (Kinds).
-var RouteKinds = []string{KindTurns, KindTable}
+// RouteKinds are the kinds of text a model may hold a model for (Kinds),
+// a new slice each call.
+func RouteKinds() []string { return []string{KindTurns, KindTable} }
 
 // validateKinds checks the models by kind: known kinds, each a valid model
 // with no hop and no kinds of its own (one level).
@@ -323,8 +324,8 @@ func (m *Model) validateKinds() error {
 		return errors.New("evidence model: an empty kinds map")
 	}
 	for kind, sub := range m.Kinds {
-		if !slices.Contains(RouteKinds, kind) {
-			return fmt.Errorf("evidence model: kind %q, want one of %v", kind, RouteKinds)
+		if !slices.Contains(RouteKinds(), kind) {
+			return fmt.Errorf("evidence model: kind %q, want one of %v", kind, RouteKinds())
 		}
 		if sub == nil {
 			return fmt.Errorf("evidence model: kind %s: no model", kind)

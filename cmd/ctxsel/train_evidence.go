@@ -91,7 +91,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	calBins := fs.Int("calibration-bins", 15, "with --calibrate: bins of equal count of the calibration error")
 	sampleN := fs.Int("sample", 0, "use only N questions of each file, chosen by a hash of their id (0 = all)")
 	from := fs.String("from", "", "fit nothing: choose only the floor and stop of this model file again on validation")
-	kindList := fs.String("kind", "", "with --from: models by kind of text, KIND=FILE comma-separated (kinds: "+strings.Join(evidence.RouteKinds, ", ")+")")
+	kindList := fs.String("kind", "", "with --from: models by kind of text, KIND=FILE comma-separated (kinds: "+strings.Join(evidence.RouteKinds(), ", ")+")")
 	folds := fs.Int("folds", 0, "cross-validate: cut train and validation into this many folds by question id (0: the fixed split)")
 	fold := fs.Int("fold", 0, "with --folds: the fold that validates (0 … folds-1)")
 	encoding := fs.String("encoding", token.Default, "token encoding: "+strings.Join(token.Encodings, ", "))
@@ -310,8 +310,8 @@ func combineKinds(from, list string) (*evidence.Model, error) {
 	kinds := map[string]*evidence.Model{}
 	for _, item := range splitList(list) {
 		kind, path, ok := strings.Cut(item, "=")
-		if !ok || path == "" || !slices.Contains(evidence.RouteKinds, kind) {
-			return nil, usageError{fmt.Errorf("train evidence: --kind %q: want KIND=FILE, KIND one of %s", item, strings.Join(evidence.RouteKinds, ", "))}
+		if !ok || path == "" || !slices.Contains(evidence.RouteKinds(), kind) {
+			return nil, usageError{fmt.Errorf("train evidence: --kind %q: want KIND=FILE, KIND one of %s", item, strings.Join(evidence.RouteKinds(), ", "))}
 		}
 		if _, dup := kinds[kind]; dup {
 			return nil, usageError{fmt.Errorf("train evidence: --kind %s given twice", kind)}
