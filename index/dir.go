@@ -77,6 +77,15 @@ func OpenDir(path string, opts DirOptions) (*Dir, error) {
 			return nil, fmt.Errorf("index %s: not a directory", path)
 		}
 		if segs, _ := filepath.Glob(filepath.Join(path, "seg-*"+segSuffix)); len(segs) > 0 {
+			switch d.firstCommit() {
+			case firstCommitDone:
+				return d, nil
+			case firstCommitRunning:
+				if opts.Create {
+					return d, nil // its Add waits for the writer lock
+				}
+				return nil, fmt.Errorf("%w at %s: another writer is creating it; try again when it is done", ErrNotFound, path)
+			}
 			return nil, corruptf(path, "segment files but no %s", manifestName)
 		}
 		if !opts.Create {
@@ -88,6 +97,36 @@ func OpenDir(path string, opts DirOptions) (*Dir, error) {
 		return nil, fmt.Errorf("index %s: %w", path, err)
 	}
 	return d, nil
+}
+
+// What firstCommit finds of segment files without a manifest.
+const (
+	firstCommitLeftover = iota // no writer: a crash's leftovers
+	firstCommitRunning         // a writer holds the lock: its first commit writes segments before the manifest
+	firstCommitDone            // the manifest is there now
+)
+
+// firstCommit tells a first commit under way (its writer holds the lock)
+// from segments a crashed one left: a writer writes its segments before
+// the manifest that names them.
+func (d *Dir) firstCommit() int {
+	f, err := os.OpenFile(filepath.Join(d.path, lockName), os.O_RDWR, 0)
+	if err != nil {
+		return firstCommitLeftover // no lock file: no writer ever locked here
+	}
+	defer f.Close()
+	busy, err := flock.TryLock(f)
+	switch {
+	case err != nil:
+		return firstCommitLeftover
+	case busy:
+		return firstCommitRunning
+	}
+	defer flock.Unlock(f)
+	if _, err := os.Stat(filepath.Join(d.path, manifestName)); err == nil {
+		return firstCommitDone
+	}
+	return firstCommitLeftover
 }
 
 // Path is the index directory.
