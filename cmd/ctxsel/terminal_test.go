@@ -3,43 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
+	"github.com/ctxsel/ctxsel/internal/termtext/termcheck"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 )
-
-// hostile is text a document or a model may hold that a terminal acts on:
-// an OSC 52 clipboard write, a screen clear and home, BEL, a C1 CSI that
-// turns text red, a bidi override and isolate, DEL, a lone CR.
-const hostile = "\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b[H\x07\u009b31m\u202eevil\u2066x\u2069\x7f\rspoof"
-
-// rawControl names the first byte or rune in out that a terminal could act
-// on: a C0 control other than \n and \t (a CR only before a LF), DEL, a
-// C1 control, a bidi embedding, override or isolate, or a byte that is not
-// UTF-8. "" when there is none.
-func rawControl(out string) string {
-	for i := 0; i < len(out); {
-		r, size := utf8.DecodeRuneInString(out[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			return "a byte that is not UTF-8 in " + snippetAround(out, i)
-		case r == '\n' || r == '\t' || r == '\r' && strings.HasPrefix(out[i+1:], "\n"):
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
-			return fmt.Sprintf("raw %U in %s", r, snippetAround(out, i))
-		}
-		i += size
-	}
-	return ""
-}
-
-func snippetAround(s string, i int) string {
-	return strings.ToValidUTF8(strings.NewReplacer("\x1b", "ESC").Replace(s[max(0, i-40):min(len(s), i+40)]), "?")
-}
 
 // TestNoRawControlsReachTheTerminal runs the commands that print text from
 // documents, indexes and LLMs over a .jsonl whose text holds escape
@@ -55,7 +26,7 @@ func TestNoRawControlsReachTheTerminal(t *testing.T) {
 	os.MkdirAll(docs, 0o755)
 	var jl bytes.Buffer
 	for _, d := range []struct{ id, text string }{
-		{"etna" + hostile, "Mount Etna is an active volcano on Sicily. " + hostile + " Its eruptions are frequent."},
+		{"etna" + termcheck.Hostile, "Mount Etna is an active volcano on Sicily. " + termcheck.Hostile + " Its eruptions are frequent."},
 		{"bread", "Bread rises because yeast makes gas. \x1b[31mred\x1b[0m"},
 	} {
 		b, _ := json.Marshal(map[string]string{"id": d.id, "text": d.text})
@@ -69,8 +40,8 @@ func TestNoRawControlsReachTheTerminal(t *testing.T) {
 	os.WriteFile(filepath.Join(docs, oddName), []byte("The Moon has no atmosphere; Etna is a volcano."), 0o644)
 	idx := filepath.Join(root, "idx")
 
-	answer := "Etna. " + hostile
-	pickerReply := `{"rationale":"ok","ids":["0"]} trailing ` + hostile
+	answer := "Etna. " + termcheck.Hostile
+	pickerReply := `{"rationale":"ok","ids":["0"]} trailing ` + termcheck.Hostile
 	srv := llmtest.New(func(c llmtest.Call) llmtest.Reply {
 		if c.JSON { // the picker asks for a JSON object
 			return llmtest.Reply{Content: pickerReply}
@@ -85,7 +56,7 @@ func TestNoRawControlsReachTheTerminal(t *testing.T) {
 			t.Fatalf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", what, code, want, stdout, stderr)
 		}
 		for name, out := range map[string]string{"stdout": stdout, "stderr": stderr} {
-			if c := rawControl(out); c != "" {
+			if c := termcheck.RawControl(out); c != "" {
 				t.Errorf("%s: %s: %s", what, name, c)
 			}
 		}
@@ -112,7 +83,7 @@ func TestNoRawControlsReachTheTerminal(t *testing.T) {
 	for _, d := range listed {
 		ids[d.ID] = true
 	}
-	if !ids[filepath.Join(docs, oddName)] || !ids["etna"+hostile] {
+	if !ids[filepath.Join(docs, oddName)] || !ids["etna"+termcheck.Hostile] {
 		t.Errorf("index ls --json does not give the exact ids: %v", listed)
 	}
 	run("index stats", 0, "index", "stats", "--index", idx)
@@ -150,11 +121,11 @@ func TestNoRawControlsReachTheTerminal(t *testing.T) {
 	}
 
 	data := filepath.Join(root, "data.jsonl")
-	os.WriteFile(data, []byte(`{"id":"q`+hostileJSON()+`","question":"Where is Etna?`+hostileJSON()+`","answers":["Sicily"],"passages":[{"id":"a`+hostileJSON()+`","text":"Etna is on Sicily.","gold":true},{"id":"b","text":"Bread `+hostileJSON()+`"}]}`+"\n"), 0o644)
+	os.WriteFile(data, []byte(`{"id":"q`+termcheck.HostileJSON()+`","question":"Where is Etna?`+termcheck.HostileJSON()+`","answers":["Sicily"],"passages":[{"id":"a`+termcheck.HostileJSON()+`","text":"Etna is on Sicily.","gold":true},{"id":"b","text":"Bread `+termcheck.HostileJSON()+`"}]}`+"\n"), 0o644)
 	run("eval", 0, "eval", "--data", data, "--scorer", "bm25", "--strategies", "topk:k=1,adaptivek")
 
 	// an LLM error quoting escape sequences, and damage listing the ids
-	srv.Script(llmtest.Fault{Status: 500, Message: "upstream " + hostile})
+	srv.Script(llmtest.Fault{Status: 500, Message: "upstream " + termcheck.Hostile})
 	run("ask, LLM failing", 1, "ask", "--index", idx, "--reader", srv.OpenAISpec("m"), "--llm-retries=0", "--prompt=false", q)
 	segs, _ := filepath.Glob(filepath.Join(idx, "seg-*"))
 	for _, f := range segs {
@@ -167,12 +138,6 @@ func TestNoRawControlsReachTheTerminal(t *testing.T) {
 	if !strings.Contains(out, `$'`) {
 		t.Errorf("index repair does not quote the odd file name for the shell:\n%s", out)
 	}
-}
-
-// hostileJSON is hostile as the inside of a JSON string.
-func hostileJSON() string {
-	b, _ := json.Marshal(hostile)
-	return string(b[1 : len(b)-1])
 }
 
 func TestQuoteArgsEscapes(t *testing.T) {

@@ -3,37 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/ctxsel/ctxsel/internal/termtext/termcheck"
 	"github.com/ctxsel/ctxsel/llm/llmtest"
 )
-
-// hostile is what a document or a model may hold that a terminal acts on:
-// an OSC 52 clipboard write, a screen clear and home, BEL, a C1 CSI, a
-// bidi override and isolate, DEL, a lone CR.
-const hostile = "\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b[H\x07\u009b31m\u202eevil\u2066x\u2069\x7f\rspoof"
-
-// rawControl names the first thing in out a terminal could act on: a C0
-// control other than \n and \t (CR only before LF), DEL, a C1 control, a
-// bidi embedding, override or isolate, or a byte that is not UTF-8.
-func rawControl(out string) string {
-	for i := 0; i < len(out); {
-		r, size := utf8.DecodeRuneInString(out[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			return fmt.Sprintf("byte %#x (not UTF-8) at %d", out[i], i)
-		case r == '\n' || r == '\t' || r == '\r' && strings.HasPrefix(out[i+1:], "\n"):
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
-			return fmt.Sprintf("raw %U at %d", r, i)
-		}
-		i += size
-	}
-	return ""
-}
 
 // terminal runs every command that prints text from documents, indexes or
 // LLMs over a .jsonl whose text holds escape sequences, a file named with
@@ -45,7 +21,7 @@ func (p *probe) terminal(ctx context.Context) {
 	os.MkdirAll(docs, 0o755)
 	var jl strings.Builder
 	for _, d := range [][2]string{
-		{"etna" + hostile, "Mount Etna is an active volcano on Sicily. " + hostile + " Its eruptions are frequent."},
+		{"etna" + termcheck.Hostile, "Mount Etna is an active volcano on Sicily. " + termcheck.Hostile + " Its eruptions are frequent."},
 		{"bread", "Bread rises because yeast makes gas. \x1b[31mred\x1b[0m"},
 	} {
 		b, _ := json.Marshal(map[string]string{"id": d[0], "text": d[1]})
@@ -54,10 +30,10 @@ func (p *probe) terminal(ctx context.Context) {
 	os.WriteFile(filepath.Join(docs, "hostile.jsonl"), []byte(jl.String()), 0o644)
 	os.WriteFile(filepath.Join(docs, "odd\nname\x1b[31m\u202e.txt"), []byte("The Moon has no atmosphere; Etna is a volcano."), 0o644)
 	idx := filepath.Join(p.dir, "terminal-idx")
-	answer := "Etna. " + hostile
+	answer := "Etna. " + termcheck.Hostile
 	p.llm.SetReplier(func(c llmtest.Call) llmtest.Reply {
 		if c.JSON { // the picker: a pick, then text after it (invalid, quoted in the fallback reason)
-			return llmtest.Reply{Content: `{"rationale":"ok","ids":["0"]} trailing ` + hostile}
+			return llmtest.Reply{Content: `{"rationale":"ok","ids":["0"]} trailing ` + termcheck.Hostile}
 		}
 		return llmtest.Reply{Content: answer}
 	})
@@ -66,7 +42,7 @@ func (p *probe) terminal(ctx context.Context) {
 	q := "Is Etna a volcano?"
 	reader := p.llm.OpenAISpec("m")
 	data := filepath.Join(p.dir, "terminal-data.jsonl")
-	h := hostileJSON()
+	h := termcheck.HostileJSON()
 	os.WriteFile(data, []byte(`{"id":"q`+h+`","question":"Where is Etna?`+h+`","answers":["Sicily"],"passages":[{"id":"a`+h+`","text":"Etna is on Sicily.","gold":true},{"id":"b","text":"Bread `+h+`"}]}`+"\n"), 0o644)
 	cands := `{"id":"a\u001b[2J","score":0.9,"text":"Etna is a volcano.\u001b]52;c;eA==\u0007"}` + "\n" + `{"id":"b\u202e","score":0.5,"text":"Bread rises."}` + "\n"
 	type run struct {
@@ -85,7 +61,7 @@ func (p *probe) terminal(ctx context.Context) {
 		{"ask --llm=false", "", []string{"ask", "--index", idx, "--llm=false", q}},
 		{"select with a picker", cands, []string{"select", "--strategy", "picker:fallback=topk", "--picker", reader, "--question", q}},
 		{"eval", "", []string{"eval", "--data", data, "--scorer", "bm25", "--strategies", "topk:k=1,adaptivek"}},
-		{"index rm", "", []string{"index", "rm", "--index", idx, "nope" + hostile}},
+		{"index rm", "", []string{"index", "rm", "--index", idx, "nope" + termcheck.Hostile}},
 	}
 	for _, r := range runs {
 		p.count("terminal")
@@ -93,29 +69,23 @@ func (p *probe) terminal(ctx context.Context) {
 		if code := exitCode(err); code != 0 && !(r.name == "index rm" && code == 2) {
 			p.fail("terminal %s: exit %d: %s", r.name, code, short(strings.ToValidUTF8(out, "?")))
 		}
-		if c := rawControl(out); c != "" {
+		if c := termcheck.RawControl(out); c != "" {
 			p.fail("terminal %s: %s in its output", r.name, c)
 		}
 	}
 	// An LLM error quoting escape sequences, through the CLI and serve.
 	p.count("terminal")
-	p.llm.Script(llmtest.Fault{Status: 500, Message: "upstream " + hostile})
+	p.llm.Script(llmtest.Fault{Status: 500, Message: "upstream " + termcheck.Hostile})
 	out, err := p.cli(ctx, "", "ask", "--index", idx, "--reader", reader, "--llm-retries=0", "--prompt=false", q)
 	if exitCode(err) != 1 {
 		p.fail("terminal ask, LLM failing: exit %d", exitCode(err))
 	}
-	if c := rawControl(out); c != "" {
+	if c := termcheck.RawControl(out); c != "" {
 		p.fail("terminal ask, LLM failing: %s in its output", c)
 	}
-	p.llm.Script(llmtest.Fault{Status: 500, Message: "upstream " + hostile})
+	p.llm.Script(llmtest.Fault{Status: 500, Message: "upstream " + termcheck.Hostile})
 	p.post(ctx, "terminal", "/v1/ask", "application/json", `{"query":"`+q+h+`","strategy":"topk:k=2"}`, true)
-	if c := rawControl(p.serveLog.String()); c != "" {
+	if c := termcheck.RawControl(p.serveLog.String()); c != "" {
 		p.fail("terminal: the serve log holds %s", c)
 	}
-}
-
-// hostileJSON is hostile as the inside of a JSON string.
-func hostileJSON() string {
-	b, _ := json.Marshal(hostile)
-	return string(b[1 : len(b)-1])
 }
