@@ -408,7 +408,7 @@ func (m *Model) Marshal() ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = fmt.Appendf(b, "\n    %s: ", jsonString(kind))
+			b = fmt.Appendf(b, "\n    %s: ", jsonText(kind))
 			b = append(b, bytes.ReplaceAll(sub, []byte("\n"), []byte("\n    "))...)
 		}
 		b = append(b, "\n  }"...)
@@ -416,7 +416,7 @@ func (m *Model) Marshal() ([]byte, error) {
 	if m.Forest == nil {
 		return append(b, "\n}"...), nil
 	}
-	b = fmt.Appendf(b, ",\n  \"forest\": {\n    \"depth\": %d,\n    \"base\": %s,\n    \"trees\": [", m.Forest.Depth, jsonFloat(m.Forest.Base))
+	b = fmt.Appendf(b, ",\n  \"forest\": {\n    \"depth\": %d,\n    \"base\": %s,\n    \"trees\": [", m.Forest.Depth, jsonText(m.Forest.Base))
 	for i, t := range m.Forest.Trees {
 		line, err := json.Marshal(t)
 		if err != nil {
@@ -432,12 +432,8 @@ func (m *Model) Marshal() ([]byte, error) {
 	return b, nil
 }
 
-func jsonString(v string) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func jsonFloat(v float64) string {
+// jsonText is v as JSON writes it (a string or a finite float: no error).
+func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
