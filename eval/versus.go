@@ -3,7 +3,6 @@ package eval
 import (
 	"fmt"
 	"io"
-	"math"
 )
 
 // Versus is a row's paired difference from the row Options.Versus names,
@@ -77,7 +76,7 @@ func versusResults(rep *Report, stats []questionStats, ref int) {
 // pairedMean is the mean over the questions of (figure of row a − figure
 // of row b) and its standard error; fig's ok false leaves a question out.
 func pairedMean(stats []questionStats, fig func(*questionStats, selStats) (float64, bool), a, b int) (mean, se float64) {
-	var s, s2, n float64
+	var diffs []float64
 	for i := range stats {
 		q := &stats[i]
 		x, ok := fig(q, q.perStrategy[a])
@@ -85,19 +84,13 @@ func pairedMean(stats []questionStats, fig func(*questionStats, selStats) (float
 			continue
 		}
 		y, _ := fig(q, q.perStrategy[b])
-		d := x - y
-		s += d
-		s2 += d * d
-		n++
+		diffs = append(diffs, x-y)
+		mean += x - y
 	}
-	if n == 0 {
+	if len(diffs) == 0 {
 		return 0, 0
 	}
-	mean = s / n
-	if n > 1 {
-		se = math.Sqrt(max(0, (s2-n*mean*mean)/(n-1)) / n)
-	}
-	return mean, se
+	return mean / float64(len(diffs)), stdErr(diffs)
 }
 
 // writeVersus prints the paired differences (after a blank line) when a
