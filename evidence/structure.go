@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/chunk"
@@ -131,6 +132,12 @@ var (
 	// cells of a space-aligned table: runs of two or more spaces (no-break
 	// spaces too, as filings exported to text have them), or tabs
 	cellGap = regexp.MustCompile(`[ \x{00a0}]{2,}|\t+`)
+	// a statement's value cell: an amount ("1,234", "$(65,664,000)",
+	// "(100.0)%", "2.81"), a date ("10/1/2029"), or a dash or mark for
+	// none ("-", "—", "n/a", "NM", "*")
+	valueCell = regexp.MustCompile(`^(?:\(?[$€£¥]?[ \x{00a0}]?\(?[-–—+]?\d[\d,]*(?:\.\d+)?\)?[ \x{00a0}]?%?\)?|\d{1,2}/\d{1,2}/\d{2,4}|[$€£¥]?[ \x{00a0}]?[-–—]+|n/a|N/A|NA|NM|nil|\*)$`)
+	// a column header's year: "2024"
+	yearCell = regexp.MustCompile(`^(?:19|20)\d\d$`)
 )
 
 // lookAt bounds what the line rules read of a line.
@@ -148,6 +155,17 @@ const (
 	logMin      = 2
 	alignedMin  = 3
 	alignedCell = 3
+	// a statement (stmtTable): at most this many column-header lines,
+	// label lines in a row between two rows, and blank lines in a row
+	stmtHeaders = 4
+	stmtLabels  = 6
+	stmtBlanks  = 8
+	// the longest header or label line (trimmed), and the most words in it
+	stmtLabelLen   = 100
+	stmtLabelWords = 12
+	stmtShortLabel = 3 // a label ending in "." ("Inc.", "Co., Ltd.") has no more words
+	// the longest line read as a statement row
+	stmtRowLen = 1000
 )
 
 // splitLines cuts text into lines (without "\n" or a "\r" before it).
@@ -196,6 +214,9 @@ type block struct {
 	log        bool // one event a line, no prefix
 	cue        bool
 	headerRows int // a table's header lines (header row and separator)
+	// spaced: a statement (stmtTable), blank lines between its lines:
+	// each header line is a context line of its own, each other line a row
+	spaced bool
 }
 
 // structure reads text's lines into blocks; ok is false when nothing in
@@ -321,6 +342,11 @@ func structure(text string, ls []line, on Structures) (blocks []block, ok bool) 
 				structured, i = true, j
 				continue
 			}
+			if j, hdr := stmtTable(text, ls, i, code); j > i {
+				blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: hdr, spaced: true})
+				structured, i = true, j
+				continue
+			}
 		}
 		if on&HeadingUnits != 0 && atxHeading.MatchString(t) && len(t) == len(s) {
 			structured = true
@@ -402,6 +428,142 @@ func alignedTable(text string, ls []line, i int, code bool) int {
 	return j
 }
 
+// stmtLine is what a line of a filing's statement is (stmtTable).
+type stmtLine uint8
+
+const (
+	stmtOther   stmtLine = iota // ends a statement: prose, a sentence
+	stmtBlank                   // white space only (no-break spaces too)
+	stmtRow                     // a label and two or more values
+	stmtRow1                    // a row with one value, or more labels than values: not counted
+	stmtHeader                  // a column header: indented or in cells, "December 31,"
+	stmtColumns                 // a column header in cells or with a year: "2024  2023"
+	stmtLabel                   // a label alone: a section ("Liabilities"), a wrapped label's rest
+)
+
+// stmtKind reads one line of a statement as a financial filing exported to
+// text writes it: cells split by two spaces or a tab, "$" a cell of its
+// own, values right-aligned.
+func stmtKind(s string) stmtLine {
+	t := strings.TrimFunc(s, unicode.IsSpace)
+	if t == "" {
+		return stmtBlank
+	}
+	if len(t) > stmtRowLen {
+		return stmtOther
+	}
+	var cells []string
+	values, years := 0, 0
+	for _, c := range cellGap.Split(t, -1) {
+		// zero-width spaces pad cells; "$" is the next amount's (one
+		// no-break space after "(5,070,686)" is no column gap)
+		c = strings.TrimFunc(c, func(r rune) bool { return unicode.IsSpace(r) || r == '\u200b' || r == '\ufeff' })
+		c = strings.TrimRightFunc(c, func(r rune) bool { return unicode.IsSpace(r) || r == '$' })
+		if c == "" || c == "%" {
+			continue // an empty cell, the currency of the amount after it, the unit of the one before
+		}
+		cells = append(cells, c)
+		if valueCell.MatchString(c) {
+			values++
+			if yearCell.MatchString(c) {
+				years++
+			}
+		}
+	}
+	if len(cells) == 0 {
+		return stmtBlank // zero-width spaces and "$" alone
+	}
+	// a row: two values or more, not all of them years (a header's
+	// "2024  2023"), and no more labels than values (a prose line split
+	// by double spaces has none)
+	if values >= 2 && values > years && 2*values >= len(cells) {
+		return stmtRow
+	}
+	last, _ := utf8.DecodeLastRuneInString(t)
+	words := len(strings.Fields(t))
+	if (strings.ContainsRune(".!?", last) && words > stmtShortLabel) || words > stmtLabelWords ||
+		len(strings.Join(cells, " ")) > stmtLabelLen {
+		return stmtOther // a sentence ("Inc." is a wrapped label's rest)
+	}
+	worded := strings.ContainsFunc(t, unicode.IsLetter) || years > 0
+	switch {
+	case values > years:
+		return stmtRow1 // "Total  $ 1,234", the other columns empty; "Rate:  —  4.67% – 4.71%"
+	case !worded:
+		return stmtOther // a page number
+	case len(cells) >= 2 && !strings.ContainsRune(":;", last):
+		return stmtColumns
+	case len(s)-len(strings.TrimLeftFunc(s, unicode.IsSpace)) >= 2 && !strings.ContainsRune(":;", last):
+		return stmtHeader // indented
+	}
+	return stmtLabel
+}
+
+// stmtTable is the end (exclusive line) of a statement starting at line i,
+// as filings exported to text write them: its column-header lines (up to
+// stmtHeaders: "Three Months Ended", "March 31,", "2024  2023"), then
+// alignedMin or more rows (a label and values, "$" a cell of its own,
+// cells empty or missing), blank lines between any two, label lines
+// between rows (a section, a label wrapped onto the next line); it ends
+// at its last row, before the columns of the next table ("2024  2023")
+// or prose. hdr counts the lines from i to its first row; i and 0
+// when there is none. code: a fence ends it (fences are read).
+func stmtTable(text string, ls []line, i int, code bool) (end, hdr int) {
+	kind := func(k int) stmtLine {
+		s := text[ls[k].start:ls[k].end]
+		if code && isFence(s) {
+			return stmtOther
+		}
+		return stmtKind(s)
+	}
+	if k := kind(i); k != stmtHeader && k != stmtColumns && k != stmtRow {
+		// a table opens on its header or its first full row
+		return i, 0
+	}
+	// body: a row or a label seen (the header is above it)
+	headers, rows, labels, blanks, body := 0, 0, 0, 0, false
+lines:
+	for k := i; k < len(ls); k++ {
+		switch kind(k) {
+		case stmtBlank:
+			if blanks++; blanks > stmtBlanks {
+				break lines
+			}
+			continue
+		case stmtRow, stmtRow1:
+			if kind(k) == stmtRow {
+				rows++
+			}
+			labels, end, body = 0, k+1, true
+		case stmtHeader, stmtColumns:
+			switch {
+			case !body:
+				if headers++; headers > stmtHeaders {
+					return i, 0
+				}
+				hdr = k + 1 - i
+			case rows > 0 && kind(k) == stmtColumns:
+				break lines // the next table's columns
+			default:
+				if labels++; labels > stmtLabels {
+					break lines
+				}
+			}
+		case stmtLabel:
+			if labels, body = labels+1, true; labels > stmtLabels {
+				break lines
+			}
+		default:
+			break lines
+		}
+		blanks = 0
+	}
+	if rows < alignedMin {
+		return i, 0
+	}
+	return end, hdr
+}
+
 // splitStructured cuts a text of lines into units by its blocks: a turn
 // into its prefix (Context) and its sentences (Turn), a cue likewise, a
 // log line whole, a table into its header (Context) and rows, a list item
@@ -471,6 +633,21 @@ func splitStructured(text string, ls []line, blocks []block, on Structures) Unit
 		case bl.kind == Code || (bl.kind == Turn && bl.log):
 			if sp, ok := trimmed(start, end); ok {
 				add(sp, bl.kind, needs())
+			}
+		case bl.kind == Row && bl.spaced:
+			// a statement: each header line a context line, each line
+			// after it a row needing them all
+			var ctx []int
+			for i := bl.from; i < bl.to; i++ {
+				sp, ok := trimmed(ls[i].start, ls[i].end)
+				switch {
+				case !ok:
+				case i < bl.from+bl.headerRows:
+					add(sp, Context, needs())
+					ctx = append(ctx, len(u.Sentences)-1)
+				default:
+					add(sp, Row, needs(ctx...))
+				}
 			}
 		case bl.kind == Row:
 			hdrEnd := start
