@@ -96,14 +96,18 @@ func itoa(n int) string {
 // covering every non-space byte; needs pointing to earlier units; a fence
 // never cut; never a panic.
 func FuzzSplit(f *testing.F) {
-	for _, name := range []string{"chat.txt", "whatsapp.txt", "transcript.txt", "subtitles.srt", "service.log", "prices.md", "report.txt"} {
+	for _, name := range []string{"chat.txt", "whatsapp.txt", "transcript.txt", "subtitles.srt", "service.log", "prices.md", "report.txt", "statement.txt"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "units", name))
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(string(b))
 	}
-	for _, s := range []string{"", "```", "```\n", "|a|\n|---|", "1\n00:00:01,000 --> 00:00:02,000\n", "[x] A:\n[y] B:", "# T\n## U\n- a\n```\nx\n", "A  B  C\n1  2  3\n4  5  6"} {
+	for _, s := range []string{"", "```", "```\n", "|a|\n|---|", "1\n00:00:01,000 --> 00:00:02,000\n", "[x] A:\n[y] B:", "# T\n## U\n- a\n```\nx\n", "A  B  C\n1  2  3\n4  5  6",
+		// a filing's statement: blank lines between rows, "$" cells, a
+		// header of several lines, labels wrapped above and below values
+		"      Year Ended\n\n      2024  \u00a0\u00a0  2023\n\nSales  \u00a0$  1,200\u00a0\u00a0$  (900)\n\nCosts  \u00a0  -\u00a0\u00a0  12.5%\n\n\u00a0 \u200b \u00a0\n\nLoss on the sale of\n\n Ardmore\n\n     (15)  \u00a0  -\n\n for sale\n\nNet  $ 3  $ 4",
+		"Item 1.  Financial Statements  3\n\nItem 2.  Controls  15\n\n12\n\n  2022  2023\n\n$  $  %\n\nTotal  1  2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {

@@ -452,17 +452,9 @@ func stmtKind(s string) stmtLine {
 	if len(t) > stmtRowLen {
 		return stmtOther
 	}
-	var cells []string
+	cells := stmtCells(t)
 	values, years := 0, 0
-	for _, c := range cellGap.Split(t, -1) {
-		// zero-width spaces pad cells; "$" is the next amount's (one
-		// no-break space after "(5,070,686)" is no column gap)
-		c = strings.TrimFunc(c, func(r rune) bool { return unicode.IsSpace(r) || r == '\u200b' || r == '\ufeff' })
-		c = strings.TrimRightFunc(c, func(r rune) bool { return unicode.IsSpace(r) || r == '$' })
-		if c == "" || c == "%" {
-			continue // an empty cell, the currency of the amount after it, the unit of the one before
-		}
-		cells = append(cells, c)
+	for _, c := range cells {
 		if valueCell.MatchString(c) {
 			values++
 			if yearCell.MatchString(c) {
@@ -487,16 +479,32 @@ func stmtKind(s string) stmtLine {
 	}
 	worded := strings.ContainsFunc(t, unicode.IsLetter) || years > 0
 	switch {
-	case values > years:
+	case values > years && len(cells) >= 2:
 		return stmtRow1 // "Total  $ 1,234", the other columns empty; "Rate:  —  4.67% – 4.71%"
 	case !worded:
-		return stmtOther // a page number
+		return stmtOther // a page number, a number alone
 	case len(cells) >= 2 && !strings.ContainsRune(":;", last):
 		return stmtColumns
 	case len(s)-len(strings.TrimLeftFunc(s, unicode.IsSpace)) >= 2 && !strings.ContainsRune(":;", last):
 		return stmtHeader // indented
 	}
 	return stmtLabel
+}
+
+// stmtCells are the cells of a statement's line t (trimmed), empty ones
+// left out.
+func stmtCells(t string) []string {
+	var cells []string
+	for _, c := range cellGap.Split(t, -1) {
+		// zero-width spaces pad cells; "$" is the next amount's (one
+		// no-break space after "(5,070,686)" is no column gap)
+		c = strings.TrimFunc(c, func(r rune) bool { return unicode.IsSpace(r) || r == '\u200b' || r == '\ufeff' })
+		c = strings.TrimRightFunc(c, func(r rune) bool { return unicode.IsSpace(r) || r == '$' })
+		if c != "" && c != "%" { // an empty cell, the currency of the amount after it, the unit of the one before
+			cells = append(cells, c)
+		}
+	}
+	return cells
 }
 
 // stmtTable is the end (exclusive line) of a statement starting at line i,
@@ -562,6 +570,50 @@ lines:
 		return i, 0
 	}
 	return end, hdr
+}
+
+// stmtRows are the rows of a statement's body (its lines after the
+// header, trimmed spans): a line each, but a label wrapped onto more lines
+// stays with its row: a line that opens in lower case ("common", "shares")
+// continues the one before, and label lines before a row without a label
+// of its own (only values) are that row's label.
+func stmtRows(text string, ls []line) [][2]int {
+	var rows, labels [][2]int // labels: label lines waiting for the row they may open
+	for _, l := range ls {
+		s := text[l.start:l.end]
+		t := strings.TrimFunc(s, unicode.IsSpace)
+		k := stmtKind(s)
+		if k == stmtBlank {
+			continue
+		}
+		sp := [2]int{l.end - len(strings.TrimLeftFunc(s, unicode.IsSpace)), l.start + len(strings.TrimRightFunc(s, unicode.IsSpace))}
+		first, _ := utf8.DecodeRuneInString(t)
+		label := k != stmtRow && k != stmtRow1
+		switch {
+		case label && len(labels) > 0 && (unicode.IsLower(first) || runsOnLabel(text[labels[len(labels)-1][0]:labels[len(labels)-1][1]])):
+			labels[len(labels)-1][1] = sp[1]
+		case label && len(labels) == 0 && len(rows) > 0 && unicode.IsLower(first):
+			rows[len(rows)-1][1] = sp[1]
+		case label:
+			labels = append(labels, sp)
+		case len(labels) > 0 && valueCell.MatchString(stmtCells(t)[0]):
+			rows = append(rows, [2]int{labels[0][0], sp[1]}) // only values: the labels above are its label
+			labels = labels[:0]
+		default:
+			rows = append(append(rows, labels...), sp)
+			labels = labels[:0]
+		}
+	}
+	return append(rows, labels...)
+}
+
+// runsOnLabel reports a label line cut short: it ends in a comma or a
+// dash, or on a word the label goes on after ("Balance at December 31,",
+// "Loss from operations of").
+func runsOnLabel(s string) bool {
+	last, _ := utf8.DecodeLastRuneInString(s)
+	words := strings.Fields(s)
+	return strings.ContainsRune(",-–—(", last) || runsOnWord[words[len(words)-1]]
 }
 
 // splitStructured cuts a text of lines into units by its blocks: a turn
@@ -635,19 +687,18 @@ func splitStructured(text string, ls []line, blocks []block, on Structures) Unit
 				add(sp, bl.kind, needs())
 			}
 		case bl.kind == Row && bl.spaced:
-			// a statement: each header line a context line, each line
-			// after it a row needing them all
+			// a statement: each header line a context line, each row after
+			// it a unit needing them all, a row's label wrapped onto
+			// several lines kept with it (stmtRows)
 			var ctx []int
-			for i := bl.from; i < bl.to; i++ {
-				sp, ok := trimmed(ls[i].start, ls[i].end)
-				switch {
-				case !ok:
-				case i < bl.from+bl.headerRows:
+			for i := bl.from; i < bl.from+bl.headerRows; i++ {
+				if sp, ok := trimmed(ls[i].start, ls[i].end); ok {
 					add(sp, Context, needs())
 					ctx = append(ctx, len(u.Sentences)-1)
-				default:
-					add(sp, Row, needs(ctx...))
 				}
+			}
+			for _, sp := range stmtRows(text, ls[bl.from+bl.headerRows:bl.to]) {
+				add(sp, Row, needs(ctx...))
 			}
 		case bl.kind == Row:
 			hdrEnd := start

@@ -2,6 +2,7 @@ package evidence_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,6 +80,9 @@ func TestSplitStructure(t *testing.T) {
 			count: map[evidence.Kind]int{evidence.Turn: 5}},
 		{file: "prices.md", header: "# Garden centre price list", unit: "| Rosemary | 1 l | 4.20 |", needs: "## Plants\n| Plant | Pot size | Price |\n|-------|----------|------:|", kind: evidence.Row,
 			count: map[evidence.Kind]int{evidence.Sentence: 4, evidence.Context: 1, evidence.Row: 3, evidence.Item: 3, evidence.Code: 1}},
+		{file: "statement.txt", header: "Harbourline Marine Supply Corporation", unit: "Gross profit" + strings.Repeat(" ", 44) + "\u00a0\u00a0          1,861,326\u00a0\u00a0\u00a0         1,441,205",
+			needs: "Three Months Ended\nMarch 31,\n2024        \u00a0\u00a0        2023", kind: evidence.Row,
+			count: map[evidence.Kind]int{evidence.Context: 5, evidence.Row: 12, evidence.Sentence: 7}},
 		{file: "report.txt", header: "Consolidated results (in millions)", unit: "Online             87.9     131.6      49.7%", needs: "Segment            2022      2023     Change", kind: evidence.Row,
 			count: map[evidence.Kind]int{evidence.Context: 1, evidence.Row: 3, evidence.Sentence: 1}},
 	}
@@ -135,6 +139,88 @@ func TestSplitLongSpeakerNames(t *testing.T) {
 	}
 }
 
+// A filing's statement exported to text (rows apart by blank lines, "$"
+// a cell of its own, empty cells, a header of several lines above the
+// first row) is a table: each row a unit needing every header line, a
+// label wrapped onto more lines kept with its row, the next table's rows
+// needing their own header.
+func TestSplitStatements(t *testing.T) {
+	const nb = "\u00a0"
+	header := []string{
+		"             " + nb + "     Year Ended December 31,",
+		"",
+		"             " + nb + "     2024   " + nb + nb + "   2023",
+		"",
+	}
+	row := func(label string, values ...string) string {
+		s := fmt.Sprintf("%-36s", label)
+		for _, v := range values {
+			s += nb + "$ " + fmt.Sprintf("%10s", v) + nb
+		}
+		return s
+	}
+	cases := []struct {
+		name  string
+		lines []string
+		// rows, each by its first words: the lines of its unit and the
+		// header lines it needs
+		rows  map[string][]string
+		needs []string
+	}{
+		{name: "income statement", lines: append(slices.Clone(header),
+			row("Net sales", "12,400", "11,950"), "", row("Cost of sales", "(7,310)", "(7,002)"), "",
+			row("Gross profit", "5,090", "4,948"), ""),
+			rows: map[string][]string{"Net sales": {row("Net sales", "12,400", "11,950")},
+				"Gross profit": {row("Gross profit", "5,090", "4,948")}},
+			needs: []string{"Year Ended December 31,", "2024   " + nb + nb + "   2023"}},
+		{name: "empty cells, a dash, a section label, no header (a chunk's start cut it)", lines: []string{
+			"Liabilities:", "",
+			"Accounts payable" + strings.Repeat(" ", 20) + nb + nb + "     4,120" + nb + nb + "        -" + nb, "",
+			"Accrued expenses" + strings.Repeat(" ", 20) + nb + nb + "       982" + nb + nb + "      1,015" + nb, "",
+			nb + "   " + nb, "",
+			"Total liabilities" + strings.Repeat(" ", 19) + nb + "$     5,102" + nb + nb + "$     1,015" + nb, ""},
+			rows: map[string][]string{"Accounts payable": {"Accounts payable" + strings.Repeat(" ", 20) + nb + nb + "     4,120" + nb + nb + "        -"},
+				"Total liabilities": {"Total liabilities" + strings.Repeat(" ", 19) + nb + "$     5,102" + nb + nb + "$     1,015"}}},
+		{name: "a label wrapped above its values and one wrapped below", lines: append(slices.Clone(header),
+			row("Revenue", "900", "850"), "", row("Impairment of vessels held", "(40)", "-"), "", " for sale", "",
+			"Loss on settlement of the Ardmore", "", " Holdings dispute", "",
+			strings.Repeat(" ", 36)+nb+"$ "+fmt.Sprintf("%10s", "(15)")+nb+nb+"$ "+fmt.Sprintf("%10s", "-"), "",
+			"Gain on the sale of", "", " Harbour Point", "", row("Other income", "12", "9"), "",
+			row("Net income", "845", "850"), ""),
+			rows: map[string][]string{"Gain on the sale": {"Gain on the sale of", "", " Harbour Point"}, "Impairment": {row("Impairment of vessels held", "(40)", "-"), "", " for sale"},
+				"Loss on settlement": {"Loss on settlement of the Ardmore", "", " Holdings dispute", "",
+					strings.Repeat(" ", 36) + nb + "$ " + fmt.Sprintf("%10s", "(15)") + nb + nb + "$ " + fmt.Sprintf("%10s", "-")},
+				"Net income": {row("Net income", "845", "850")}},
+			needs: []string{"Year Ended December 31,", "2024   " + nb + nb + "   2023"}},
+	}
+	for _, c := range cases {
+		text := "Notes follow the statement below.\n\n" + strings.Join(c.lines, "\n") + "\nThe notes are an integral part of these statements.\n"
+		u := evidence.SplitUnits(text, evidence.AllUnits)
+		us := units(text, u)
+		checkUnits(t, text, u)
+		for first, lines := range c.rows {
+			want := strings.TrimRight(strings.TrimSpace(strings.Join(lines, "\n")), " "+nb)
+			got := find(t, us, want)
+			if got.kind != evidence.Row || !slices.Equal(got.needs, c.needs) {
+				t.Errorf("%s: %q is a %v needing %q, want a row needing %q", c.name, first, got.kind, got.needs, c.needs)
+			}
+		}
+		if s := find(t, us, "The notes are an integral part of these statements."); s.kind != evidence.Sentence {
+			t.Errorf("%s: the sentence after the statement is a %v", c.name, s.kind)
+		}
+		if u := evidence.SplitUnits(text, evidence.AllUnits&^evidence.RowUnits); u.Kinds != nil {
+			t.Errorf("%s: rows off, still read as structure: %v", c.name, units(text, u))
+		}
+	}
+	// two tables one after the other: the second's rows need its own header
+	text := fixture(t, "statement.txt")
+	us := units(text, evidence.SplitUnits(text, evidence.AllUnits))
+	i := slices.IndexFunc(us, func(x unit) bool { return strings.HasPrefix(x.text, "Operating lease cost") })
+	if i < 0 || us[i].kind != evidence.Row || len(us[i].needs) != 2 || !strings.HasPrefix(us[i].needs[0], "March 31,") {
+		t.Errorf("the second table's first row: %+v", us[max(i, 0)])
+	}
+}
+
 // Text that only looks structured here and there stays prose: one
 // "Name:" line, a lone bracket, two lines of double spaces.
 func TestSplitProseStaysSentences(t *testing.T) {
@@ -147,6 +233,17 @@ func TestSplitProseStaysSentences(t *testing.T) {
 		// a reference list is no chat; a table cell a chunk cut is no list item
 		"[7] J. D. Hunter. 2007. Matplotlib: A 2D graphics environment.\n[8] D. P. Kingma and J. Ba. 2014. Adam: A method for stochastic optimization.",
 		"438)               (134,605)\nThe balance fell in the quarter.",
+		// a filing's false friends: a contents page (one number a line),
+		// prose with double spaces and amounts, years alone, page
+		// numbers, a list of amounts one a line, a cover page's boxes,
+		// a table of two rows
+		"Item 1.     Financial Statements        3\n\nItem 2.     Management’s Discussion     15\n\nItem 3.     Controls and Procedures     22\n\nSignatures                              28",
+		"Revenue rose to $1,234  in 2024,  from 1,002  in 2023.\n\nCosts were  5,678  and  9,101  in the two years.\n\nThe margin held at  12.5%  and  11.9%  over the period.",
+		"          2022          2023\n\n          2024          2025\n\n          2026          2027",
+		"                12\n\n                13\n\n                14",
+		"1,234\n\n5,678\n\n(9,012)\n\n3.5%",
+		"Large accelerated filer  ☐      Accelerated filer  ☐\n\nNon-accelerated filer  ☒      Smaller reporting company  ☒\n\nEmerging growth company  ☐",
+		"             March 31,     December 31,\n\nCash              1,200          900\n\nTotal             1,200          900\n\nThe balance is unaudited.",
 	} {
 		u := evidence.SplitUnits(text, evidence.AllUnits)
 		if u.Kinds != nil || u.Needs != nil {
@@ -281,6 +378,54 @@ func TestSelectSendsContextLines(t *testing.T) {
 		}
 		if counter(t).Count(ev.Text) != ev.Tokens || ev.Tokens > 60 {
 			t.Errorf("sent %d tokens (counted %d) for a budget of 60", ev.Tokens, counter(t).Count(ev.Text))
+		}
+	}
+}
+
+// A kept row of a filing's statement is sent under every line of its
+// column header, in the text's order, within the budget with them (a
+// model that scores by BM25 keeps the row asked for; what is sent with a
+// unit does not depend on the model).
+func TestSelectSendsStatementHeader(t *testing.T) {
+	bm25 := &evidence.Model{Version: 3, Learner: evidence.LearnerLogistic, Features: []string{"bm25_z"},
+		Mean: []float64{0}, Scale: []float64{1}, Weights: []float64{3}, Bias: -4, Passages: 20, CostExponent: 1}
+	text := fixture(t, "statement.txt")
+	for _, c := range []struct {
+		question, row string
+		header        []string
+	}{
+		{"What were the net revenues?", "Net revenues", []string{"Three Months Ended", "March 31,", "2024"}},
+		{"What was the short-term lease cost?", "Short-term lease cost", []string{"March 31,   \u00a0\u00a0December 31,", "2024      \u00a0\u00a0    2023"}},
+	} {
+		for _, budget := range []int{80, 200} {
+			s, err := evidence.Parse(fmt.Sprintf("evidence:budget=%d,floor=0,stop=0,units=turn|row|item|code|heading", budget),
+				evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: bm25})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel, err := s.SelectTexts(context.Background(), query(t, c.question, text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := sel.Evidence[0]
+			checkPrunedUnits(t, text, ev, evidence.AllUnits)
+			row := strings.Index(ev.Text, c.row)
+			if row < 0 {
+				t.Errorf("%q, budget %d: the row %q is not sent: %q", c.question, budget, c.row, ev.Text)
+				continue
+			}
+			at := 0
+			for _, h := range c.header {
+				i := strings.Index(ev.Text[at:], h)
+				if i < 0 || at+i > row {
+					t.Errorf("%q, budget %d: header line %q not sent before the row: %q", c.question, budget, h, ev.Text)
+					break
+				}
+				at += i + len(h)
+			}
+			if counter(t).Count(ev.Text) != ev.Tokens || ev.Tokens > budget {
+				t.Errorf("sent %d tokens (counted %d) for a budget of %d", ev.Tokens, counter(t).Count(ev.Text), budget)
+			}
 		}
 	}
 }
