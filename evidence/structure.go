@@ -166,6 +166,9 @@ const (
 	stmtShortLabel = 3 // a label ending in "." ("Inc.", "Co., Ltd.") has no more words
 	// the longest line read as a statement row
 	stmtRowLen = 1000
+	// the most lines a statement spans (a longer one goes on as another,
+	// headerless): bounds the lines read from each line it may open on
+	stmtMaxLines = 2000
 )
 
 // splitLines cuts text into lines (without "\n" or a "\r" before it).
@@ -214,9 +217,10 @@ type block struct {
 	log        bool // one event a line, no prefix
 	cue        bool
 	headerRows int // a table's header lines (header row and separator)
-	// spaced: a statement (stmtTable), blank lines between its lines:
+	// stmt: a statement (stmtTable), blank lines between its lines, and
+	// its lines' kinds:
 	// each header line is a context line of its own, each other line a row
-	spaced bool
+	stmt *stmtKinds
 }
 
 // structure reads text's lines into blocks; ok is false when nothing in
@@ -252,6 +256,7 @@ func structure(text string, ls []line, on Structures) (blocks []block, ok bool) 
 		}
 	}
 	structured := false
+	var stmts *stmtKinds // the lines' stmtKind, read once when a statement is looked for
 	prose := func(i int) {
 		if n := len(blocks); n > 0 && blocks[n-1].kind == Sentence && blocks[n-1].to == i {
 			blocks[n-1].to = i + 1
@@ -342,8 +347,11 @@ func structure(text string, ls []line, on Structures) (blocks []block, ok bool) 
 				structured, i = true, j
 				continue
 			}
-			if j, hdr := stmtTable(text, ls, i, code); j > i {
-				blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: hdr, spaced: true})
+			if stmts == nil {
+				stmts = newStmtKinds(text, ls, code)
+			}
+			if j, hdr := stmtTable(stmts, i); j > i {
+				blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: hdr, stmt: stmts})
 				structured, i = true, j
 				continue
 			}
@@ -507,6 +515,31 @@ func stmtCells(t string) []string {
 	return cells
 }
 
+// stmtKinds reads each line's stmtKind once, when first asked: a text's
+// lines are read again from every line a statement may open on.
+type stmtKinds struct {
+	text string
+	ls   []line
+	code bool // a fence is no statement's line (fences are read)
+	of   []stmtLine
+	read []bool
+}
+
+func newStmtKinds(text string, ls []line, code bool) *stmtKinds {
+	return &stmtKinds{text: text, ls: ls, code: code, of: make([]stmtLine, len(ls)), read: make([]bool, len(ls))}
+}
+
+func (k *stmtKinds) at(i int) stmtLine {
+	if !k.read[i] {
+		s := k.text[k.ls[i].start:k.ls[i].end]
+		k.of[i], k.read[i] = stmtKind(s), true
+		if k.code && isFence(s) {
+			k.of[i] = stmtOther
+		}
+	}
+	return k.of[i]
+}
+
 // stmtTable is the end (exclusive line) of a statement starting at line i,
 // as filings exported to text write them: its column-header lines (up to
 // stmtHeaders: "Three Months Ended", "March 31,", "2024  2023"), then
@@ -515,14 +548,11 @@ func stmtCells(t string) []string {
 // between rows (a section, a label wrapped onto the next line); it ends
 // at its last row, before the columns of the next table ("2024  2023")
 // or prose. hdr counts the lines from i to its first row; i and 0
-// when there is none. code: a fence ends it (fences are read).
-func stmtTable(text string, ls []line, i int, code bool) (end, hdr int) {
-	kind := func(k int) stmtLine {
-		s := text[ls[k].start:ls[k].end]
-		if code && isFence(s) {
-			return stmtOther
-		}
-		return stmtKind(s)
+// when there is none.
+func stmtTable(kinds *stmtKinds, i int) (end, hdr int) {
+	kind := kinds.at
+	if s := kinds.text[kinds.ls[i].start:kinds.ls[i].end]; !strings.Contains(s, "  ") && !strings.Contains(s, "\u00a0") && strings.IndexByte(s, '\t') < 0 {
+		return i, 0 // neither cells nor indented: no header, no row (prose's lines, read fast)
 	}
 	if k := kind(i); k != stmtHeader && k != stmtColumns && k != stmtRow {
 		// a table opens on its header or its first full row
@@ -531,7 +561,7 @@ func stmtTable(text string, ls []line, i int, code bool) (end, hdr int) {
 	// body: a row or a label seen (the header is above it)
 	headers, rows, labels, blanks, body := 0, 0, 0, 0, false
 lines:
-	for k := i; k < len(ls); k++ {
+	for k := i; k < min(len(kinds.of), i+stmtMaxLines); k++ {
 		switch kind(k) {
 		case stmtBlank:
 			if blanks++; blanks > stmtBlanks {
@@ -577,12 +607,13 @@ lines:
 // stays with its row: a line that opens in lower case ("common", "shares")
 // continues the one before, and label lines before a row without a label
 // of its own (only values) are that row's label.
-func stmtRows(text string, ls []line) [][2]int {
+func stmtRows(kinds *stmtKinds, from, to int) [][2]int {
 	var rows, labels [][2]int // labels: label lines waiting for the row they may open
-	for _, l := range ls {
-		s := text[l.start:l.end]
+	for i := from; i < to; i++ {
+		l := kinds.ls[i]
+		s := kinds.text[l.start:l.end]
 		t := strings.TrimFunc(s, unicode.IsSpace)
-		k := stmtKind(s)
+		k := kinds.at(i)
 		if k == stmtBlank {
 			continue
 		}
@@ -590,7 +621,7 @@ func stmtRows(text string, ls []line) [][2]int {
 		first, _ := utf8.DecodeRuneInString(t)
 		label := k != stmtRow && k != stmtRow1
 		switch {
-		case label && len(labels) > 0 && (unicode.IsLower(first) || runsOnLabel(text[labels[len(labels)-1][0]:labels[len(labels)-1][1]])):
+		case label && len(labels) > 0 && (unicode.IsLower(first) || runsOnLabel(kinds.text[labels[len(labels)-1][0]:labels[len(labels)-1][1]])):
 			labels[len(labels)-1][1] = sp[1]
 		case label && len(labels) == 0 && len(rows) > 0 && unicode.IsLower(first):
 			rows[len(rows)-1][1] = sp[1]
@@ -686,7 +717,7 @@ func splitStructured(text string, ls []line, blocks []block, on Structures) Unit
 			if sp, ok := trimmed(start, end); ok {
 				add(sp, bl.kind, needs())
 			}
-		case bl.kind == Row && bl.spaced:
+		case bl.kind == Row && bl.stmt != nil:
 			// a statement: each header line a context line, each row after
 			// it a unit needing them all, a row's label wrapped onto
 			// several lines kept with it (stmtRows)
@@ -697,7 +728,7 @@ func splitStructured(text string, ls []line, blocks []block, on Structures) Unit
 					ctx = append(ctx, len(u.Sentences)-1)
 				}
 			}
-			for _, sp := range stmtRows(text, ls[bl.from+bl.headerRows:bl.to]) {
+			for _, sp := range stmtRows(bl.stmt, bl.from+bl.headerRows, bl.to) {
 				add(sp, Row, needs(ctx...))
 			}
 		case bl.kind == Row:
