@@ -217,9 +217,9 @@ type block struct {
 	log        bool // one event a line, no prefix
 	cue        bool
 	headerRows int // a table's header lines (header row and separator)
-	// stmt: a statement (stmtTable), blank lines between its lines, and
-	// its lines' kinds:
-	// each header line is a context line of its own, each other line a row
+	// stmt holds a statement's line kinds (stmtTable; nil for any other
+	// block): its headerRows lines are its column header, each a context
+	// line of its own, the lines after them its rows (stmtRows)
 	stmt *stmtKinds
 }
 
@@ -444,7 +444,7 @@ const (
 	stmtBlank                   // white space only (no-break spaces too)
 	stmtRow                     // a label and two or more values
 	stmtRow1                    // a row with one value, or more labels than values: not counted
-	stmtHeader                  // a column header: indented or in cells, "December 31,"
+	stmtHeader                  // a column header of one cell, indented: "December 31,"
 	stmtColumns                 // a column header in cells or with a year: "2024  2023"
 	stmtLabel                   // a label alone: a section ("Liabilities"), a wrapped label's rest
 )
