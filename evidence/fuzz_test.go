@@ -23,6 +23,7 @@ func FuzzSelect(f *testing.F) {
 		"| City | Born |\n|---|---|\n| London | Ada |\n| Paris | Bo |", "```\ncode. more.\n```\nAfter.",
 		"Ada Lovelace\nShe was born in London. She wrote notes.", "# Head\n- a\n- b\n1. c", "U.S. Army. Dr. Who. 3.14 is pi.",
 		"“Quoted.” 'Go!' she said.", "你好。世界！", "", "\xff\xfe", "word " + "word word word word word word word word.",
+		"      Year Ended\n\n      2024  \u00a0\u00a0  2023\n\nLondon sales  \u00a0$  1,200\u00a0\u00a0$  (900)\n\nCosts  \u00a0  -\u00a0\u00a0  12.5%\n\nGain on the sale of\n\n London\n\n     (15)  \u00a0  -\n\nNet  $ 3  $ 4",
 	} {
 		f.Add(s, "Title\nA second passage. With two sentences.", uint16(40))
 	}
