@@ -572,7 +572,15 @@ lines:
 			if kind(k) == stmtRow {
 				rows++
 			}
-			labels, end, body = 0, k+1, true
+			// before the first full row, rows of one value count as
+			// labels: a run of them opens no statement (and a failed
+			// look ends soon, so the lines are read about once)
+			if labels++; rows > 0 {
+				labels = 0
+			} else if labels > stmtLabels {
+				break lines
+			}
+			end, body = k+1, true
 		case stmtHeader, stmtColumns:
 			switch {
 			case !body:
