@@ -24,15 +24,17 @@ const (
 	// Turn is a sentence of one speaker's turn in a conversation (after
 	// its "[time] Name:" prefix), of a subtitle cue, or a log's line.
 	Turn
-	// Row is a table's row (Markdown, or columns aligned by spaces); its
-	// table's header row is its context.
+	// Row is a table's row (Markdown, columns aligned by spaces, or a
+	// filing's statement, rows apart by blank lines); its table's header
+	// row, or every line of a statement's column header, is its context.
 	Row
 	// Item is a sentence of a list item.
 	Item
 	// Code is a fenced code block, whole: never cut inside.
 	Code
 	// Context is a context line: a turn's "[time] Name:" prefix, a cue's
-	// number and timing, a table's header row. It is never chosen for
+	// number and timing, a table's header row, a line of a statement's
+	// column header. It is never chosen for
 	// itself, only sent with a unit that needs it, and not scored as
 	// evidence (its probability is 0).
 	Context
