@@ -87,7 +87,8 @@ func TestWholeTurnsByDefault(t *testing.T) {
 	prose.Kinds = nil
 	sent := map[string]string{}
 	for _, w := range []string{"", ",whole=turn", ",whole=none"} {
-		s, err := evidence.Parse("evidence:budget=80,floor=0"+w, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: &prose})
+		// run=0: runs of turns fill a whole=none packing's gaps too
+		s, err := evidence.Parse("evidence:budget=80,floor=0,run=0"+w, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: &prose})
 		if err != nil {
 			t.Fatal(err)
 		}
