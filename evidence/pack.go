@@ -113,7 +113,8 @@ func priority(p float64, cost int, beta float64) float64 {
 // is chosen as one: its sentences not sent yet, at the sum of their p,
 // for all their tokens; only when it no longer fits in what is left may
 // its sentences be chosen one by one, and the exact count gives a group
-// back whole.
+// back whole. With set.run, a kept turn lends the turns next to it a share
+// of its value (runs.go).
 func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, counter token.Counter) *packing {
 	pk := &packing{kept: make([]bool, len(ss)), opened: make([]bool, len(ps)), lastKept: -1, firstDropped: -1}
 	rp := repeats.packing()

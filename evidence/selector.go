@@ -63,7 +63,7 @@ type Options struct {
 	Whole Structures
 	// Run is the share of its value a kept turn lends the turns next to
 	// it in its passage (the run parameter, runs.go): a meeting's relevant
-	// turns come in runs. 0: none; RunOff: none either (run=0 given).
+	// turns come in runs. 0: DefaultRun; RunOff: none (run=0).
 	Run float64
 	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
 	// in the curve) or ctxsel.DocumentOrder (input order). The query's
