@@ -36,6 +36,9 @@ type packing struct {
 	// repeat marks the sentences left out because their text is sent
 	// from another passage of their document (dedup; nil without).
 	repeat []bool
+	// lent counts the kept sentences a kept turn next to theirs lent
+	// more than their own p (run).
+	lent int
 }
 
 // packSettings are how pack chooses.
@@ -269,6 +272,11 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 		pk.buildPassage(ps, p, counter)
 	}
 	pk.dropOrphans(ps, ss, counter)
+	for _, i := range pk.order {
+		if val != nil && val[i] > ss[i].p {
+			pk.lent++
+		}
+	}
 	if len(pk.order) > 0 {
 		pk.lastKept = pk.order[len(pk.order)-1]
 	}

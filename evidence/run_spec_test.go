@@ -3,6 +3,7 @@ package evidence_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ctxsel/ctxsel/evidence"
@@ -33,6 +34,10 @@ func TestRunByDefault(t *testing.T) {
 		}
 		checkPruned(t, chat, sel.Evidence[0])
 		sent[r] = sel.Evidence[0].Text
+		// Why says so where a lent value sent a sentence, and only there
+		if says := strings.Contains(sel.Explanation.Reason, "next to theirs ("+def[1:]+")"); says != (r != ",run=0") {
+			t.Errorf("%s: Why %q", r, sel.Explanation.Reason)
+		}
 		if p, ok := s.(interface{ Params() map[string]float64 }); ok && r == "" && p.Params()["run"] != evidence.DefaultRun {
 			t.Errorf("params: run %v, want %v", p.Params()["run"], evidence.DefaultRun)
 		}

@@ -722,6 +722,9 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 	if g := wholeGroups(ps, ss, s.whole); slices.ContainsFunc(g, func(sp [2]int) bool { return sp[1]-sp[0] > 1 }) {
 		reason += fmt.Sprintf("; the sentences of a %s chosen together, at the sum of their p (whole=%s)", strings.ReplaceAll(wholeString(s.whole), "|", " or "), wholeString(s.whole))
 	}
+	if pk.lent > 0 {
+		reason += fmt.Sprintf("; %d of them were lent value by a kept turn next to theirs (run=%g)", pk.lent, s.run())
+	}
 	if pk.stopped {
 		reason += fmt.Sprintf("; stopped once the kept sentences held %.1f%% of the expected evidence (stop=%g: their p sum to %.3f of %.3f)",
 			100*pk.keptP/pk.expected, s.stop, pk.keptP, pk.expected)
