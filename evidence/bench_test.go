@@ -189,8 +189,9 @@ func asChat(text string, seed int) string {
 // of about 600 tokens written as chat exports (turns with their
 // "[time] Speaker:" prefixes: context lines beside the sentences), the
 // chat packed sentence by sentence (whole=none), and as Markdown tables
-// (rows under their header, read with every structure on), beside the
-// same text as prose in the same run. Run on one core: go test -bench
+// (rows under their header, read with every structure on), and the chat
+// without runs of turns (run=0), beside the same text as prose in the
+// same run. Run on one core: go test -bench
 // EvidenceChat -cpu 1.
 func BenchmarkEvidenceChat(b *testing.B) {
 	model, err := uselite.New(uselite.Options{Workers: 1})
@@ -202,11 +203,13 @@ func BenchmarkEvidenceChat(b *testing.B) {
 		shape benchShape
 		units evidence.Structures // 0: the model's
 		whole evidence.Structures // 0: DefaultWhole (whole turns)
+		run   float64             // 0: DefaultRun
 	}{
-		{"prose/warm", proseShape, 0, 0},
-		{"chat/warm", chatShape, 0, 0},
-		{"chat-sentences/warm", chatShape, 0, evidence.SentenceUnits},
-		{"table/warm", tableShape, evidence.AllUnits, 0},
+		{"prose/warm", proseShape, 0, 0, 0},
+		{"chat/warm", chatShape, 0, 0, 0},
+		{"chat-no-runs/warm", chatShape, 0, 0, evidence.RunOff},
+		{"chat-sentences/warm", chatShape, 0, evidence.SentenceUnits, 0},
+		{"table/warm", tableShape, evidence.AllUnits, 0, 0},
 	} {
 		q, c := benchPassages(b, 20, 600, run.shape)
 		name := run.name
@@ -217,7 +220,7 @@ func BenchmarkEvidenceChat(b *testing.B) {
 			}
 			defer store.Close()
 			e := cache.Wrap(model, store)
-			s, err := evidence.New(evidence.Options{Budget: 500, Passages: 20, Embedder: e, Counter: c, Units: run.units, Whole: run.whole})
+			s, err := evidence.New(evidence.Options{Budget: 500, Passages: 20, Embedder: e, Counter: c, Units: run.units, Whole: run.whole, Run: run.run})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -30,6 +30,7 @@ func FuzzSelect(f *testing.F) {
 	c := counter(f)
 	floors := []string{"0", "0.1", "0.5"}
 	stops := []string{"0", "0.5", "0.9"}
+	runs := []string{"0", "0.5", "1"}
 	f.Fuzz(func(t *testing.T, a, b string, budget uint16) {
 		for _, c2 := range []struct {
 			s  ctxsel.TextSelector
@@ -39,8 +40,8 @@ func FuzzSelect(f *testing.F) {
 			// the second hop (which may join the third passage, named by
 			// the first) and a floor
 			{hopSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",floor="+floors[int(budget)%3]), hopModel().Units()},
-			// turns and list items sent whole
-			{newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",whole=turn|item,stop="+stops[int(budget)%3]), evidence.DefaultModel().Units()},
+			// turns and list items sent whole, runs of turns
+			{newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",whole=turn|item,stop="+stops[int(budget)%3]+",run="+runs[int(budget)%3]), evidence.DefaultModel().Units()},
 		} {
 			fuzzOne(t, c, c2.s, c2.on, a, b, budget, nil)
 		}

@@ -36,6 +36,9 @@ type packing struct {
 	// repeat marks the sentences left out because their text is sent
 	// from another passage of their document (dedup; nil without).
 	repeat []bool
+	// lent counts the kept sentences a kept turn next to theirs lent
+	// more than their own p (run).
+	lent int
 }
 
 // packSettings are how pack chooses.
@@ -56,6 +59,9 @@ type packSettings struct {
 	// whole holds the structures whose groups are sent whole (TurnUnits:
 	// a turn's or a cue's sentences; ItemUnits: a list item's); 0: none.
 	whole Structures
+	// run, when above 0, is the share of its value a kept turn lends its
+	// neighbouring turns (runs.go).
+	run float64
 }
 
 // wholeGroups is, per sentence, the span [from, to) of candidate
@@ -110,11 +116,27 @@ func priority(p float64, cost int, beta float64) float64 {
 // is chosen as one: its sentences not sent yet, at the sum of their p,
 // for all their tokens; only when it no longer fits in what is left may
 // its sentences be chosen one by one, and the exact count gives a group
-// back whole.
+// back whole. With set.run, a kept turn lends the turns next to it a share
+// of its value (runs.go).
 func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, counter token.Counter) *packing {
 	pk := &packing{kept: make([]bool, len(ss)), opened: make([]bool, len(ps)), lastKept: -1, firstDropped: -1}
 	rp := repeats.packing()
 	groups := wholeGroups(ps, ss, set.whole)
+	// val is what a sentence is worth to packing: its p, or, with run,
+	// what a kept neighbouring turn lent it (runs.go)
+	var val []float64
+	if set.run > 0 {
+		val = make([]float64, len(ss))
+		for i := range ss {
+			val[i] = ss[i].p
+		}
+	}
+	valueOf := func(i int) float64 {
+		if val != nil {
+			return val[i]
+		}
+		return ss[i].p
+	}
 	// members appends to buf the sentences of the group [from, to) a pick
 	// of it keeps (those not kept yet and not sent from another passage)
 	// and returns them with the sum of their p: the gold sentences the
@@ -128,7 +150,7 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 		for i := from; i < to; i++ {
 			if !pk.kept[i] && !rp.blocked(i) && ss[i].kind != Context {
 				buf = append(buf, i)
-				p += ss[i].p
+				p += valueOf(i)
 			}
 		}
 		return buf, p
@@ -199,7 +221,7 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 				continue
 			}
 			buf = append(buf[:0], i)
-			consider(buf, ss[i].p)
+			consider(buf, valueOf(i))
 		}
 		if len(best) == 0 {
 			break
@@ -217,6 +239,9 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 		}
 		for _, i := range best {
 			pk.keep(ss, i, set.floor, rp)
+		}
+		if val != nil {
+			lendRun(ps, ss, best, val, pk.kept, set.run)
 		}
 		if p := ss[best[0]].passage; !pk.opened[p] {
 			pk.opened[p] = true
@@ -247,6 +272,11 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 		pk.buildPassage(ps, p, counter)
 	}
 	pk.dropOrphans(ps, ss, counter)
+	for _, i := range pk.order {
+		if val != nil && val[i] > ss[i].p {
+			pk.lent++
+		}
+	}
 	if len(pk.order) > 0 {
 		pk.lastKept = pk.order[len(pk.order)-1]
 	}

@@ -61,6 +61,10 @@ type Options struct {
 	// tokens; its sentences are chosen one by one only when the whole no
 	// longer fits. 0: DefaultWhole.
 	Whole Structures
+	// Run is the share of its value a kept turn lends the turns next to
+	// it in its passage (the run parameter, runs.go): a meeting's relevant
+	// turns come in runs. 0: DefaultRun; RunOff: none (run=0).
+	Run float64
 	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
 	// in the curve) or ctxsel.DocumentOrder (input order). The query's
 	// order is used when it asks for document order.
@@ -87,12 +91,14 @@ type Options struct {
 	Sentences ctxsel.SentenceStore
 }
 
-// HopOff, FloorOff and StopOff turn the second hop, the floor and the
-// early stop off (Options.Hop, Options.Floor, Options.Stop).
+// HopOff, FloorOff, StopOff and RunOff turn the second hop, the floor,
+// the early stop and the runs of turns off (Options.Hop, Options.Floor,
+// Options.Stop, Options.Run).
 const (
 	HopOff   = -1
 	FloorOff = -1
 	StopOff  = -1
+	RunOff   = -1
 )
 
 // Selector is the evidence TextSelector: it keeps sentences, not whole
@@ -145,6 +151,9 @@ func New(opt Options) (*Selector, error) {
 	}
 	if opt.Whole&^(wholeable|SentenceUnits) != 0 {
 		return nil, fmt.Errorf("%w: evidence: whole %#x: want turns or items", ctxsel.ErrInvalidInput, uint8(opt.Whole))
+	}
+	if !finite(opt.Run) || (opt.Run < 0 && opt.Run != RunOff) || opt.Run > 1 {
+		return nil, fmt.Errorf("%w: evidence: run=%v: want 0 ≤ run ≤ 1", ctxsel.ErrInvalidInput, opt.Run)
 	}
 	if opt.Order != ctxsel.RankOrder && opt.Order != ctxsel.DocumentOrder {
 		return nil, fmt.Errorf("%w: evidence: order %s: want rank or document", ctxsel.ErrInvalidInput, opt.Order)
@@ -261,6 +270,12 @@ func (s *Selector) Name() string {
 	if s.opt.Whole != 0 {
 		parts = append(parts, "whole="+wholeString(s.whole))
 	}
+	switch {
+	case s.opt.Run == RunOff:
+		parts = append(parts, "run=0")
+	case s.opt.Run > 0:
+		parts = append(parts, "run="+strconv.FormatFloat(s.opt.Run, 'g', -1, 64))
+	}
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")
 	}
@@ -271,6 +286,18 @@ func (s *Selector) Name() string {
 		parts = append(parts, "max_tokens="+strconv.Itoa(s.opt.Caps.MaxTokens))
 	}
 	return "evidence:" + strings.Join(parts, ",")
+}
+
+// run is the share a kept turn lends its neighbours (Options.Run):
+// DefaultRun when the options do not say.
+func (s *Selector) run() float64 {
+	switch s.opt.Run {
+	case 0:
+		return DefaultRun
+	case RunOff:
+		return 0
+	}
+	return s.opt.Run
 }
 
 // String is Name: the canonical spec ctxsel.Resolve reports.
@@ -288,7 +315,7 @@ func (s *Selector) Params() map[string]float64 {
 	}
 	return map[string]float64{"budget": float64(s.opt.Budget), "passages": float64(s.passes), "header": h,
 		"neighbors": float64(s.nbrs), "cost_exponent": s.model.CostExponent, "hop": float64(s.hop), "floor": s.floor,
-		"stop": s.stop, "dedup": dedup}
+		"stop": s.stop, "dedup": dedup, "run": s.run()}
 }
 
 // SelectTexts implements ctxsel.TextSelector: the best Passages passages
@@ -537,7 +564,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 	}
 	ps, ss := prep.ps, prep.ss
 	set := packSettings{budget: budget, beta: s.model.CostExponent, floor: s.floor, stop: s.stop, neighbors: s.nbrs,
-		maxOpen: q.Caps.MaxK, whole: s.whole}
+		maxOpen: q.Caps.MaxK, whole: s.whole, run: s.run()}
 	var repeats *repeatIndex
 	if !s.opt.KeepRepeats {
 		repeats = prep.repeats()
@@ -694,6 +721,9 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 	}
 	if g := wholeGroups(ps, ss, s.whole); slices.ContainsFunc(g, func(sp [2]int) bool { return sp[1]-sp[0] > 1 }) {
 		reason += fmt.Sprintf("; the sentences of a %s chosen together, at the sum of their p (whole=%s)", strings.ReplaceAll(wholeString(s.whole), "|", " or "), wholeString(s.whole))
+	}
+	if pk.lent > 0 {
+		reason += fmt.Sprintf("; %d of them were lent value by a kept turn next to theirs (run=%g)", pk.lent, s.run())
 	}
 	if pk.stopped {
 		reason += fmt.Sprintf("; stopped once the kept sentences held %.1f%% of the expected evidence (stop=%g: their p sum to %.3f of %.3f)",

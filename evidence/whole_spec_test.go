@@ -47,7 +47,8 @@ func TestWholeSpec(t *testing.T) {
 // whose selector's name reads back to the same options.
 func FuzzParseSpec(f *testing.F) {
 	for _, s := range []string{"evidence:budget=500", "evidence:budget=500,whole=turn|item", "evidence:budget=9,whole=none|turn,units=turn",
-		"evidence:budget=500,whole=", "evidence:budget=500,whole=row", "evidence:budget=1,floor=0.5,stop=0,order=doc,max_k=2", "evidence:whole=turn"} {
+		"evidence:budget=500,whole=", "evidence:budget=500,whole=row", "evidence:budget=1,floor=0.5,stop=0,order=doc,max_k=2", "evidence:whole=turn",
+		"evidence:budget=500,run=0.5", "evidence:budget=500,run=0", "evidence:budget=500,run=1.5", "evidence:budget=500,run=-0.2,whole=none"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
@@ -66,7 +67,7 @@ func FuzzParseSpec(f *testing.F) {
 			return
 		}
 		again, err := evidence.ParseSpec(s.Name(), evidence.Options{Embedder: indextest.HashEmbedder{}})
-		if err != nil || again.Whole != opt.Whole || again.Budget != opt.Budget || again.Units != opt.Units {
+		if err != nil || again.Whole != opt.Whole || again.Budget != opt.Budget || again.Units != opt.Units || again.Run != opt.Run {
 			t.Fatalf("%q named %q reads back as %+v, %v", spec, s.Name(), again, err)
 		}
 	})
@@ -86,7 +87,8 @@ func TestWholeTurnsByDefault(t *testing.T) {
 	prose.Kinds = nil
 	sent := map[string]string{}
 	for _, w := range []string{"", ",whole=turn", ",whole=none"} {
-		s, err := evidence.Parse("evidence:budget=80,floor=0"+w, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: &prose})
+		// run=0: runs of turns fill a whole=none packing's gaps too
+		s, err := evidence.Parse("evidence:budget=80,floor=0,run=0"+w, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: &prose})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,103 @@
+package evidence
+
+// Runs of turns (the run parameter): in a meeting the relevant part of a
+// conversation is a range of turns — QMSum's gold spans are runs of 51
+// turns on average (validation), where nearly every neighbour of a gold
+// turn is gold — while the model scores each turn on its own words, so a
+// run's middle turns ("Uh-huh.", "So the remote needs a battery.") look
+// no more likely than any other. With run=λ, a kept turn lends each of
+// its neighbouring turns at least λ times its own value: after a turn
+// of value v is chosen, the turn just before it and the turn just after
+// it in its passage are worth no less than λ·v, the next ones λ²·v once
+// those are chosen in turn, and so on. λ is the chance a gold turn's
+// neighbour is gold too. The model's own p is left as it is for the stop
+// (the expected evidence), so a lent value never ends packing early.
+
+// turnAt is the span [from, to) of the candidate sentences of the turn
+// candidate i belongs to: its group's sentences (Units.Groups) when it
+// has one, else itself; ok is false when i is no turn's sentence.
+func turnAt(ps []passage, ss []sentence, i int) (span [2]int, ok bool) {
+	if ss[i].kind != Turn {
+		return [2]int{}, false
+	}
+	from, to := i, i+1
+	g := ps[ss[i].passage].units.Group(ss[i].index)
+	if g == 0 {
+		return [2]int{from, to}, true
+	}
+	same := func(j int) bool {
+		return j >= 0 && j < len(ss) && ss[j].passage == ss[i].passage && ss[j].kind == Turn &&
+			ps[ss[j].passage].units.Group(ss[j].index) == g
+	}
+	for same(from - 1) {
+		from--
+	}
+	for same(to) {
+		to++
+	}
+	return [2]int{from, to}, true
+}
+
+// neighbourTurn is the turn next to the turn span t in its passage, the
+// one before it (step -1) or after it (step 1), passing over context
+// lines (a turn's "[time] Name:" prefix); ok is false when the passage
+// has none there or the next unit is not a turn.
+func neighbourTurn(ps []passage, ss []sentence, t [2]int, step int) (span [2]int, ok bool) {
+	j := t[0] - 1
+	if step > 0 {
+		j = t[1]
+	}
+	pi := ss[t[0]].passage
+	for ; j >= 0 && j < len(ss) && ss[j].passage == pi; j += step {
+		if ss[j].kind != Context {
+			return turnAt(ps, ss, j)
+		}
+	}
+	return [2]int{}, false
+}
+
+// lendRun raises, after the candidates chosen were kept, the values
+// (val, per candidate sentence) of the turns next to the turns they
+// belong to: each neighbour's sentences not kept yet are worth together
+// at least lend × the chosen sentences' value, raised in proportion to
+// their own values (evenly when those are all 0). A chosen sentence that
+// is no turn's lends nothing.
+func lendRun(ps []passage, ss []sentence, chosen []int, val []float64, kept []bool, lend float64) {
+	if lend <= 0 || len(chosen) == 0 {
+		return
+	}
+	t, ok := turnAt(ps, ss, chosen[0])
+	if !ok {
+		return
+	}
+	t[1] = max(t[1], chosen[len(chosen)-1]+1)
+	v := 0.0
+	for _, i := range chosen {
+		v += val[i]
+	}
+	for _, step := range []int{-1, 1} {
+		nb, ok := neighbourTurn(ps, ss, t, step)
+		if !ok {
+			continue
+		}
+		var open []int
+		have := 0.0
+		for i := nb[0]; i < nb[1]; i++ {
+			if !kept[i] {
+				open = append(open, i)
+				have += val[i]
+			}
+		}
+		want := lend * v
+		if len(open) == 0 || have >= want {
+			continue
+		}
+		for _, i := range open {
+			if have > 0 {
+				val[i] *= want / have
+			} else {
+				val[i] = want / float64(len(open))
+			}
+		}
+	}
+}
