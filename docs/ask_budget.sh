@@ -3,8 +3,9 @@
 # item 4): on each genre's VALIDATION split (never a test split), the default
 # beside topk:k=20, whole chunks within the same budget (budget:tokens=1500),
 # the fixed budget it replaces — evidence:budget=1500,floor=0,stop=0, which fills
-# 1,500 tokens — and the same with the model's floor (evidence:budget=1500,stop=0),
-# plus any strategies in $EXTRA. Every row is also compared question by question
+# 1,500 tokens — the same with the model's floor (evidence:budget=1500,stop=0), the
+# default without its gate on the floor and the stop (evidence:budget=1500,
+# min_expected=0), plus any strategies in $EXTRA. Every row is also compared question by question
 # with the filled budget (--versus). docs/evidence.md ("How much, per question")
 # holds the figures it printed.
 #
@@ -21,7 +22,7 @@ DATA=${DATA:-/work/gdata-data}
 HP=${HP:-../shared/data/hotpotqa_sf_dev53.jsonl}
 OUT=${OUT:-/tmp/ask_budget}
 FIXED=${FIXED:-evidence:budget=1500,floor=0,stop=0}
-STRATS="topk:k=20,budget:tokens=1500,$FIXED,evidence:budget=1500,stop=0,default${EXTRA:+,$EXTRA}"
+STRATS="topk:k=20,budget:tokens=1500,$FIXED,evidence:budget=1500,stop=0,evidence:budget=1500,min_expected=0,default${EXTRA:+,$EXTRA}"
 mkdir -p "$OUT"
 if [ -z "${CTXSEL:-}" ]; then
 	CTXSEL=$OUT/ctxsel

@@ -241,9 +241,18 @@ func TestBudgetAndCaps(t *testing.T) {
 			t.Fatalf("budget %d: sent %d (reported %d)", budget, sum, sel.Tokens)
 		}
 		if budget == 5000 {
-			// the model's floor and stop hold back sentences it deems all
-			// but worthless; without both a budget above everything sends
-			// every passage
+			// random words: the model does not expect one gold sentence
+			// among them, so the gate leaves the floor and the stop off
+			if !strings.Contains(sel.Explanation.Reason, "under min_expected=1") {
+				t.Fatalf("the default's gate did not open on random words: %s", sel.Explanation.Reason)
+			}
+			// with the gate off, the model's floor and stop hold back
+			// sentences it deems all but worthless; without both a budget
+			// above everything sends every passage
+			sel, err = newSelector(t, "evidence:budget=5000,passages=30,min_expected=0").SelectTexts(context.Background(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
 			floor := sel.Explanation.Params["floor"]
 			for _, ev := range sel.Evidence {
 				if ev.KeptScore < floor {

@@ -148,6 +148,7 @@ func TestVersion1ModelIsRead(t *testing.T) {
 		strings.Replace(v1, `"version": 1`, `"version": 5`, 1),
 		strings.Replace(v1, `"version": 1`, `"version": 1, "kinds": {"turns": `+v1+`}`, 1),
 		strings.Replace(v1, `"version": 1`, `"version": 1, "calibration": {"method": "platt", "a": 1}`, 1),
+		strings.Replace(v1, `"version": 1`, `"version": 1, "min_expected": 1`, 1),
 		strings.Replace(v1, `"bm25_rel"`, `"bm25_z"`, 1),
 		strings.Replace(v1, `"bm25_rel"`, `"colour"`, 1),
 	} {
@@ -175,7 +176,9 @@ func FuzzParseModel(f *testing.F) {
 	sub := strings.Replace(trees, `"version":2`, `"version":4`, 1)
 	kinds := strings.Replace(sub, `"neighbors":0,`, `"neighbors":0,"kinds":{"turns":`+trees+`,"table":`+calibrated+`},`, 1)
 	nested := strings.Replace(sub, `"neighbors":0,`, `"neighbors":0,"kinds":{"turns":`+kinds+`},`, 1)
-	for _, s := range []string{string(def), string(hop), trees, calibrated, kinds, nested, strings.Replace(kinds, `"turns"`, `"prose"`, 1),
+	gated := strings.Replace(trees, `"neighbors":0,`, `"neighbors":0,"floor":0.002,"stop":0.99,"min_expected":1,`, 1)
+	for _, s := range []string{string(def), string(hop), trees, calibrated, kinds, nested, strings.Replace(kinds, `"turns"`, `"prose"`, 1), gated,
+		strings.Replace(gated, `:1,`, `:1001,`, 1), strings.Replace(gated, `:1,`, `:-1,`, 1), strings.Replace(gated, `:1,`, `:"x",`, 1),
 		strings.Replace(kinds, `"version":4`, `"version":3`, 1), `{}`, `{"version":2}`, `[`, `{"version":2,"learner":"trees","forest":{"depth":7}}`} {
 		f.Add([]byte(s))
 	}
@@ -192,6 +195,9 @@ func FuzzParseModel(f *testing.F) {
 		if math.IsNaN(p) || p < 0 || p > 1 {
 			t.Fatalf("p %v", p)
 		}
+		if !(m.MinExpected >= 0 && m.MinExpected <= evidence.MaxMinExpected) || !(m.Floor >= 0 && m.Floor < 1) || !(m.Stop >= 0 && m.Stop < 1) {
+			t.Fatalf("floor %v, stop %v, min_expected %v passed", m.Floor, m.Stop, m.MinExpected)
+		}
 		for kind, sub := range m.Kinds {
 			if sub == nil || sub.Kinds != nil || sub.Hop != 0 || m.Version < 4 {
 				t.Fatalf("kind %s: a model that nests, hops or predates version 4 passed", kind)
@@ -207,6 +213,9 @@ func FuzzParseModel(f *testing.F) {
 		back, err := evidence.ParseModel(again)
 		if err != nil {
 			t.Fatalf("its own file does not parse: %v\n%s", err, again)
+		}
+		if back.Floor != m.Floor || back.Stop != m.Stop || back.MinExpected != m.MinExpected {
+			t.Fatalf("floor, stop, min_expected %v %v %v, after its file %v %v %v", m.Floor, m.Stop, m.MinExpected, back.Floor, back.Stop, back.MinExpected)
 		}
 		if q := back.Prob(x); q != p {
 			t.Fatalf("p %v, after its file %v", p, q)

@@ -33,6 +33,9 @@ const (
 	// MaxHop bounds the passages the second hop may add.
 	MaxHop     = 20
 	maxAnchors = 20
+	// MaxMinExpected bounds min_expected (an expected count of gold
+	// units; 1,000 candidate passages hold far fewer).
+	MaxMinExpected = 1000
 )
 
 // Model scores a sentence: p(it is gold evidence) from its features, by a
@@ -74,6 +77,15 @@ type Model struct {
 	// Stop ends packing once the kept sentences hold this share of the
 	// expected evidence (0: none; Options.Stop).
 	Stop float64 `json:"stop,omitempty"`
+	// MinExpected, when above 0, is the least expected evidence (the sum
+	// of p over a question's candidate sentences: the model's expected
+	// count of gold units among them) for the floor and the stop to cut:
+	// below it the model has not found the evidence, its p are all small,
+	// and cutting by them drops gold units, so the budget is filled by p
+	// instead (Options.MinExpected; docs/evidence.md "How much, per
+	// question"). A reader that predates it ignores it and always cuts:
+	// what is sent changes, never the scores.
+	MinExpected float64 `json:"min_expected,omitempty"`
 	// Calibration, when set (version 3), maps the learner's probability
 	// before packing, the floor and the stop read it (nil: the learner's
 	// own); the second hop reads the learner's own.
@@ -85,9 +97,10 @@ type Model struct {
 	// hop or Kinds of its own. Everything else is this model's: prose
 	// passages and kinds without a model of their own, the candidates, the
 	// hop and its anchors (read from prose passages only), the cost
-	// exponent, the neighbours, the floor and the stop, and Calibration,
-	// applied to every unit after its kind model's own map. A text with
-	// none of these structures is scored exactly as without Kinds.
+	// exponent, the neighbours, the floor, the stop and MinExpected, and
+	// Calibration, applied to every unit after its kind model's own map. A
+	// text with none of these structures is scored exactly as without
+	// Kinds.
 	Kinds map[string]*Model `json:"kinds,omitempty"`
 	// Provenance says how the model was made (data, splits, command).
 	Provenance map[string]string `json:"provenance,omitempty"`
@@ -225,8 +238,8 @@ func (m *Model) Validate() error {
 		if m.Learner != "" && m.Learner != LearnerLogistic {
 			return fmt.Errorf("evidence model: version 1 holds a logistic model, not %q", m.Learner)
 		}
-		if m.Hop != 0 || m.Floor != 0 || m.Stop != 0 || m.Forest != nil || m.Calibration != nil {
-			return errors.New("evidence model: version 1 has no hop, floor, stop, trees or calibration")
+		if m.Hop != 0 || m.Floor != 0 || m.Stop != 0 || m.MinExpected != 0 || m.Forest != nil || m.Calibration != nil {
+			return errors.New("evidence model: version 1 has no hop, floor, stop, min_expected, trees or calibration")
 		}
 	case 2:
 		if m.Calibration != nil {
@@ -306,6 +319,9 @@ func (m *Model) Validate() error {
 	}
 	if !finite(m.Stop) || m.Stop < 0 || m.Stop >= 1 {
 		return fmt.Errorf("evidence model: stop %v (want 0 ≤ stop < 1)", m.Stop)
+	}
+	if !finite(m.MinExpected) || m.MinExpected < 0 || m.MinExpected > MaxMinExpected {
+		return fmt.Errorf("evidence model: min_expected %v (want 0…%d)", m.MinExpected, MaxMinExpected)
 	}
 	return nil
 }

@@ -98,7 +98,7 @@ func TestStopSendsLess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	early, err := newSelector(t, "evidence:budget=2000,floor=0,stop=0.5,hop=0").SelectTexts(context.Background(), q)
+	early, err := newSelector(t, "evidence:budget=2000,floor=0,stop=0.5,hop=0,min_expected=0").SelectTexts(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,12 @@ type Options struct {
 	// the expected evidence (the sum of p over every sentence that could
 	// be sent) (0: the model's default; StopOff: none).
 	Stop float64
+	// MinExpected is the least expected evidence (the sum of p over the
+	// candidate sentences) for the floor and the stop to cut: a question
+	// whose candidates' p sum to less is packed without them, filling the
+	// budget, because the model has not found its evidence (0: the
+	// model's default; MinExpectedOff: the floor and the stop always cut).
+	MinExpected float64
 	// KeepRepeats sends repeats (dedup=0): a sentence whose text another
 	// passage of its document sends, and a chunk's cut-off fragment of a
 	// sentence another passage holds whole (repeats.go).
@@ -91,14 +97,16 @@ type Options struct {
 	Sentences ctxsel.SentenceStore
 }
 
-// HopOff, FloorOff, StopOff and RunOff turn the second hop, the floor,
-// the early stop and the runs of turns off (Options.Hop, Options.Floor,
-// Options.Stop, Options.Run).
+// HopOff, FloorOff, StopOff, RunOff and MinExpectedOff turn the second
+// hop, the floor, the early stop, the runs of turns and the gate on the
+// floor and the stop off (Options.Hop, Options.Floor, Options.Stop,
+// Options.Run, Options.MinExpected).
 const (
-	HopOff   = -1
-	FloorOff = -1
-	StopOff  = -1
-	RunOff   = -1
+	HopOff         = -1
+	FloorOff       = -1
+	StopOff        = -1
+	RunOff         = -1
+	MinExpectedOff = -1
 )
 
 // Selector is the evidence TextSelector: it keeps sentences, not whole
@@ -119,6 +127,7 @@ type Selector struct {
 	hop      int
 	floor    float64
 	stop     float64
+	minExp   float64
 }
 
 var _ ctxsel.TextSelector = (*Selector)(nil)
@@ -148,6 +157,9 @@ func New(opt Options) (*Selector, error) {
 	}
 	if !finite(opt.Stop) || (opt.Stop < 0 && opt.Stop != StopOff) || opt.Stop >= 1 {
 		return nil, fmt.Errorf("%w: evidence: stop=%v: want 0 ≤ stop < 1", ctxsel.ErrInvalidInput, opt.Stop)
+	}
+	if !finite(opt.MinExpected) || (opt.MinExpected < 0 && opt.MinExpected != MinExpectedOff) || opt.MinExpected > MaxMinExpected {
+		return nil, fmt.Errorf("%w: evidence: min_expected=%v: want 0…%d", ctxsel.ErrInvalidInput, opt.MinExpected, MaxMinExpected)
 	}
 	if opt.Whole&^(wholeable|SentenceUnits) != 0 {
 		return nil, fmt.Errorf("%w: evidence: whole %#x: want turns or items", ctxsel.ErrInvalidInput, uint8(opt.Whole))
@@ -209,6 +221,12 @@ func New(opt Options) (*Selector, error) {
 	case StopOff:
 		s.stop = 0
 	}
+	switch s.minExp = opt.MinExpected; s.minExp {
+	case 0:
+		s.minExp = s.model.MinExpected
+	case MinExpectedOff:
+		s.minExp = 0
+	}
 	s.units = opt.Units | SentenceUnits
 	if opt.Units == 0 {
 		s.units = s.model.Units()
@@ -260,6 +278,12 @@ func (s *Selector) Name() string {
 		parts = append(parts, "stop=0")
 	case s.opt.Stop > 0:
 		parts = append(parts, "stop="+strconv.FormatFloat(s.opt.Stop, 'g', -1, 64))
+	}
+	switch {
+	case s.opt.MinExpected == MinExpectedOff:
+		parts = append(parts, "min_expected=0")
+	case s.opt.MinExpected > 0:
+		parts = append(parts, "min_expected="+strconv.FormatFloat(s.opt.MinExpected, 'g', -1, 64))
 	}
 	if s.opt.KeepRepeats {
 		parts = append(parts, "dedup=0")
@@ -315,7 +339,7 @@ func (s *Selector) Params() map[string]float64 {
 	}
 	return map[string]float64{"budget": float64(s.opt.Budget), "passages": float64(s.passes), "header": h,
 		"neighbors": float64(s.nbrs), "cost_exponent": s.model.CostExponent, "hop": float64(s.hop), "floor": s.floor,
-		"stop": s.stop, "dedup": dedup, "run": s.run()}
+		"stop": s.stop, "min_expected": s.minExp, "dedup": dedup, "run": s.run()}
 }
 
 // SelectTexts implements ctxsel.TextSelector: the best Passages passages
@@ -565,12 +589,16 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 	ps, ss := prep.ps, prep.ss
 	set := packSettings{budget: budget, beta: s.model.CostExponent, floor: s.floor, stop: s.stop, neighbors: s.nbrs,
 		maxOpen: q.Caps.MaxK, whole: s.whole, run: s.run()}
+	expected, gated := s.gate(ss)
+	if gated {
+		set.floor, set.stop = 0, 0
+	}
 	var repeats *repeatIndex
 	if !s.opt.KeepRepeats {
 		repeats = prep.repeats()
 	}
 	pk := pack(ps, ss, set, repeats, s.counter)
-	if len(pk.order) == 0 && s.floor > 0 {
+	if len(pk.order) == 0 && set.floor > 0 {
 		// nothing reached the floor: the best that fits is sent all the same
 		set.floor = 0
 		pk = pack(ps, ss, set, repeats, s.counter)
@@ -636,9 +664,29 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 		sel.Evidence = append(sel.Evidence, ev)
 		sel.Tokens += ev.Tokens
 	}
-	sel.Explanation = s.explain(q, ps, ss, pk, budget, prep, oversized)
+	sel.Explanation = s.explain(q, ps, ss, pk, budget, prep, oversized, expected, gated)
 	sel.Explanation.Tokens = sel.Tokens
 	return sel, nil
+}
+
+// gate reports the expected evidence of the candidate sentences ss (the
+// sum of their p) and whether it is under MinExpected, so that the floor
+// and the stop do not cut: where the model expects less than that many
+// gold units among all the candidates, it has not found the evidence
+// (text unlike what it was fitted on, whose p are all small), and a
+// floor or a share of Σp chosen where p are calibrated drops gold units
+// by noise; the budget is filled by p instead. Where it is confident
+// (prose like its training data) they cut as before.
+func (s *Selector) gate(ss []sentence) (expected float64, gated bool) {
+	if s.minExp == 0 || (s.floor == 0 && s.stop == 0) {
+		return 0, false
+	}
+	for _, x := range ss {
+		if x.kind != Context {
+			expected += x.p
+		}
+	}
+	return expected, expected < s.minExp
 }
 
 // passageWhy says what was kept of a passage and why, in words; repeats
@@ -688,7 +736,7 @@ func tooLong(q ctxsel.TextQuery, ps []passage, ss []sentence, budget int) error 
 		ctxsel.ErrInvalidInput, len(ps), budget, what)
 }
 
-func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *packing, budget int, prep *Prepared, oversized int) ctxsel.Explanation {
+func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *packing, budget int, prep *Prepared, oversized int, expected float64, gated bool) ctxsel.Explanation {
 	name, from, candidates := s.Name(), prep.from, prep.set
 	candTokens := 0
 	for _, p := range ps {
@@ -714,6 +762,8 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 	reason := fmt.Sprintf("kept %d of %d sentences from %d of %d candidate passages (%s; %d tokens): %d of %d budget tokens (headers and gap markers included); sentences chosen by %s",
 		len(pk.order), len(ss), nOpen, candidates+prep.joined, from, candTokens, pk.total, budget, priceOf)
 	switch {
+	case gated:
+		reason += fmt.Sprintf("; neither the floor nor the stop cut: the candidates' p sum to %.3f, under min_expected=%g (the model has not found the evidence)", expected, s.minExp)
 	case pk.floorWaived:
 		reason += fmt.Sprintf("; none scored p ≥ %g (the floor), so the best were sent without it", s.floor)
 	case s.floor > 0:
@@ -737,7 +787,7 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 		drop := ss[pk.firstDropped]
 		d.Below = &drop.p
 		reason += fmt.Sprintf(", the best left out p=%.3f (%d tokens)", drop.p, drop.tokens-joinerTokens)
-		if drop.p < s.floor {
+		if drop.p < s.floor && !gated {
 			reason += " (below the floor)"
 		}
 	}
