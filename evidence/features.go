@@ -426,6 +426,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		if p.joined {
 			joined = 1
 		}
+		tPrev, tNext, tRun, tSpeaker := nt.at(i)
 		x.x = []float64{
 			bmZ[i], rel, denseZ[i], dense[i], passZ[x.passage], gap, math.Log1p(float64(p.rank)),
 			first, math.Log1p(float64(max(local, 0))), math.Log(float64(max(1, x.tokens-joinerTokens))), hz, nb,
@@ -434,7 +435,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 			titleInQ[si], titleOverlap[si], date, dateQ, names, math.Log(float64(max(1, count))),
 			linked, sc.anchorP, joined,
 			unitIs(x.kind, Turn), unitIs(x.kind, Row), unitIs(x.kind, Item), unitIs(x.kind, Code), contextZ(x.needs, bmZ),
-			nt.prev[i], nt.next[i], nt.run[i], nt.speaker[i],
+			tPrev, tNext, tRun, tSpeaker,
 		}
 		textKind := ""
 		if textKinds != nil {
@@ -475,8 +476,17 @@ func contextZ(needs []int, bmZ []float64) float64 {
 }
 
 // turnFeatures are the turn-neighbour features of each candidate sentence
-// (FeatureNames), 0 for a sentence outside a turn.
+// (FeatureNames), 0 for a sentence outside a turn; all nil when no
+// candidate is a turn's (prose allocates nothing for them).
 type turnFeatures struct{ prev, next, run, speaker []float64 }
+
+// at is sentence i's turn-neighbour features.
+func (f turnFeatures) at(i int) (prev, next, run, speaker float64) {
+	if f.prev == nil {
+		return 0, 0, 0, 0
+	}
+	return f.prev[i], f.next[i], f.run[i], f.speaker[i]
+}
 
 // turnReach is how many turns on each side turn_run reads.
 const turnReach = 2
@@ -487,6 +497,9 @@ const turnReach = 2
 // question (lowerQ, lower-cased) names its speaker.
 func turnNeighbours(ps []passage, ss []sentence, bmZ, denseZ []float64, lowerQ string) turnFeatures {
 	n := len(ss)
+	if !slices.ContainsFunc(ss, func(x sentence) bool { return x.kind == Turn }) {
+		return turnFeatures{}
+	}
 	f := turnFeatures{prev: make([]float64, n), next: make([]float64, n), run: make([]float64, n), speaker: make([]float64, n)}
 	type turn struct {
 		span    [2]int
@@ -512,9 +525,6 @@ func turnNeighbours(ps []passage, ss []sentence, bmZ, denseZ []float64, lowerQ s
 			t.speaker = 1
 		}
 		turns = append(turns, t)
-	}
-	if len(turns) == 0 {
-		return f
 	}
 	// the turn before or after turn t (-1: none)
 	step := func(t, dir int) int {
