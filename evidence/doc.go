@@ -10,12 +10,13 @@
 // sentences in document order, a gap marked by " … ".
 //
 // A sentence's score is a Model: boosted trees (or, as in version 1 model
-// files, a logistic regression) over 33 features (FeatureNames): its own
+// files, a logistic regression) over 37 features (FeatureNames): its own
 // BM25 over the sentences of the candidate set, its own dense similarity
 // to the question (the embedded USE-lite model, which was trained on
 // sentences), its passage's score in the curve (a prior), its position,
 // length and coverage of the question's terms, its section's title
-// against the question, dates, and the links between passages. The
+// against the question, dates, the links between passages, and, in a
+// conversation, the match of the turns next to its turn. The
 // second hop (hop=N) reads the first pass's best sentences for other
 // passages' titles, adds up to N of the passages they name, and scores
 // every sentence again; a probability floor (floor=P) keeps worthless

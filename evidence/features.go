@@ -62,8 +62,23 @@ import (
 //	context_bm25_z    the best bm25_z of the context lines it is sent with (its turn's
 //	                  "[time] Name:", its table's header, its heading path; 0 without)
 //
-// The unit features are 0 for prose (Split's sentences): a model that does
-// not name them (the embedded one) scores prose as before.
+// The turn-neighbour features read a turn's sentence with its neighbours
+// in the conversation: in dialogue the answer is often the reply to (or the
+// line before) the line that matches the question, and in a meeting the
+// gold is a run of turns. A turn's match is the best, over its sentences,
+// of the mean of bm25_z and dense_z; the neighbours are the turns next to
+// it in its passage (as run= reads them: over context lines, not across a
+// chunk's edge), 0 where there is none:
+//
+//	prev_turn_match      the match of the turn before its turn
+//	next_turn_match      the match of the turn after its turn
+//	turn_run             the mean match of the (up to four) turns within two of its turn
+//	speaker_in_question  1 when the question names its turn's speaker (a word of the
+//	                     turn's "Name:" prefix, times and brackets left out)
+//
+// The unit and turn-neighbour features are 0 for prose (Split's
+// sentences) and for every unit outside a turn: a model that does not name
+// them (the embedded top model) scores prose as before.
 var FeatureNames = []string{
 	"bm25_z", "bm25_rel", "dense_z", "dense", "passage_z", "passage_gap", "passage_rank",
 	"first", "position", "length", "header_bm25_z", "neighbour_bm25_z", "bridge", "bridged",
@@ -71,6 +86,7 @@ var FeatureNames = []string{
 	"title_in_question", "title_overlap", "date", "date_question", "names_title", "sentences",
 	"linked", "anchor_p", "hop_joined",
 	"unit_turn", "unit_row", "unit_item", "unit_code", "context_bm25_z",
+	"prev_turn_match", "next_turn_match", "turn_run", "speaker_in_question",
 }
 
 // V1Features are the features of a version 1 model: the first 14.
@@ -354,6 +370,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		titleOverlap[si] = lq.overlap(headerTerms[si])
 	}
 
+	nt := turnNeighbours(ps, ss, bmZ, denseZ, lowerQ)
 	textKinds := passageKinds(s.model, ps)
 	for i := range ss {
 		x := &ss[i]
@@ -409,6 +426,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		if p.joined {
 			joined = 1
 		}
+		tPrev, tNext, tRun, tSpeaker := nt.at(i)
 		x.x = []float64{
 			bmZ[i], rel, denseZ[i], dense[i], passZ[x.passage], gap, math.Log1p(float64(p.rank)),
 			first, math.Log1p(float64(max(local, 0))), math.Log(float64(max(1, x.tokens-joinerTokens))), hz, nb,
@@ -417,6 +435,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 			titleInQ[si], titleOverlap[si], date, dateQ, names, math.Log(float64(max(1, count))),
 			linked, sc.anchorP, joined,
 			unitIs(x.kind, Turn), unitIs(x.kind, Row), unitIs(x.kind, Item), unitIs(x.kind, Code), contextZ(x.needs, bmZ),
+			tPrev, tNext, tRun, tSpeaker,
 		}
 		textKind := ""
 		if textKinds != nil {
@@ -454,6 +473,137 @@ func contextZ(needs []int, bmZ []float64) float64 {
 		best = max(best, bmZ[k])
 	}
 	return best
+}
+
+// turnFeatures are the turn-neighbour features of each candidate sentence
+// (FeatureNames), 0 for a sentence outside a turn; all nil when no
+// candidate is a turn's (prose allocates nothing for them).
+type turnFeatures struct{ prev, next, run, speaker []float64 }
+
+// at is sentence i's turn-neighbour features.
+func (f turnFeatures) at(i int) (prev, next, run, speaker float64) {
+	if f.prev == nil {
+		return 0, 0, 0, 0
+	}
+	return f.prev[i], f.next[i], f.run[i], f.speaker[i]
+}
+
+// turnReach is how many turns on each side turn_run reads.
+const turnReach = 2
+
+// turnNeighbours computes the turn-neighbour features: each turn's match
+// (the best mean of bm25_z and dense_z of its sentences), then, for every
+// sentence of a turn, its neighbouring turns' matches and whether the
+// question (lowerQ, lower-cased) names its speaker.
+func turnNeighbours(ps []passage, ss []sentence, bmZ, denseZ []float64, lowerQ string) turnFeatures {
+	n := len(ss)
+	if !slices.ContainsFunc(ss, func(x sentence) bool { return x.kind == Turn }) {
+		return turnFeatures{}
+	}
+	f := turnFeatures{prev: make([]float64, n), next: make([]float64, n), run: make([]float64, n), speaker: make([]float64, n)}
+	type turn struct {
+		span    [2]int
+		match   float64
+		speaker float64
+	}
+	var turns []turn
+	turnOf := make([]int, n)
+	for i := range turnOf {
+		turnOf[i] = -1
+	}
+	for i := 0; i < n; i++ {
+		span, ok := turnAt(ps, ss, i)
+		if !ok || turnOf[i] >= 0 {
+			continue
+		}
+		t := turn{span: span, match: math.Inf(-1)}
+		for j := span[0]; j < span[1]; j++ {
+			turnOf[j] = len(turns)
+			t.match = max(t.match, (bmZ[j]+denseZ[j])/2)
+		}
+		if speakerNamed(ss, ss[i].needs, lowerQ) {
+			t.speaker = 1
+		}
+		turns = append(turns, t)
+	}
+	// the turn before or after turn t (-1: none)
+	step := func(t, dir int) int {
+		nb, ok := neighbourTurn(ps, ss, turns[t].span, dir)
+		if !ok {
+			return -1
+		}
+		return turnOf[nb[0]]
+	}
+	for ti, t := range turns {
+		prev, next := step(ti, -1), step(ti, 1)
+		var pm, nm, sum float64
+		count := 0
+		for _, dir := range []int{-1, 1} {
+			at := ti
+			for d := 1; d <= turnReach; d++ {
+				if at = step(at, dir); at < 0 {
+					break
+				}
+				sum += turns[at].match
+				count++
+			}
+		}
+		if prev >= 0 {
+			pm = turns[prev].match
+		}
+		if next >= 0 {
+			nm = turns[next].match
+		}
+		run := 0.0
+		if count > 0 {
+			run = sum / float64(count)
+		}
+		for j := t.span[0]; j < t.span[1]; j++ {
+			f.prev[j], f.next[j], f.run[j], f.speaker[j] = pm, nm, run, t.speaker
+		}
+	}
+	return f
+}
+
+// speakerNamed reports whether the question (lower-cased) names a word of
+// the speaker in the turn prefix among needs (a Context unit): the
+// prefix's words of two letters or more that start with a letter, left of
+// its last colon, outside brackets and parentheses (times, dates).
+func speakerNamed(ss []sentence, needs []int, lowerQ string) bool {
+	for _, k := range needs {
+		if ss[k].kind != Context {
+			continue
+		}
+		name := ss[k].text
+		if c := strings.LastIndexByte(name, ':'); c >= 0 {
+			name = name[:c]
+		}
+		var b strings.Builder // the name, bracketed parts blanked
+		depth := 0
+		for _, r := range name {
+			switch {
+			case r == '[' || r == '(':
+				depth++
+				r = ' '
+			case r == ']' || r == ')':
+				depth = max(0, depth-1)
+				r = ' '
+			case depth > 0:
+				r = ' '
+			}
+			b.WriteRune(r)
+		}
+		words := strings.FieldsFunc(b.String(), func(r rune) bool {
+			return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '-')
+		})
+		for _, w := range words {
+			r, _ := utf8.DecodeRuneInString(w)
+			if utf8.RuneCountInString(w) >= 2 && unicode.IsLetter(r) && containsWord(lowerQ, strings.ToLower(w)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // minTitleKey is the shortest title (in runes) looked for in a text: a

@@ -167,6 +167,11 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 		}
 		if prev := m[0] - 1; set.neighbors > 0 && first.index > 0 && !pk.kept[prev] && !slices.Contains(first.needs, prev) {
 			c += ss[prev].tokens
+			for _, k := range ss[prev].needs { // its context line, unless m's sentences need it too
+				if !pk.kept[k] && !slices.ContainsFunc(m, func(e int) bool { return slices.Contains(ss[e].needs, k) }) {
+					c += ss[k].tokens
+				}
+			}
 		}
 		for n, i := range m {
 			c += ss[i].tokens
@@ -235,6 +240,11 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 			}
 		}
 		if first := best[0]; set.neighbors > 0 && ss[first].index > 0 && !pk.kept[first-1] {
+			for _, k := range ss[first-1].needs { // the predecessor's context line too (a turn's prefix)
+				if !pk.kept[k] {
+					pk.keep(ss, k, set.floor, rp)
+				}
+			}
 			pk.keep(ss, first-1, set.floor, rp)
 		}
 		for _, i := range best {
