@@ -92,30 +92,8 @@ func TestWholeTurnsByDefault(t *testing.T) {
 	if evidence.DefaultWhole != evidence.TurnUnits {
 		t.Fatalf("DefaultWhole %v: update this test", evidence.DefaultWhole)
 	}
-	chat := fixture(t, "chat.txt")
-	q := query(t, "What did Tom eat in Lisbon?", chat)
-	// the prose model scores the turns: packing, not a model, is under
-	// test, and its scores leave a turn partly kept under whole=none
-	prose := *evidence.DefaultModel()
-	prose.Kinds = nil
-	sent := map[string]string{}
-	for _, w := range []string{"", ",whole=turn", ",whole=none"} {
-		// run=0: runs of turns fill a whole=none packing's gaps too
-		s, err := evidence.Parse("evidence:budget=80,floor=0,run=0"+w, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: &prose})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sel, err := s.SelectTexts(context.Background(), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkPruned(t, chat, sel.Evidence[0])
-		sent[w] = sel.Evidence[0].Text
-		// Why says so where turns are packed whole, and only there
-		if says := strings.Contains(sel.Explanation.Reason, "(whole=turn)"); says != (w != ",whole=none") {
-			t.Errorf("%s: Why %q", w, sel.Explanation.Reason)
-		}
-	}
+	// run=0: runs of turns fill a whole=none packing's gaps too
+	sent := chatVariants(t, "evidence:budget=80,floor=0,run=0", []string{"", ",whole=turn", ",whole=none"}, "(whole=turn)", ",whole=none", nil)
 	bio := query(t, "Who was born in London?", "Ada Lovelace\nShe was born in London. She wrote notes. Her father was a poet.")
 	sel, err := newSelector(t, "evidence:budget=80,floor=0").SelectTexts(context.Background(), bio)
 	if err != nil || strings.Contains(sel.Explanation.Reason, "whole=") {
@@ -128,4 +106,37 @@ func TestWholeTurnsByDefault(t *testing.T) {
 		t.Errorf("default and whole=none both sent %q", sent[""])
 	}
 	t.Logf("whole=turn: %q\nwhole=none: %q", sent[",whole=turn"], sent[",whole=none"])
+}
+
+// chatVariants selects from the chat fixture with base followed by each
+// variant, scored by the prose model (packing, not a model, is under test:
+// its scores leave gaps a packing option fills), and returns what each
+// sent. The explanation must name marker for every variant but off.
+// check, when set, is called with each variant's selector.
+func chatVariants(t *testing.T, base string, variants []string, marker, off string, check func(variant string, s ctxsel.TextSelector)) map[string]string {
+	t.Helper()
+	chat := fixture(t, "chat.txt")
+	q := query(t, "What did Tom eat in Lisbon?", chat)
+	prose := *evidence.DefaultModel()
+	prose.Kinds = nil
+	sent := map[string]string{}
+	for _, v := range variants {
+		s, err := evidence.Parse(base+v, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: &prose})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel, err := s.SelectTexts(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPruned(t, chat, sel.Evidence[0])
+		sent[v] = sel.Evidence[0].Text
+		if says := strings.Contains(sel.Explanation.Reason, marker); says != (v != off) {
+			t.Errorf("%s: Why %q", v, sel.Explanation.Reason)
+		}
+		if check != nil {
+			check(v, s)
+		}
+	}
+	return sent
 }
