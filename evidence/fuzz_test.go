@@ -109,7 +109,9 @@ func FuzzSplit(f *testing.F) {
 		// a filing's statement: blank lines between rows, "$" cells, a
 		// header of several lines, labels wrapped above and below values
 		"      Year Ended\n\n      2024  \u00a0\u00a0  2023\n\nSales  \u00a0$  1,200\u00a0\u00a0$  (900)\n\nCosts  \u00a0  -\u00a0\u00a0  12.5%\n\n\u00a0 \u200b \u00a0\n\nLoss on the sale of\n\n Ardmore\n\n     (15)  \u00a0  -\n\n for sale\n\nNet  $ 3  $ 4",
-		"Item 1.  Financial Statements  3\n\nItem 2.  Controls  15\n\n12\n\n  2022  2023\n\n$  $  %\n\nTotal  1  2"} {
+		"Item 1.  Financial Statements  3\n\nItem 2.  Controls  15\n\n12\n\n  2022  2023\n\n$  $  %\n\nTotal  1  2",
+		// a diarised transcript's numbered speakers
+		"SPEAKER_00: Hi. How are you?\nSPEAKER_01: Fine.\nspeaker 7:\nSPEAKER_00: Good."} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {

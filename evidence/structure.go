@@ -118,8 +118,10 @@ var (
 	timedTurn = regexp.MustCompile(`^(?:[^\s:()\[\]][^:()\n]{0,40}[ \t]\(\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?\):|\d{1,2}:\d{2}(?::\d{2})?[ \t]+[^\s:][^:\n]{0,40}:)(?:[ \t]|$)`)
 	// plain "Alice: …", "Dr Bob Smith: …", "Right Hon. Justin Trudeau: …"
 	// (a parliament's record): up to four capitalised words (not "Girl 1:":
-	// "Step 1:", "Section 2:" are no speakers)
-	namedTurn = regexp.MustCompile(`^\p{Lu}[\p{L}\p{N}'.-]{0,20}(?: \p{Lu}[\p{L}\p{N}'.-]{0,20}){0,3}:(?:[ \t]|$)`)
+	// "Step 1:", "Section 2:" are no speakers); and a numbered role, as
+	// diarised transcripts name speakers ("Speaker 1:", "SPEAKER_00:",
+	// "Participant 3:", "Interviewer 2:")
+	namedTurn = regexp.MustCompile(`^(?:\p{Lu}[\p{L}\p{N}'.-]{0,20}(?: \p{Lu}[\p{L}\p{N}'.-]{0,20}){0,3}|(?i:speaker|participant|interviewer|interviewee|respondent|person|caller|agent|customer|user|guest|host|moderator|panelist|student|teacher|patient|doctor)[ _]?\d{1,3}):(?:[ \t]|$)`)
 	// a log event: "2024-05-01 10:02:03 …", "2024-05-01T10:02:03Z …", "[10:02:03] …", "May  1 10:02:03 host …"
 	logLine = regexp.MustCompile(`^(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}[.,\]\s]|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} )`)
 	// a subtitle cue's timing: "00:00:01,000 --> 00:00:04,000" (SRT), "00:01.000 --> 00:04.000" (VTT)

@@ -139,6 +139,34 @@ func TestSplitLongSpeakerNames(t *testing.T) {
 	}
 }
 
+// A diarised transcript names its speakers by a numbered role ("Speaker
+// 1:", "SPEAKER_00:"): each line is a turn sent with that name; numbered
+// sections and steps stay prose.
+func TestSplitNumberedSpeakers(t *testing.T) {
+	for _, text := range []string{
+		"Speaker 1: Welcome everyone. Let's start with the budget.\nSpeaker 2: The budget is two million.\nSpeaker 1: Thanks. It was approved last week.\n",
+		"SPEAKER_00: Welcome everyone. Let's start with the budget.\nSPEAKER_01: The budget is two million.\nSPEAKER_00: Thanks. It was approved last week.\n",
+		"Interviewer 1: How did you start?\nParticipant 12: With a loan from my aunt.\nInterviewer 1: Thanks. It was approved last week.\n",
+	} {
+		u := evidence.SplitUnits(text, evidence.AllUnits)
+		got := find(t, units(text, u), "It was approved last week.")
+		want := text[strings.LastIndexByte(text[:len(text)-1], '\n')+1:]
+		want = want[:strings.IndexByte(want, ':')+1]
+		if got.kind != evidence.Turn || strings.Join(got.needs, "\n") != want {
+			t.Errorf("%q is a %v needing %q, want a turn needing %q", "It was approved last week.", got.kind, got.needs, want)
+		}
+		checkUnits(t, text, u)
+	}
+	for _, text := range []string{
+		"Section 1: Scope of the policy.\nSection 2: Who it covers.\nSection 3: What it excludes.\n",
+		"Speaker 1: Welcome everyone.\nSpeaker 1: The budget is two million.\nSpeaker 1: Thanks.\n", // one speaker: a list, not a conversation
+	} {
+		if u := evidence.SplitUnits(text, evidence.AllUnits); u.Kinds != nil {
+			t.Errorf("%q read as a conversation: %v", text, units(text, u))
+		}
+	}
+}
+
 // A filing's statement exported to text (rows apart by blank lines, "$"
 // a cell of its own, empty cells, a header of several lines above the
 // first row) is a table: each row a unit needing every header line, a
