@@ -444,7 +444,11 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		if sub := s.model.Kinds[p.route]; sub != nil {
 			// a routed passage: its kind's learner and map, then the top map
 			x.raw = sub.learnerProb(x.x, s.kindCols[p.route])
-			x.p = s.model.calibrated(sub.calibrated(x.raw, textKind), textKind)
+			q := sub.calibrated(x.raw, textKind)
+			if w := s.blendOf(p.route); w > 0 {
+				q = BlendLogits(q, s.model.learnerProb(x.x, s.cols), w)
+			}
+			x.p = s.model.calibrated(q, textKind)
 		} else {
 			x.raw = s.model.learnerProb(x.x, s.cols)
 			x.p = s.model.calibrated(x.raw, textKind)
@@ -454,6 +458,18 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		}
 	}
 	return nil
+}
+
+// blendOf is the top model's weight in the scores of the units routed to
+// kind (Options.Blend for turns, else the kind's model's Blend).
+func (s *Selector) blendOf(kind string) float64 {
+	if kind == KindTurns {
+		return s.blend
+	}
+	if sub := s.model.Kinds[kind]; sub != nil {
+		return sub.Blend
+	}
+	return 0
 }
 
 func unitIs(k, want Kind) float64 {

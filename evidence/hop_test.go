@@ -176,10 +176,12 @@ func FuzzParseModel(f *testing.F) {
 	sub := strings.Replace(trees, `"version":2`, `"version":4`, 1)
 	kinds := strings.Replace(sub, `"neighbors":0,`, `"neighbors":0,"kinds":{"turns":`+trees+`,"table":`+calibrated+`},`, 1)
 	nested := strings.Replace(sub, `"neighbors":0,`, `"neighbors":0,"kinds":{"turns":`+kinds+`},`, 1)
+	blended := strings.Replace(sub, `"neighbors":0,`, `"neighbors":0,"kinds":{"turns":`+strings.Replace(trees, `"neighbors":0,`, `"neighbors":0,"blend":0.5,`, 1)+`},`, 1)
 	gated := strings.Replace(trees, `"neighbors":0,`, `"neighbors":0,"floor":0.002,"stop":0.99,"min_expected":1,`, 1)
 	for _, s := range []string{string(def), string(hop), trees, calibrated, kinds, nested, strings.Replace(kinds, `"turns"`, `"prose"`, 1), gated,
 		strings.Replace(gated, `:1,`, `:1001,`, 1), strings.Replace(gated, `:1,`, `:-1,`, 1), strings.Replace(gated, `:1,`, `:"x",`, 1),
-		strings.Replace(kinds, `"version":4`, `"version":3`, 1), `{}`, `{"version":2}`, `[`, `{"version":2,"learner":"trees","forest":{"depth":7}}`} {
+		strings.Replace(kinds, `"version":4`, `"version":3`, 1), blended, strings.Replace(blended, `:0.5,`, `:1.5,`, 1),
+		strings.Replace(blended, `:0.5,`, `:-0.1,`, 1), strings.Replace(blended, `:0.5,`, `:1,`, 1), strings.Replace(gated, `"floor"`, `"blend":0.5,"floor"`, 1), `{}`, `{"version":2}`, `[`, `{"version":2,"learner":"trees","forest":{"depth":7}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -195,12 +197,15 @@ func FuzzParseModel(f *testing.F) {
 		if math.IsNaN(p) || p < 0 || p > 1 {
 			t.Fatalf("p %v", p)
 		}
+		if m.Blend != 0 {
+			t.Fatalf("a top model with blend %v passed", m.Blend)
+		}
 		if !(m.MinExpected >= 0 && m.MinExpected <= evidence.MaxMinExpected) || !(m.Floor >= 0 && m.Floor < 1) || !(m.Stop >= 0 && m.Stop < 1) {
 			t.Fatalf("floor %v, stop %v, min_expected %v passed", m.Floor, m.Stop, m.MinExpected)
 		}
 		for kind, sub := range m.Kinds {
-			if sub == nil || sub.Kinds != nil || sub.Hop != 0 || m.Version < 4 {
-				t.Fatalf("kind %s: a model that nests, hops or predates version 4 passed", kind)
+			if sub == nil || sub.Kinds != nil || sub.Hop != 0 || m.Version < 4 || !(sub.Blend >= 0 && sub.Blend <= 1) {
+				t.Fatalf("kind %s: a model that nests, hops, predates version 4 or blends by %v passed", kind, sub.Blend)
 			}
 			if pk := m.ProbOf(x, kind); math.IsNaN(pk) || pk < 0 || pk > 1 {
 				t.Fatalf("kind %s: p %v", kind, pk)

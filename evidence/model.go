@@ -102,6 +102,13 @@ type Model struct {
 	// text with none of these structures is scored exactly as without
 	// Kinds.
 	Kinds map[string]*Model `json:"kinds,omitempty"`
+	// Blend, on a kind's model only, is the weight w (0…1) of the top
+	// (prose) model in that kind's units' scores: their log-odds are
+	// (1 − w)·the kind model's (through its map) + w·the top learner's,
+	// then the top map (BlendLogits; docs/evidence.md "Blending the kind
+	// and prose models"). 0: the kind's model alone. A reader that
+	// predates it scores as with 0.
+	Blend float64 `json:"blend,omitempty"`
 	// Provenance says how the model was made (data, splits, command).
 	Provenance map[string]string `json:"provenance,omitempty"`
 }
@@ -141,9 +148,27 @@ func (m *Model) ProbOf(x []float64, kind string) float64 {
 		return math.NaN()
 	}
 	if sub := m.Kinds[kind]; sub != nil {
-		return m.calibrated(sub.prob(x, sub.columns()), "")
+		q := sub.prob(x, sub.columns())
+		if sub.Blend > 0 {
+			q = BlendLogits(q, m.learnerProb(x, m.columns()), sub.Blend)
+		}
+		return m.calibrated(q, "")
 	}
 	return m.prob(x, m.columns())
+}
+
+// BlendLogits is the probability whose log-odds are (1 − w)·logit(pKind)
+// + w·logit(pTop); pKind itself at w = 0. On log-odds, not probabilities:
+// a forest's score is a sum of log-odds, so the blend of two forests is
+// one forest with their leaves weighted, and each model's ordering counts
+// by its weight whatever its scale (the prose model's p on chat are all
+// small, 0.002–0.013, so a mixture of probabilities would leave the
+// ranking to the kind's model at any w < 1).
+func BlendLogits(pKind, pTop, w float64) float64 {
+	if w == 0 {
+		return pKind
+	}
+	return sigmoid((1-w)*logit(pKind) + w*logit(pTop))
 }
 
 // columns maps the model's features to their index in FeatureNames (of a
@@ -260,6 +285,10 @@ func (m *Model) Validate() error {
 	if err := m.validateKinds(); err != nil {
 		return err
 	}
+	if m.Blend != 0 {
+		// a kind's model's setting (validateKinds checks it there)
+		return fmt.Errorf("evidence model: blend %v: only a kind's model has one (the top model's weight in its units' scores)", m.Blend)
+	}
 	if len(m.Features) == 0 || len(m.Features) > len(FeatureNames) {
 		return fmt.Errorf("evidence model: %d features, want 1…%d", len(m.Features), len(FeatureNames))
 	}
@@ -352,7 +381,12 @@ func (m *Model) validateKinds() error {
 		if sub.Hop != 0 {
 			return fmt.Errorf("evidence model: kind %s: hop %d (the second hop is the top model's; a kind's model has none)", kind, sub.Hop)
 		}
-		if err := sub.Validate(); err != nil {
+		if !finite(sub.Blend) || sub.Blend < 0 || sub.Blend > 1 {
+			return fmt.Errorf("evidence model: kind %s: blend %v (want 0 ≤ blend ≤ 1)", kind, sub.Blend)
+		}
+		w := *sub
+		w.Blend = 0
+		if err := w.Validate(); err != nil {
 			return fmt.Errorf("evidence model: kind %s: %w", kind, err)
 		}
 	}

@@ -52,6 +52,10 @@ type Options struct {
 	// budget, because the model has not found its evidence (0: the
 	// model's default; MinExpectedOff: the floor and the stop always cut).
 	MinExpected float64
+	// Blend is the top (prose) model's weight w in the scores of the units
+	// routed to the turns model (Model.Blend, BlendLogits): 0: that
+	// model's; BlendOff: none (the turns model alone).
+	Blend float64
 	// KeepRepeats sends repeats (dedup=0): a sentence whose text another
 	// passage of its document sends, and a chunk's cut-off fragment of a
 	// sentence another passage holds whole (repeats.go).
@@ -97,16 +101,17 @@ type Options struct {
 	Sentences ctxsel.SentenceStore
 }
 
-// HopOff, FloorOff, StopOff, RunOff and MinExpectedOff turn the second
-// hop, the floor, the early stop, the runs of turns and the gate on the
-// floor and the stop off (Options.Hop, Options.Floor, Options.Stop,
-// Options.Run, Options.MinExpected).
+// HopOff, FloorOff, StopOff, RunOff, MinExpectedOff and BlendOff turn the
+// second hop, the floor, the early stop, the runs of turns, the gate on
+// the floor and the stop, and the blend off (Options.Hop, Options.Floor,
+// Options.Stop, Options.Run, Options.MinExpected, Options.Blend).
 const (
 	HopOff         = -1
 	FloorOff       = -1
 	StopOff        = -1
 	RunOff         = -1
 	MinExpectedOff = -1
+	BlendOff       = -1
 )
 
 // Selector is the evidence TextSelector: it keeps sentences, not whole
@@ -128,6 +133,7 @@ type Selector struct {
 	floor    float64
 	stop     float64
 	minExp   float64
+	blend    float64 // the turns-routed units' blend (Options.Blend)
 }
 
 var _ ctxsel.TextSelector = (*Selector)(nil)
@@ -160,6 +166,9 @@ func New(opt Options) (*Selector, error) {
 	}
 	if !finite(opt.MinExpected) || (opt.MinExpected < 0 && opt.MinExpected != MinExpectedOff) || opt.MinExpected > MaxMinExpected {
 		return nil, fmt.Errorf("%w: evidence: min_expected=%v: want 0…%d", ctxsel.ErrInvalidInput, opt.MinExpected, MaxMinExpected)
+	}
+	if !finite(opt.Blend) || (opt.Blend < 0 && opt.Blend != BlendOff) || opt.Blend > 1 {
+		return nil, fmt.Errorf("%w: evidence: blend=%v: want 0 ≤ blend ≤ 1", ctxsel.ErrInvalidInput, opt.Blend)
 	}
 	if opt.Whole&^(wholeable|SentenceUnits) != 0 {
 		return nil, fmt.Errorf("%w: evidence: whole %#x: want turns or items", ctxsel.ErrInvalidInput, uint8(opt.Whole))
@@ -227,6 +236,14 @@ func New(opt Options) (*Selector, error) {
 	case MinExpectedOff:
 		s.minExp = 0
 	}
+	switch s.blend = opt.Blend; s.blend {
+	case 0:
+		if sub := s.model.Kinds[KindTurns]; sub != nil {
+			s.blend = sub.Blend
+		}
+	case BlendOff:
+		s.blend = 0
+	}
 	s.units = opt.Units | SentenceUnits
 	if opt.Units == 0 {
 		s.units = s.model.Units()
@@ -285,6 +302,12 @@ func (s *Selector) Name() string {
 	case s.opt.MinExpected > 0:
 		parts = append(parts, "min_expected="+strconv.FormatFloat(s.opt.MinExpected, 'g', -1, 64))
 	}
+	switch {
+	case s.opt.Blend == BlendOff:
+		parts = append(parts, "blend=0")
+	case s.opt.Blend > 0:
+		parts = append(parts, "blend="+strconv.FormatFloat(s.opt.Blend, 'g', -1, 64))
+	}
 	if s.opt.KeepRepeats {
 		parts = append(parts, "dedup=0")
 	}
@@ -337,9 +360,13 @@ func (s *Selector) Params() map[string]float64 {
 	if s.opt.KeepRepeats {
 		dedup = 0
 	}
-	return map[string]float64{"budget": float64(s.opt.Budget), "passages": float64(s.passes), "header": h,
+	ps := map[string]float64{"budget": float64(s.opt.Budget), "passages": float64(s.passes), "header": h,
 		"neighbors": float64(s.nbrs), "cost_exponent": s.model.CostExponent, "hop": float64(s.hop), "floor": s.floor,
 		"stop": s.stop, "min_expected": s.minExp, "dedup": dedup, "run": s.run()}
+	if s.blend != 0 {
+		ps["blend"] = s.blend // only where it is on: explanations read as before
+	}
+	return ps
 }
 
 // SelectTexts implements ctxsel.TextSelector: the best Passages passages
@@ -381,6 +408,7 @@ type preparedKey struct {
 	learner           any
 	calibration       *Calibration // a copy with another map scores otherwise
 	kinds             uintptr      // the models by kind (their map's identity; 0: none)
+	blend             float64      // the turns-routed units' blend
 	passes, hop, anch int
 	header            bool
 }
@@ -399,7 +427,7 @@ func (s *Selector) key() preparedKey {
 	if s.model.Kinds != nil {
 		kinds = reflect.ValueOf(s.model.Kinds).Pointer()
 	}
-	return preparedKey{learner: learner, calibration: s.model.Calibration, kinds: kinds, passes: s.passes, hop: s.hop, anch: s.model.Anchors, header: !s.opt.NoHeader}
+	return preparedKey{learner: learner, calibration: s.model.Calibration, kinds: kinds, blend: s.blend, passes: s.passes, hop: s.hop, anch: s.model.Anchors, header: !s.opt.NoHeader}
 }
 
 // Prepare scores the query's candidate sentences (both passes of the hop)

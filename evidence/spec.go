@@ -31,6 +31,12 @@ var params = []ctxsel.ParamDef{
 	{Name: "floor", Min: 0, Max: 1, MaxExclusive: true, DefaultDoc: "model (" + modelDefault(func(m *Model) string { return strconv.FormatFloat(m.Floor, 'g', -1, 64) }) + ")", Doc: "the least probability a sentence needs to be sent (0: none); when none reaches it, the best are sent all the same"},
 	{Name: "stop", Min: 0, Max: 1, MaxExclusive: true, DefaultDoc: "model (" + modelDefault(func(m *Model) string { return strconv.FormatFloat(m.Stop, 'g', -1, 64) }) + ")", Doc: "ends packing once the kept sentences hold this share of the expected evidence (the sum of p over every sentence that could be sent), so a budget is not filled with sentences the model deems unlikely; 0: fill the budget"},
 	{Name: "min_expected", Min: 0, Max: MaxMinExpected, DefaultDoc: "model (" + modelDefault(func(m *Model) string { return strconv.FormatFloat(m.MinExpected, 'g', -1, 64) }) + ")", Doc: "the floor and the stop cut only where the candidate sentences' p sum to at least this (the model's expected count of gold units among them); below it the model has not found the evidence, its p are all small, and the budget is filled by p instead; 0: they always cut"},
+	{Name: "blend", Min: 0, Max: 1, DefaultDoc: "model (" + modelDefault(func(m *Model) string {
+		if sub := m.Kinds[KindTurns]; sub != nil {
+			return strconv.FormatFloat(sub.Blend, 'g', -1, 64)
+		}
+		return "0"
+	}) + ")", Doc: "the prose model's weight w in the scores of the units of passages read as turns (chat, transcripts), which the turns model scores: their log-odds are (1 − w)·the turns model's + w·the prose model's; 0: the turns model alone"},
 	{Name: "dedup", Kind: ctxsel.BoolParam, Default: 1, Doc: "1 does not send a sentence another passage of the same document (title) sends, nor a chunk's cut-off fragment of a sentence another chunk holds whole; 0 sends them"},
 	{Name: "units", Kind: ctxsel.ListParam, Words: unitWords, DefaultDoc: "model (" + modelDefault(func(m *Model) string { return m.Units().String() }) + "; row for a model that reads unit_row or has a kind's model that does)", Doc: "the line structures split into units of their own (turn: chat, transcript and subtitle turns and log lines; row: table rows under their header; item: list items; code: fenced blocks whole; heading: Markdown headings and the path they give the units below); sentence (prose) is always on, and text whose structures are off is cut into sentences as plain prose"},
 	{Name: "whole", Kind: ctxsel.ListParam, Words: wholeWords, DefaultDoc: wholeString(DefaultWhole), Doc: "the units sent whole once one of their sentences is chosen (turn: a turn's or subtitle cue's sentences, sent with its speaker/time line once; item: a list item's): the group is packed as one, at the sum of its sentences' p (the floor applies to that sum: a sentence below it goes with its turn), for all their tokens; its sentences are chosen one by one only when the whole no longer fits; none: every sentence on its own"},
@@ -85,7 +91,7 @@ func withDeps(opt Options, deps ctxsel.Deps) (Options, error) {
 }
 
 // ParseSpec reads evidence:budget=N[,passages=M][,header=0|1]
-// [,neighbors=0|1][,hop=N][,floor=P][,stop=S][,min_expected=E][,dedup=0|1]
+// [,neighbors=0|1][,hop=N][,floor=P][,stop=S][,min_expected=E][,blend=W][,dedup=0|1]
 // [,units=turn|row|item|code|heading][,whole=none|turn|item][,run=R]
 // [,order=rank|document] into Options
 // (the rest of base kept: embedder, counter, model). A bad parameter is a
@@ -109,7 +115,7 @@ func fromSpec(sp ctxsel.Spec, base Options) (Options, error) {
 	sp = ctxsel.WithDefaults(sp, params)
 	opt := base
 	opt.Budget, opt.Passages, opt.Neighbors, opt.Caps = int(sp.Params["budget"]), 0, -1, ctxsel.Caps{}
-	opt.Hop, opt.Floor, opt.Stop, opt.Run, opt.MinExpected = 0, 0, 0, 0, 0
+	opt.Hop, opt.Floor, opt.Stop, opt.Run, opt.MinExpected, opt.Blend = 0, 0, 0, 0, 0, 0
 	opt.NoHeader = sp.Params["header"] == 0
 	opt.KeepRepeats = sp.Params["dedup"] == 0
 	order, err := ctxsel.ParseOrder(sp.Words["order"])
@@ -147,6 +153,7 @@ func fromSpec(sp ctxsel.Spec, base Options) (Options, error) {
 	off("stop", func(v float64) { opt.Stop = cmp.Or(v, StopOff) })
 	off("run", func(v float64) { opt.Run = cmp.Or(v, RunOff) })
 	off("min_expected", func(v float64) { opt.MinExpected = cmp.Or(v, MinExpectedOff) })
+	off("blend", func(v float64) { opt.Blend = cmp.Or(v, BlendOff) })
 	return opt, nil
 }
 
