@@ -138,6 +138,8 @@ func TestKindsRouteUnitsToTheirModel(t *testing.T) {
 // alone, the second hop included.
 func TestKindsLeaveProseAlone(t *testing.T) {
 	m := combined(t, map[string]*evidence.Model{evidence.KindTurns: constantModel(2), evidence.KindTable: constantModel(2)})
+	// the shipped turns model's blend, which the explanation's settings name
+	m.Kinds[evidence.KindTurns].Blend = evidence.DefaultModel().Kinds[evidence.KindTurns].Blend
 	q := query(t, "Who is the mother of the director of the film Polish-Russian War?", hopTexts...)
 	ctx := context.Background()
 	for _, budget := range []int{40, 120, 400} {
