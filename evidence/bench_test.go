@@ -190,8 +190,8 @@ func asChat(text string, seed int) string {
 // "[time] Speaker:" prefixes: context lines beside the sentences), the
 // chat packed sentence by sentence (whole=none), and as Markdown tables
 // (rows under their header, read with every structure on), and the chat
-// without runs of turns (run=0), beside the same text as prose in the
-// same run. Run on one core: go test -bench
+// without runs of turns (run=0) and without the prose model's blend
+// (blend=0), beside the same text as prose in the same run. Run on one core: go test -bench
 // EvidenceChat -cpu 1.
 func BenchmarkEvidenceChat(b *testing.B) {
 	model, err := uselite.New(uselite.Options{Workers: 1})
@@ -204,12 +204,14 @@ func BenchmarkEvidenceChat(b *testing.B) {
 		units evidence.Structures // 0: the model's
 		whole evidence.Structures // 0: DefaultWhole (whole turns)
 		run   float64             // 0: DefaultRun
+		blend float64             // 0: the model's
 	}{
-		{"prose/warm", proseShape, 0, 0, 0},
-		{"chat/warm", chatShape, 0, 0, 0},
-		{"chat-no-runs/warm", chatShape, 0, 0, evidence.RunOff},
-		{"chat-sentences/warm", chatShape, 0, evidence.SentenceUnits, 0},
-		{"table/warm", tableShape, evidence.AllUnits, 0, 0},
+		{"prose/warm", proseShape, 0, 0, 0, 0},
+		{"chat/warm", chatShape, 0, 0, 0, 0},
+		{"chat-no-runs/warm", chatShape, 0, 0, evidence.RunOff, 0},
+		{"chat-no-blend/warm", chatShape, 0, 0, 0, evidence.BlendOff},
+		{"chat-sentences/warm", chatShape, 0, evidence.SentenceUnits, 0, 0},
+		{"table/warm", tableShape, evidence.AllUnits, 0, 0, 0},
 	} {
 		q, c := benchPassages(b, 20, 600, run.shape)
 		name := run.name
@@ -220,7 +222,7 @@ func BenchmarkEvidenceChat(b *testing.B) {
 			}
 			defer store.Close()
 			e := cache.Wrap(model, store)
-			s, err := evidence.New(evidence.Options{Budget: 500, Passages: 20, Embedder: e, Counter: c, Units: run.units, Whole: run.whole, Run: run.run})
+			s, err := evidence.New(evidence.Options{Budget: 500, Passages: 20, Embedder: e, Counter: c, Units: run.units, Whole: run.whole, Run: run.run, Blend: run.blend})
 			if err != nil {
 				b.Fatal(err)
 			}
