@@ -364,7 +364,7 @@ func (s *Selector) Params() map[string]float64 {
 		"neighbors": float64(s.nbrs), "cost_exponent": s.model.CostExponent, "hop": float64(s.hop), "floor": s.floor,
 		"stop": s.stop, "min_expected": s.minExp, "dedup": dedup, "run": s.run()}
 	if s.blend != 0 {
-		ps["blend"] = s.blend // only where it is on: explanations read as before
+		ps["blend"] = s.blend // only where on: a model with no turns blend explains as before
 	}
 	return ps
 }
