@@ -218,32 +218,14 @@ func New(opt Options) (*Selector, error) {
 	if s.hop > 0 && s.model.Anchors < 1 {
 		return nil, fmt.Errorf("%w: evidence: hop=%d: the model has no anchors for a second hop", ctxsel.ErrInvalidInput, s.hop)
 	}
-	switch s.floor = opt.Floor; s.floor {
-	case 0:
-		s.floor = s.model.Floor
-	case FloorOff:
-		s.floor = 0
+	s.floor = setting(opt.Floor, FloorOff, s.model.Floor)
+	s.stop = setting(opt.Stop, StopOff, s.model.Stop)
+	s.minExp = setting(opt.MinExpected, MinExpectedOff, s.model.MinExpected)
+	var turnsBlend float64
+	if sub := s.model.Kinds[KindTurns]; sub != nil {
+		turnsBlend = sub.Blend
 	}
-	switch s.stop = opt.Stop; s.stop {
-	case 0:
-		s.stop = s.model.Stop
-	case StopOff:
-		s.stop = 0
-	}
-	switch s.minExp = opt.MinExpected; s.minExp {
-	case 0:
-		s.minExp = s.model.MinExpected
-	case MinExpectedOff:
-		s.minExp = 0
-	}
-	switch s.blend = opt.Blend; s.blend {
-	case 0:
-		if sub := s.model.Kinds[KindTurns]; sub != nil {
-			s.blend = sub.Blend
-		}
-	case BlendOff:
-		s.blend = 0
-	}
+	s.blend = setting(opt.Blend, BlendOff, turnsBlend)
 	s.units = opt.Units | SentenceUnits
 	if opt.Units == 0 {
 		s.units = s.model.Units()
@@ -265,6 +247,30 @@ func New(opt Options) (*Selector, error) {
 	return s, nil
 }
 
+// setting is the value in use of an option: the model's for 0, none (0)
+// for its off sentinel, else the option's own.
+func setting(v, off, model float64) float64 {
+	switch v {
+	case 0:
+		return model
+	case off:
+		return 0
+	}
+	return v
+}
+
+// appendSetting appends name=v for a setting the options give: 0 for its
+// off sentinel, nothing for 0 (the default).
+func appendSetting(parts []string, name string, v, off float64) []string {
+	switch {
+	case v == off:
+		return append(parts, name+"=0")
+	case v > 0:
+		return append(parts, name+"="+strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return parts
+}
+
 // Name is the selector's spec: evidence:budget=N and every setting that
 // differs from the defaults.
 func (s *Selector) Name() string {
@@ -284,30 +290,10 @@ func (s *Selector) Name() string {
 	case s.opt.Hop > 0:
 		parts = append(parts, "hop="+strconv.Itoa(s.opt.Hop))
 	}
-	switch {
-	case s.opt.Floor == FloorOff:
-		parts = append(parts, "floor=0")
-	case s.opt.Floor > 0:
-		parts = append(parts, "floor="+strconv.FormatFloat(s.opt.Floor, 'g', -1, 64))
-	}
-	switch {
-	case s.opt.Stop == StopOff:
-		parts = append(parts, "stop=0")
-	case s.opt.Stop > 0:
-		parts = append(parts, "stop="+strconv.FormatFloat(s.opt.Stop, 'g', -1, 64))
-	}
-	switch {
-	case s.opt.MinExpected == MinExpectedOff:
-		parts = append(parts, "min_expected=0")
-	case s.opt.MinExpected > 0:
-		parts = append(parts, "min_expected="+strconv.FormatFloat(s.opt.MinExpected, 'g', -1, 64))
-	}
-	switch {
-	case s.opt.Blend == BlendOff:
-		parts = append(parts, "blend=0")
-	case s.opt.Blend > 0:
-		parts = append(parts, "blend="+strconv.FormatFloat(s.opt.Blend, 'g', -1, 64))
-	}
+	parts = appendSetting(parts, "floor", s.opt.Floor, FloorOff)
+	parts = appendSetting(parts, "stop", s.opt.Stop, StopOff)
+	parts = appendSetting(parts, "min_expected", s.opt.MinExpected, MinExpectedOff)
+	parts = appendSetting(parts, "blend", s.opt.Blend, BlendOff)
 	if s.opt.KeepRepeats {
 		parts = append(parts, "dedup=0")
 	}
@@ -317,12 +303,7 @@ func (s *Selector) Name() string {
 	if s.opt.Whole != 0 {
 		parts = append(parts, "whole="+wholeString(s.whole))
 	}
-	switch {
-	case s.opt.Run == RunOff:
-		parts = append(parts, "run=0")
-	case s.opt.Run > 0:
-		parts = append(parts, "run="+strconv.FormatFloat(s.opt.Run, 'g', -1, 64))
-	}
+	parts = appendSetting(parts, "run", s.opt.Run, RunOff)
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")
 	}
@@ -337,15 +318,7 @@ func (s *Selector) Name() string {
 
 // run is the share a kept turn lends its neighbours (Options.Run):
 // DefaultRun when the options do not say.
-func (s *Selector) run() float64 {
-	switch s.opt.Run {
-	case 0:
-		return DefaultRun
-	case RunOff:
-		return 0
-	}
-	return s.opt.Run
-}
+func (s *Selector) run() float64 { return setting(s.opt.Run, RunOff, DefaultRun) }
 
 // String is Name: the canonical spec ctxsel.Resolve reports.
 func (s *Selector) String() string { return s.Name() }
