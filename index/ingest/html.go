@@ -63,9 +63,10 @@ func HTMLText(r io.Reader) (string, error) {
 			}
 			return
 		case html.ElementNode:
-			switch n.DataAtom {
-			case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math, atom.Iframe, atom.Object:
+			if unreadable(n.DataAtom) {
 				return
+			}
+			switch n.DataAtom {
 			case atom.Head:
 				for c := n.FirstChild; c != nil; c = c.NextSibling {
 					if c.Type == html.ElementNode && c.DataAtom == atom.Title && title == "" {
@@ -149,4 +150,14 @@ var blockElements = map[atom.Atom]bool{
 	atom.Blockquote: true, atom.Figure: true, atom.Figcaption: true, atom.Hr: true, atom.Form: true,
 	atom.Fieldset: true, atom.Address: true, atom.Details: true, atom.Summary: true, atom.Caption: true,
 	atom.Option: true, atom.Title: true,
+}
+
+// unreadable says an element holds no text a reader sees (scripts,
+// styles, embedded objects): HTMLText and a table cell's text skip it.
+func unreadable(a atom.Atom) bool {
+	switch a {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math, atom.Iframe, atom.Object:
+		return true
+	}
+	return false
 }

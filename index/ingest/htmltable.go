@@ -240,10 +240,10 @@ func cellText(td *html.Node) string {
 			b.WriteString(n.Data)
 			return
 		case html.ElementNode:
-			switch n.DataAtom {
-			case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Math, atom.Iframe, atom.Object:
+			if unreadable(n.DataAtom) {
 				return
-			case atom.Br:
+			}
+			if n.DataAtom == atom.Br {
 				b.WriteByte(' ')
 				return
 			}
