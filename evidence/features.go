@@ -528,8 +528,11 @@ func turnNeighbours(ps []passage, ss []sentence, bmZ, denseZ []float64, lowerQ s
 		turnOf[i] = -1
 	}
 	for i := 0; i < n; i++ {
+		if turnOf[i] >= 0 {
+			continue // a sentence of a turn already read
+		}
 		span, ok := turnAt(ps, ss, i)
-		if !ok || turnOf[i] >= 0 {
+		if !ok {
 			continue
 		}
 		t := turn{span: span, match: math.Inf(-1)}
@@ -542,22 +545,24 @@ func turnNeighbours(ps []passage, ss []sentence, bmZ, denseZ []float64, lowerQ s
 		}
 		turns = append(turns, t)
 	}
-	// the turn before or after turn t (-1: none)
-	step := func(t, dir int) int {
-		nb, ok := neighbourTurn(ps, ss, turns[t].span, dir)
-		if !ok {
-			return -1
+	// each turn's neighbours, found once: the turn before or after it (-1: none)
+	nbrs := make([][2]int, len(turns))
+	for ti, t := range turns {
+		for k, dir := range []int{-1, 1} {
+			nbrs[ti][k] = -1
+			if nb, ok := neighbourTurn(ps, ss, t.span, dir); ok {
+				nbrs[ti][k] = turnOf[nb[0]]
+			}
 		}
-		return turnOf[nb[0]]
 	}
 	for ti, t := range turns {
-		prev, next := step(ti, -1), step(ti, 1)
+		prev, next := nbrs[ti][0], nbrs[ti][1]
 		var pm, nm, sum float64
 		count := 0
-		for _, dir := range []int{-1, 1} {
+		for k := range 2 {
 			at := ti
 			for d := 1; d <= turnReach; d++ {
-				if at = step(at, dir); at < 0 {
+				if at = nbrs[at][k]; at < 0 {
 					break
 				}
 				sum += turns[at].match
