@@ -444,11 +444,7 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 		if sub := s.model.Kinds[p.route]; sub != nil {
 			// a routed passage: its kind's learner and map, then the top map
 			x.raw = sub.learnerProb(x.x, s.kindCols[p.route])
-			q := sub.calibrated(x.raw, textKind)
-			if w := s.blendOf(p.route); w > 0 {
-				q = BlendLogits(q, s.model.learnerProb(x.x, s.cols), w)
-			}
-			x.p = s.model.calibrated(q, textKind)
+			x.p = s.model.routedProb(sub, x.raw, x.x, s.cols, textKind, s.blendOf(p.route))
 		} else {
 			x.raw = s.model.learnerProb(x.x, s.cols)
 			x.p = s.model.calibrated(x.raw, textKind)

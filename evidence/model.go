@@ -148,13 +148,21 @@ func (m *Model) ProbOf(x []float64, kind string) float64 {
 		return math.NaN()
 	}
 	if sub := m.Kinds[kind]; sub != nil {
-		q := sub.prob(x, sub.columns())
-		if sub.Blend > 0 {
-			q = BlendLogits(q, m.learnerProb(x, m.columns()), sub.Blend)
-		}
-		return m.calibrated(q, "")
+		return m.routedProb(sub, sub.learnerProb(x, sub.columns()), x, m.columns(), "", sub.Blend)
 	}
 	return m.prob(x, m.columns())
+}
+
+// routedProb is the p of a unit a kind's model sub scored raw (its
+// learner's own probability): sub's map, the blend of weight w with the
+// top learner's probability (features x, read at topCols), then the top
+// map; textKind picks the maps' kind of text ("": none known).
+func (m *Model) routedProb(sub *Model, raw float64, x []float64, topCols []int, textKind string, w float64) float64 {
+	q := sub.calibrated(raw, textKind)
+	if w > 0 {
+		q = BlendLogits(q, m.learnerProb(x, topCols), w)
+	}
+	return m.calibrated(q, textKind)
 }
 
 // BlendLogits is the probability whose log-odds are (1 − w)·logit(pKind)
