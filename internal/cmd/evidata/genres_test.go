@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel/dataset"
 )
@@ -223,6 +226,7 @@ func FuzzGenreConverters(f *testing.F) {
 	f.Add(`[{"specific_query_list":[{"query":"Q?","answer":"A","relevant_text_span":[["0","0"]]}],"meeting_transcripts":[{"speaker":"A","content":"Yes {vocalsound}"}]}]`)
 	f.Add(`[{"table":{"uid":"t","table":[["","2020"],["Sales","1,000"],[]]},"paragraphs":[{"order":1,"text":"Sales were 1,000."}],"questions":[{"uid":"q","question":"Sales?","answer":"1,000","derivation":"","answer_type":"span","answer_from":"table-text","rel_paragraphs":["1","x"]}]}]`)
 	f.Add(`{"data":[{"title":"p","paragraphs":[{"context":"We sell. We share.","qas":[{"id":"q","question":"Share?","answers":[{"text":"share","answer_start":12}]}]}]}]}`)
+	f.Add(`{"data":{"dialogues":[{"edus":[{"text":"Hi café","speaker":"A"},{"text":"yo","speaker":"b"}],"context":"a: hi café b: yo","qas":[{"id":"q","question":"Who?","answers":[{"text":"yo","answer_start":14}],"is_impossible":false}]}]}}`)
 	f.Fuzz(func(t *testing.T, raw string) {
 		convs := []func() ([]dataset.Record, []string, error){
 			func() ([]dataset.Record, []string, error) {
@@ -233,6 +237,7 @@ func FuzzGenreConverters(f *testing.F) {
 			func() ([]dataset.Record, []string, error) {
 				return convertSQuAD([]byte(raw), map[string]bool{}, 2, "", "policyqa", "policy")
 			},
+			func() ([]dataset.Record, []string, error) { return convertMolweni([]byte(raw), map[string]bool{}, "") },
 		}
 		for _, conv := range convs {
 			recs, _, err := conv()
@@ -250,4 +255,124 @@ func FuzzGenreConverters(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Molweni: the dialogues become one chat log, a session a day and a turn
+// a line with its synthetic time; a question's gold is the turn its answer
+// offset (code points of the lowercased context) falls in, prefix and
+// all; the halves go by dialogue, as eval --split reads them.
+func TestConvertMolweni(t *testing.T) {
+	type qa struct {
+		q, ans  string
+		at      int // -1: the answer's place in the context; else this offset
+		nothing bool
+	}
+	type dlg struct {
+		edus [][2]string // speaker, text
+		qas  []qa
+	}
+	dialogues := []dlg{
+		{[][2]string{{"Ana_", "my café wifi drops"}, {"bob-x", "try  sudo dhclient"}, {"Ana_", "that fixed it"}},
+			[]qa{{"What does bob-x suggest ?", "sudo dhclient", -1, false}, {"Who suggests it ?", "bob-x", -1, false},
+				{"What drops ?", "wifi", -1, false}, {"Why ?", "", 0, true}}},
+		{[][2]string{{"Zed", "hello"}, {"Ann", "  spaced   out text "}, {"Zed", " "}},
+			[]qa{{"How is the text ?", "out", -1, false}, {"Misplaced ?", "hello", 2, false}, {"Excluded ?", "hello", -1, false}}},
+		{[][2]string{{"kim", "grub is broken"}}, []qa{{"What is broken ?", "grub", -1, false}}},
+		{[][2]string{{"kim", "grub  is broken"}, {"lee", "use the live cd"}}, []qa{{"What to use ?", "the live cd", -1, false}}}, // a window of d2's conversation
+	}
+	var ds []map[string]any
+	for di, d := range dialogues {
+		var edus []map[string]string
+		var pieces []string
+		for _, e := range d.edus {
+			edus = append(edus, map[string]string{"speaker": e[0], "text": e[1]})
+			pieces = append(pieces, strings.ToLower(e[0]+": "+e[1]))
+		}
+		context := strings.Join(pieces, " ")
+		var qas []map[string]any
+		for qi, q := range d.qas {
+			item := map[string]any{"id": fmt.Sprintf("q%d_%d", di, qi), "question": q.q, "is_impossible": q.nothing, "answers": []map[string]any{}}
+			if !q.nothing {
+				at := q.at
+				if at < 0 { // Python's offset: code points
+					at = utf8.RuneCountInString(context[:strings.Index(context, q.ans)])
+				}
+				item["answers"] = []map[string]any{{"text": q.ans, "answer_start": at}}
+			}
+			qas = append(qas, item)
+		}
+		ds = append(ds, map[string]any{"edus": edus, "context": context, "qas": qas})
+	}
+	raw, _ := json.Marshal(map[string]any{"data": map[string]any{"title": "test", "dialogues": ds}})
+	recs, notes, err := convertMolweni(raw, map[string]bool{questionKey("Excluded ?"): true}, "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 6 || !strings.Contains(notes[0], "4 dialogues (sessions) in 3 conversations, 8 turns") ||
+		!strings.Contains(notes[0], "1 unanswerable and 1 excluded left out, 1 whose answer could not be mapped") {
+		t.Fatalf("%d records, %v", len(recs), notes)
+	}
+	var lines []string
+	for _, p := range recs[0].Passages {
+		lines = append(lines, p.Text)
+	}
+	want := "[2023-03-01 19:00] Ana_: my café wifi drops\n[2023-03-01 19:01] bob-x: try sudo dhclient\n[2023-03-01 19:02] Ana_: that fixed it\n\n" +
+		"[2023-03-02 19:00] Zed: hello\n[2023-03-02 19:01] Ann: spaced out text\n\n" +
+		"[2023-03-03 19:00] kim: grub is broken\n\n[2023-03-04 19:00] kim: grub is broken\n[2023-03-04 19:01] lee: use the live cd"
+	if got := strings.Join(lines, "\n"); got != want {
+		t.Fatalf("log\n%s", got)
+	}
+	gold := map[string]string{}
+	for _, r := range recs {
+		if r.Genre != "chat" || r.Task != "molweni" || len(r.Passages) != 8 {
+			t.Fatalf("%s: genre %q task %q, %d turns", r.ID, r.Genre, r.Task, len(r.Passages))
+		}
+		gold[r.Question] = strings.Join(spanTexts(r), "|")
+	}
+	for q, turn := range map[string]string{
+		"What does bob-x suggest ?": "[2023-03-01 19:01] bob-x: try sudo dhclient",
+		"Who suggests it ?":         "[2023-03-01 19:01] bob-x: try sudo dhclient", // the answer is the speaker
+		"What drops ?":              "[2023-03-01 19:00] Ana_: my café wifi drops", // after "é": code points, not bytes
+		"How is the text ?":         "[2023-03-02 19:01] Ann: spaced out text",     // white space folded, the blank line after it not in the span
+		"What is broken ?":          "[2023-03-03 19:00] kim: grub is broken",
+	} {
+		if gold[q] != turn {
+			t.Errorf("%s: gold %q, want %q", q, gold[q], turn)
+		}
+	}
+	// by conversation: one half each, the half eval --split reads
+	half, conv := map[string]string{}, map[string]string{}
+	for _, r := range recs {
+		var m map[string]string
+		if err := json.Unmarshal(r.Meta, &m); err != nil {
+			t.Fatal(err)
+		}
+		if string(dataset.SplitOf(r.ID, 1)) != m["half"] || m["half"] == string(dataset.SplitTrain) {
+			t.Fatalf("%s: SplitOf %s, half %q", r.ID, dataset.SplitOf(r.ID, 1), m["half"])
+		}
+		if h, ok := half[m["conversation"]]; ok && h != m["half"] {
+			t.Fatalf("conversation %s in %s and %s", m["conversation"], h, m["half"])
+		}
+		half[m["conversation"]] = m["half"]
+		conv[m["dialogue"]] = m["conversation"]
+	}
+	if conv["d002"] != conv["d003"] || conv["d000"] == conv["d002"] || len(half) != 3 {
+		t.Fatalf("conversations %v", conv)
+	}
+	// 100 conversations of one dialogue each: 50 and 50, and a seeded order
+	n := map[dataset.Split]int{}
+	ident := make([]int, 100)
+	for i := range ident {
+		ident[i] = i
+	}
+	halves := molweniHalves(ident, 100)
+	for _, h := range halves {
+		n[h]++
+	}
+	if n[dataset.SplitValidation] != 50 || n[dataset.SplitTest] != 50 || slices.Equal(halves[:50], slices.Repeat([]dataset.Split{dataset.SplitValidation}, 50)) {
+		t.Fatalf("halves %v", n)
+	}
+	if _, _, err := convertMolweni([]byte(`{"data":[]}`), nil, ""); err == nil {
+		t.Fatal("accepted a file without dialogues")
+	}
 }

@@ -51,10 +51,13 @@
 //	go run ./internal/cmd/evidata qmsum     --in val.jsonl          --out q.jsonl.gz   # meeting: gold turn ranges
 //	go run ./internal/cmd/evidata policyqa  --in dev.json           --out p.jsonl.gz   # policy: the answer's sentence
 //	go run ./internal/cmd/evidata tatqa     --in tatqa_dev.json     --out t.jsonl.gz   # finance-table: gold rows, sentences
+//	go run ./internal/cmd/evidata molweni   --in mrc_test.json      --out m.jsonl.gz   # chat: one multi-session log, gold turns (held out)
 //
 // policyqa reads PolicyQA, SQuAD's format over privacy policies, as squad
-// does (passages: every segment of the policy). friendsqa, qmsum and tatqa
-// are described at their converters (dialogue.go, table.go).
+// does (passages: every segment of the policy). friendsqa, qmsum, tatqa and
+// molweni are described at their converters (dialogue.go, table.go,
+// molweni.go). molweni is a held-out report set: its questions fall in
+// validation and test halves only (never train).
 package main
 
 import (
@@ -89,7 +92,7 @@ func main() {
 
 func run(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: evidata hotpotqa|2wiki|musique|squad|policyqa|friendsqa|qmsum|tatqa --in FILE --out FILE.jsonl.gz [flags], evidata merge OUT IN..., evidata regroup --in X --out Y")
+		return errors.New("usage: evidata hotpotqa|2wiki|musique|squad|policyqa|friendsqa|qmsum|tatqa|molweni --in FILE --out FILE.jsonl.gz [flags], evidata merge OUT IN..., evidata regroup --in X --out Y")
 	}
 	kind := args[0]
 	if kind == "merge" {
@@ -154,8 +157,10 @@ func run(args []string, stdout io.Writer) error {
 		recs, notes, err = convertQMSum(raw, skip, *source)
 	case "tatqa":
 		recs, notes, err = convertTATQA(raw, skip, *source)
+	case "molweni":
+		recs, notes, err = convertMolweni(raw, skip, *source)
 	default:
-		return fmt.Errorf("unknown source kind %q (want hotpotqa, 2wiki, musique, squad, policyqa, friendsqa, qmsum or tatqa)", kind)
+		return fmt.Errorf("unknown source kind %q (want hotpotqa, 2wiki, musique, squad, policyqa, friendsqa, qmsum, tatqa or molweni)", kind)
 	}
 	if err != nil {
 		return err
