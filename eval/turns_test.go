@@ -31,10 +31,18 @@ func TestTurnsOf(t *testing.T) {
 			t.Errorf("turn %d: %q, want %q", i, s, want[i])
 		}
 	}
+	irc := "[19:00] nbx909: how do i find a usb device ?\n" +
+		"[19:01] _jason: lsusb\n" +
+		"[19:02] Sa[i]nT: try dmesg too\n" +
+		"[19:03] [admin]: done\n"
+	if got := turnsOf(irc); len(got) != 4 {
+		t.Errorf("IRC nicks: %d turns, want 4: %v", len(got), got)
+	}
 	for _, text := range []string{
-		"Plain prose here, nothing: at all.\nNote: one line.\nAnother: two.\n", // two prefixes at most
-		"Ana: one.\nAna: two.\nAna: three.\n",                                  // one speaker
-		"Ana: one.\nBen: two.\n",                                               // too few lines
+		"[10:02] joined the channel.\n[10:03] left: the channel.\n[10:04] back.\n", // times, no names
+		"Plain prose here, nothing: at all.\nNote: one line.\nAnother: two.\n",     // two prefixes at most
+		"Ana: one.\nAna: two.\nAna: three.\n",                                      // one speaker
+		"Ana: one.\nBen: two.\n",                                                   // too few lines
 	} {
 		if tr := turnsOf(text); tr != nil {
 			t.Errorf("%q read as a conversation: %v", text, tr)
