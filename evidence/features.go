@@ -74,7 +74,8 @@ import (
 //	next_turn_match      the match of the turn after its turn
 //	turn_run             the mean match of the (up to four) turns within two of its turn
 //	speaker_in_question  1 when the question names its turn's speaker (a word of the
-//	                     turn's "Name:" prefix, times and brackets left out)
+//	                     turn's "Name:" prefix, times and brackets left out, or
+//	                     of a Discord header's name)
 //
 // The unit and turn-neighbour features are 0 for prose (Split's
 // sentences) and for every unit outside a turn: a model that does not name
@@ -585,14 +586,17 @@ func turnNeighbours(ps []passage, ss []sentence, bmZ, denseZ []float64, lowerQ s
 // speakerNamed reports whether the question (lower-cased) names a word of
 // the speaker in the turn prefix among needs (a Context unit): the
 // prefix's words of two letters or more that start with a letter, left of
-// its last colon, outside brackets and parentheses (times, dates).
+// its last colon, outside brackets and parentheses (times, dates); of a
+// Discord header, its name's (not "Today at 9:41 PM").
 func speakerNamed(ss []sentence, needs []int, lowerQ string) bool {
 	for _, k := range needs {
 		if ss[k].kind != Context {
 			continue
 		}
 		name := ss[k].text
-		if c := strings.LastIndexByte(name, ':'); c >= 0 {
+		if m := discordName(name); m != "" {
+			name = m
+		} else if c := strings.LastIndexByte(name, ':'); c >= 0 {
 			name = name[:c]
 		}
 		var b strings.Builder // the name, bracketed parts blanked

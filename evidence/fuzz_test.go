@@ -98,7 +98,7 @@ func itoa(n int) string {
 // covering every non-space byte; needs pointing to earlier units; a fence
 // never cut; never a panic.
 func FuzzSplit(f *testing.F) {
-	for _, name := range []string{"chat.txt", "whatsapp.txt", "transcript.txt", "subtitles.srt", "service.log", "prices.md", "report.txt", "statement.txt"} {
+	for _, name := range []string{"chat.txt", "discord.txt", "whatsapp.txt", "transcript.txt", "subtitles.srt", "service.log", "prices.md", "report.txt", "statement.txt"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "units", name))
 		if err != nil {
 			f.Fatal(err)
@@ -111,7 +111,10 @@ func FuzzSplit(f *testing.F) {
 		"      Year Ended\n\n      2024  \u00a0\u00a0  2023\n\nSales  \u00a0$  1,200\u00a0\u00a0$  (900)\n\nCosts  \u00a0  -\u00a0\u00a0  12.5%\n\n\u00a0 \u200b \u00a0\n\nLoss on the sale of\n\n Ardmore\n\n     (15)  \u00a0  -\n\n for sale\n\nNet  $ 3  $ 4",
 		"Item 1.  Financial Statements  3\n\nItem 2.  Controls  15\n\n12\n\n  2022  2023\n\n$  $  %\n\nTotal  1  2",
 		// a diarised transcript's numbered speakers
-		"SPEAKER_00: Hi. How are you?\nSPEAKER_01: Fine.\nspeaker 7:\nSPEAKER_00: Good."} {
+		"SPEAKER_00: Hi. How are you?\nSPEAKER_01: Fine.\nspeaker 7:\nSPEAKER_00: Good.",
+		// Discord's copy format: header lines, one without a message, an
+		// em dash in a message and in prose
+		"A — Today at 9:41 PM\nhi — there\nB — Yesterday at 21:41\nA — 3/14/24, 9:41 PM\n\nThe band — formed in 1990 — split.\nC — 03/14/2024 9:41 PM"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {

@@ -64,8 +64,30 @@ type packSettings struct {
 	run float64
 }
 
+// groupSpan is the span [from, to) of the candidate sentences of candidate
+// i's group (Units.Groups: a turn's, a cue's or a list item's sentences,
+// all of one kind), the candidates next to it in its passage that share
+// its group; {i, i+1} when it has none. wholeGroups and turnAt read it.
+func groupSpan(ps []passage, ss []sentence, i int) [2]int {
+	from, to := i, i+1
+	g := ps[ss[i].passage].units.Group(ss[i].index)
+	if g == 0 {
+		return [2]int{from, to}
+	}
+	same := func(j int) bool {
+		return j >= 0 && j < len(ss) && ss[j].passage == ss[i].passage && ps[ss[j].passage].units.Group(ss[j].index) == g
+	}
+	for same(from - 1) {
+		from--
+	}
+	for same(to) {
+		to++
+	}
+	return [2]int{from, to}
+}
+
 // wholeGroups is, per sentence, the span [from, to) of candidate
-// sentences that its group (Units.Groups) covers, when its kind is one
+// sentences that its group (groupSpan) covers, when its kind is one
 // whole sends whole ({i, i+1} otherwise); nil when no group of two or
 // more sentences is sent whole (whole 0, prose), so such candidates are
 // packed sentence by sentence as before.
@@ -74,24 +96,24 @@ func wholeGroups(ps []passage, ss []sentence, whole Structures) [][2]int {
 		return nil
 	}
 	var out [][2]int
-	for i, x := range ss {
-		g := ps[x.passage].units.Group(x.index)
-		if g == 0 || i == 0 || ss[i-1].passage != x.passage || ps[x.passage].units.Group(ss[i-1].index) != g ||
-			!(x.kind == Turn && whole&TurnUnits != 0 || x.kind == Item && whole&ItemUnits != 0) {
-			continue
+	for i := 0; i < len(ss); {
+		x := ss[i]
+		sp := [2]int{i, i + 1}
+		if x.kind == Turn && whole&TurnUnits != 0 || x.kind == Item && whole&ItemUnits != 0 {
+			sp = groupSpan(ps, ss, i)
 		}
-		if out == nil {
+		if sp[1]-sp[0] > 1 && out == nil {
 			out = make([][2]int, len(ss))
 			for k := range out {
 				out[k] = [2]int{k, k + 1}
 			}
 		}
-		out[i][0] = out[i-1][0]
-	}
-	for i := len(out) - 2; i >= 0; i-- {
-		if out[i+1][0] == out[i][0] {
-			out[i][1] = out[i+1][1]
+		if out != nil {
+			for k := sp[0]; k < sp[1]; k++ {
+				out[k] = sp
+			}
 		}
+		i = sp[1]
 	}
 	return out
 }

@@ -14,28 +14,13 @@ package evidence
 // (the expected evidence), so a lent value never ends packing early.
 
 // turnAt is the span [from, to) of the candidate sentences of the turn
-// candidate i belongs to: its group's sentences (Units.Groups) when it
-// has one, else itself; ok is false when i is no turn's sentence.
+// candidate i belongs to (groupSpan: its group's sentences when it has
+// one, else itself); ok is false when i is no turn's sentence.
 func turnAt(ps []passage, ss []sentence, i int) (span [2]int, ok bool) {
 	if ss[i].kind != Turn {
 		return [2]int{}, false
 	}
-	from, to := i, i+1
-	g := ps[ss[i].passage].units.Group(ss[i].index)
-	if g == 0 {
-		return [2]int{from, to}, true
-	}
-	same := func(j int) bool {
-		return j >= 0 && j < len(ss) && ss[j].passage == ss[i].passage && ss[j].kind == Turn &&
-			ps[ss[j].passage].units.Group(ss[j].index) == g
-	}
-	for same(from - 1) {
-		from--
-	}
-	for same(to) {
-		to++
-	}
-	return [2]int{from, to}, true
+	return groupSpan(ps, ss, i), true
 }
 
 // neighbourTurn is the turn next to the turn span t in its passage, the

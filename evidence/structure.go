@@ -122,6 +122,12 @@ var (
 	// diarised transcripts name speakers ("Speaker 1:", "SPEAKER_00:",
 	// "Participant 3:", "Interviewer 2:")
 	namedTurn = regexp.MustCompile(`^(?:\p{Lu}[\p{L}\p{N}'.-]{0,20}(?: \p{Lu}[\p{L}\p{N}'.-]{0,20}){0,3}|(?i:speaker|participant|interviewer|interviewee|respondent|person|caller|agent|customer|user|guest|host|moderator|panelist|student|teacher|patient|doctor)[ _]?\d{1,3}):(?:[ \t]|$)`)
+	// Discord's copy format: a header line "Alice — Today at 9:41 PM",
+	// "Bob Smith — Yesterday at 21:41", "Alice — 03/14/2024 9:41 PM",
+	// "Alice — 3/14/24, 9:41 PM", the whole line, its message on the lines
+	// below: a name, an em dash, a day or date and a time ending the line,
+	// so prose with an em dash ("The band — formed in 1990 — …") is none
+	discordTurn = regexp.MustCompile(`^([^\s—][^—\n]{0,40}?)[ \t]+—[ \t]+(?:(?i:today|yesterday) at|\d{1,4}[./-]\d{1,2}[./-]\d{1,4},?)[ \t]\d{1,2}:\d{2}(?:[ \x{202f}]?[AaPp]\.?[Mm]\.?)?[ \t]*$`)
 	// a log event: "2024-05-01 10:02:03 …", "2024-05-01T10:02:03Z …", "[10:02:03] …", "May  1 10:02:03 host …"
 	logLine = regexp.MustCompile(`^(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}[.,\]\s]|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} )`)
 	// a subtitle cue's timing: "00:00:01,000 --> 00:00:04,000" (SRT), "00:01.000 --> 00:04.000" (VTT)
@@ -148,11 +154,37 @@ var (
 const lookAt = 160
 
 // turnRules are tried in order; the first that matches a line gives its
-// prefix. namedTurn needs more evidence than the others (turnMin).
-var turnRules = []*regexp.Regexp{bracketTurn, datedTurn, timedTurn, namedTurn}
+// prefix (discordTurn's: the whole header line, its message the lines
+// below). namedTurn and discordTurn need more evidence than the others
+// (turnMin): namedMin lines, two speakers (turnSpeaker).
+var turnRules = []*regexp.Regexp{discordTurn, bracketTurn, datedTurn, timedTurn, namedTurn}
+
+// turnSpeaker is who a turn's prefix under rule r names, for the rules
+// that need two speakers: a Discord header's name, or a plain prefix
+// itself ("Alice:").
+func turnSpeaker(r *regexp.Regexp, prefix string) string {
+	if r == discordTurn {
+		if name := discordName(prefix); name != "" {
+			return name
+		}
+	}
+	return prefix
+}
+
+// discordName is the name of a Discord header line ("Alice" of "Alice —
+// Today at 9:41 PM"); "" when s is none.
+func discordName(s string) string {
+	if !strings.Contains(s, "—") {
+		return ""
+	}
+	if m := discordTurn.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return ""
+}
 
 // Least lines that make a structure: turns of one rule (two distinct
-// speakers for namedTurn), log events, aligned table rows.
+// speakers for namedTurn and discordTurn), log events, aligned table rows.
 const (
 	turnMin     = 2
 	namedMin    = 3
@@ -206,6 +238,9 @@ func head(s string) string {
 
 // turnPrefix is the length of a line's turn prefix under rule r (0: none).
 func turnPrefix(r *regexp.Regexp, s string) int {
+	if r == discordTurn && !strings.Contains(head(s), "—") {
+		return 0 // no em dash: no Discord header (the cheap test first)
+	}
 	loc := r.FindStringIndex(head(s))
 	if loc == nil {
 		return 0
@@ -245,10 +280,10 @@ func structure(text string, ls []line, on Structures) (blocks []block, ok bool) 
 		for i := range ls {
 			if p := turnPrefix(r, at(i)); p > 0 {
 				n++
-				names[at(i)[:p]] = true
+				names[turnSpeaker(r, at(i)[:p])] = true
 			}
 		}
-		if (r != namedTurn && n >= turnMin) || (r == namedTurn && n >= namedMin && len(names) >= 2) {
+		if speakers := r == namedTurn || r == discordTurn; (!speakers && n >= turnMin) || (speakers && n >= namedMin && len(names) >= 2) {
 			rule = r
 			break
 		}

@@ -70,6 +70,8 @@ func TestSplitStructure(t *testing.T) {
 	}{
 		{file: "chat.txt", unit: "I still dream about the custard tarts.", needs: "[2023-05-08 13:58] Tom:", kind: evidence.Turn,
 			count: map[evidence.Kind]int{evidence.Context: 6, evidence.Turn: 16}},
+		{file: "discord.txt", unit: "it keeps failing on the migrations step", needs: "Priya — Today at 9:41 PM", kind: evidence.Turn,
+			count: map[evidence.Kind]int{evidence.Context: 5, evidence.Turn: 8}},
 		{file: "whatsapp.txt", unit: "I booked it until noon.", needs: "12/03/2024, 09:17 - Jonas:", kind: evidence.Turn,
 			count: map[evidence.Kind]int{evidence.Context: 4, evidence.Turn: 8}},
 		{file: "transcript.txt", header: "Quarterly planning call", unit: "Most of them come from the northern farms.", needs: "DR. OKAFOR (00:00:11):", kind: evidence.Turn,
@@ -160,6 +162,50 @@ func TestSplitNumberedSpeakers(t *testing.T) {
 	for _, text := range []string{
 		"Section 1: Scope of the policy.\nSection 2: Who it covers.\nSection 3: What it excludes.\n",
 		"Speaker 1: Welcome everyone.\nSpeaker 1: The budget is two million.\nSpeaker 1: Thanks.\n", // one speaker: a list, not a conversation
+	} {
+		if u := evidence.SplitUnits(text, evidence.AllUnits); u.Kinds != nil {
+			t.Errorf("%q read as a conversation: %v", text, units(text, u))
+		}
+	}
+}
+
+// Discord's copy format: a header line "Name — Today at 9:41 PM" (or
+// "— Yesterday at 21:41", "— 03/14/2024 9:41 PM", "— 3/14/24, 9:41 PM")
+// opens a turn whose prefix is that line and whose body is the message
+// lines below it, up to the next header or a blank line; the rule needs
+// what a plain name's does (3 headers, 2 speakers), and prose with em
+// dashes stays prose.
+func TestSplitDiscord(t *testing.T) {
+	for _, c := range []struct{ text, unit, needs string }{
+		{"Ana — Yesterday at 21:41\nThe key is in the blue box.\nBen — Yesterday at 21:45\nWhich box?\nAna — Today at 08:02\nThe one by the door. It has a red lid.\n",
+			"It has a red lid.", "Ana — Today at 08:02"},
+		{"Ana — 3/14/24, 9:41 PM\nThe key is in the blue box.\nBen — 3/14/24, 9:45 PM\nWhich box?\nAna — 3/15/24, 8:02 AM\nThe one by the door.\nIt has a red lid.\n\nThe rest of the notes.\n",
+			"It has a red lid.", "Ana — 3/15/24, 8:02 AM"},
+	} {
+		u := evidence.SplitUnits(c.text, evidence.AllUnits)
+		us := units(c.text, u)
+		if got := find(t, us, c.unit); got.kind != evidence.Turn || strings.Join(got.needs, "\n") != c.needs {
+			t.Errorf("%q is a %v needing %q, want a turn needing %q", c.unit, got.kind, got.needs, c.needs)
+		}
+		if got := find(t, us, c.needs); got.kind != evidence.Context {
+			t.Errorf("header %q is a %v, want a context line", c.needs, got.kind)
+		}
+		if strings.Contains(c.text, "\n\n") {
+			if got := find(t, us, "The rest of the notes."); got.kind != evidence.Sentence || got.needs != nil {
+				t.Errorf("the prose after a blank line is a %v needing %q, want a sentence", got.kind, got.needs)
+			}
+		}
+		checkUnits(t, c.text, u)
+	}
+	for _, text := range []string{
+		// an encyclopedia's em dashes
+		"The band — formed in 1990 — released three albums.\nIts singer — Jane Roe — left in 1995.\nThe drummer — Sam Lee — joined in 1996.\n",
+		// a single header: too little to call it a conversation
+		"Ana — Today at 9:41 PM\nThe key is in the blue box. It has a red lid.\nAsk at the desk if it is gone.\n",
+		// one speaker: a list of notes, not a conversation
+		"Ana — Today at 9:41 PM\nFirst.\nAna — Today at 9:42 PM\nSecond.\nAna — Today at 9:43 PM\nThird.\n",
+		// a time in a sentence, or an em dash before something else than a time
+		"Dinner — Today at 7 PM at the harbour.\nLunch — Yesterday at noon.\nTalk — see 3/14/24, 9:41 PM slides\n",
 	} {
 		if u := evidence.SplitUnits(text, evidence.AllUnits); u.Kinds != nil {
 			t.Errorf("%q read as a conversation: %v", text, units(text, u))
