@@ -561,21 +561,25 @@ func strings_(v any) ([]string, bool) {
 	return out, true
 }
 
+// squadQA is a question of a SQuAD-format file (SQuAD 2.0, Molweni): its
+// answers' Start counts characters of the context it belongs to.
+type squadQA struct {
+	ID           string `json:"id"`
+	Question     string `json:"question"`
+	IsImpossible bool   `json:"is_impossible"`
+	Answers      []struct {
+		Text  string `json:"text"`
+		Start int    `json:"answer_start"`
+	} `json:"answers"`
+}
+
 type squadFile struct {
 	Version string `json:"version"`
 	Data    []struct {
 		Title      string `json:"title"`
 		Paragraphs []struct {
-			Context string `json:"context"`
-			QAs     []struct {
-				ID           string `json:"id"`
-				Question     string `json:"question"`
-				IsImpossible bool   `json:"is_impossible"`
-				Answers      []struct {
-					Text  string `json:"text"`
-					Start int    `json:"answer_start"`
-				} `json:"answers"`
-			} `json:"qas"`
+			Context string    `json:"context"`
+			QAs     []squadQA `json:"qas"`
 		} `json:"paragraphs"`
 	} `json:"data"`
 }

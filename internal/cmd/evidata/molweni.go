@@ -19,16 +19,8 @@ type molweniFile struct {
 				Text    string `json:"text"`
 				Speaker string `json:"speaker"`
 			} `json:"edus"`
-			Context string `json:"context"`
-			QAs     []struct {
-				ID           string `json:"id"`
-				Question     string `json:"question"`
-				IsImpossible bool   `json:"is_impossible"`
-				Answers      []struct {
-					Text  string `json:"text"`
-					Start int    `json:"answer_start"`
-				} `json:"answers"`
-			} `json:"qas"`
+			Context string    `json:"context"`
+			QAs     []squadQA `json:"qas"`
 		} `json:"dialogues"`
 	} `json:"data"`
 }
