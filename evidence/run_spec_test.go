@@ -1,11 +1,14 @@
 package evidence_test
 
 import (
+	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/evidence"
+	"github.com/ctxsel/ctxsel/index/indextest"
 )
 
 // A spec without run lends DefaultRun: on a chat log it sends what
@@ -28,5 +31,60 @@ func TestRunByDefault(t *testing.T) {
 	}
 	if sent[""] == sent[",run=0"] {
 		t.Errorf("default and run=0 both sent %q", sent[""])
+	}
+}
+
+// broad_run and broad_prior change a broad question's packing of turns,
+// and say so, and leave a question for one fact's as it was; by default
+// (DefaultBroadRun and DefaultBroadPrior 0) a broad question is packed as
+// any other.
+func TestBroadSpec(t *testing.T) {
+	if evidence.DefaultBroadRun != 0 || evidence.DefaultBroadPrior != 0 {
+		t.Fatalf("DefaultBroadRun %v, DefaultBroadPrior %v: update this test", evidence.DefaultBroadRun, evidence.DefaultBroadPrior)
+	}
+	chat := "[10:01] Ann: The trip budget is fine.\n[10:02] Bo: Okay.\n[10:03] Cy: Yes.\n[10:04] Dee: The trip was long.\n" +
+		"[10:05] Eve: The trip had rain.\n[10:06] Fay: The trip ended well.\n[10:07] Gus: Lunch now.\n"
+	prose := *evidence.DefaultModel()
+	prose.Kinds = nil
+	const base, broad = "evidence:budget=50,floor=0,stop=0", ",broad_run=1,broad_prior=1"
+	sent := map[string]string{}
+	one, wide := "Who had rain on the trip?", "Summarize the discussion of the trip budget."
+	for _, q := range []string{one, wide} {
+		if got := evidence.Broad(q); got != (q == wide) {
+			t.Fatalf("Broad(%q) = %v", q, got)
+		}
+		for _, v := range []string{"", broad, ",broad_run=0.5,broad_prior=0"} {
+			s, err := evidence.Parse(base+v, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: &prose})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Name() != base+v {
+				t.Errorf("%s: named %s", base+v, s.Name())
+			}
+			sel, err := s.SelectTexts(context.Background(), query(t, q, chat))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPruned(t, chat, sel.Evidence[0])
+			sent[q+v] = sel.Evidence[0].Text
+			says := strings.Contains(sel.Explanation.Reason, "asks for a discussion or a summary")
+			if want := v == broad && evidence.Broad(q); says != want {
+				t.Errorf("%s, %q: Why %q", v, q, sel.Explanation.Reason)
+			}
+			_, hasParam := sel.Explanation.Params["broad_prior"]
+			if hasParam != (v == broad) {
+				t.Errorf("%s: params %v", v, sel.Explanation.Params)
+			}
+		}
+	}
+	if sent[one] != sent[one+broad] {
+		t.Errorf("a question for one fact: sent %q by default and %q with %s", sent[one], sent[one+broad], broad)
+	}
+	// the run of the trip's turns goes before Ann's
+	if strings.Contains(sent[wide], "Eve:") || !strings.Contains(sent[wide+broad], "Dee: The trip was long.\n[10:05] Eve: The trip had rain.") {
+		t.Errorf("a broad question: sent %q by default and %q with %s", sent[wide], sent[wide+broad], broad)
+	}
+	if sent[wide] != sent[wide+",broad_run=0.5,broad_prior=0"] {
+		t.Errorf("a broad question, broad_run=run and no prior: sent %q, by default %q", sent[wide+",broad_run=0.5,broad_prior=0"], sent[wide])
 	}
 }
