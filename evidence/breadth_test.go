@@ -208,3 +208,20 @@ func TestPackPrior(t *testing.T) {
 		}
 	}
 }
+
+// Broad reads any string without panicking, and punctuation and white
+// space around the words do not change what it says.
+func FuzzBroad(f *testing.F) {
+	for _, s := range []string{"Summarize the discussion.", "Who opens the door ?", "What did Ann think of it?", "", "\xff\xfe", "why did  ’ x decide", "Summ\u00e4rize"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		got := Broad(q)
+		if len(q) > maxBroadQuestion-4 {
+			return
+		}
+		if again := Broad(" ¿" + q + " ?"); again != got {
+			t.Fatalf("Broad(%q) = %v, with punctuation around it %v", q, got, again)
+		}
+	})
+}
