@@ -191,8 +191,9 @@ func asChat(text string, seed int) string {
 // chat packed sentence by sentence (whole=none), and as Markdown tables
 // (rows under their header, read with every structure on), and the chat
 // without runs of turns (run=0) and without the prose model's blend
-// (blend=0), beside the same text as prose in the same run. Run on one core: go test -bench
-// EvidenceChat -cpu 1.
+// (blend=0), and the chat for a broad question (Broad: its turns packed
+// with broad_run and the neighbourhood prior), beside the same text as
+// prose in the same run. Run on one core: go test -bench EvidenceChat -cpu 1.
 func BenchmarkEvidenceChat(b *testing.B) {
 	model, err := uselite.New(uselite.Options{Workers: 1})
 	if err != nil {
@@ -205,15 +206,23 @@ func BenchmarkEvidenceChat(b *testing.B) {
 		whole evidence.Structures // 0: DefaultWhole (whole turns)
 		run   float64             // 0: DefaultRun
 		blend float64             // 0: the model's
+		broad bool                // the question asks for a summary
 	}{
-		{"prose/warm", proseShape, 0, 0, 0, 0},
-		{"chat/warm", chatShape, 0, 0, 0, 0},
-		{"chat-no-runs/warm", chatShape, 0, 0, evidence.RunOff, 0},
-		{"chat-no-blend/warm", chatShape, 0, 0, 0, evidence.BlendOff},
-		{"chat-sentences/warm", chatShape, 0, evidence.SentenceUnits, 0, 0},
-		{"table/warm", tableShape, evidence.AllUnits, 0, 0, 0},
+		{"prose/warm", proseShape, 0, 0, 0, 0, false},
+		{"chat/warm", chatShape, 0, 0, 0, 0, false},
+		{"chat-broad/warm", chatShape, 0, 0, 0, 0, true},
+		{"chat-no-runs/warm", chatShape, 0, 0, evidence.RunOff, 0, false},
+		{"chat-no-blend/warm", chatShape, 0, 0, 0, evidence.BlendOff, false},
+		{"chat-sentences/warm", chatShape, 0, evidence.SentenceUnits, 0, 0, false},
+		{"table/warm", tableShape, evidence.AllUnits, 0, 0, 0, false},
 	} {
 		q, c := benchPassages(b, 20, 600, run.shape)
+		if run.broad {
+			q.Question = "Summarize the discussion: " + q.Question
+			if !evidence.Broad(q.Question) {
+				b.Fatalf("%q is not broad", q.Question)
+			}
+		}
 		name := run.name
 		b.Run(name, func(b *testing.B) {
 			store, err := cache.Open(b.TempDir())

@@ -20,6 +20,7 @@ import (
 func FuzzSelect(f *testing.F) {
 	for _, s := range []string{
 		"[10:02] Ann: Hi. Who was born in London?\n[10:03] Bo: Ada was.\n[10:04] Ann: Thanks!",
+		"Meeting\n[10:01] Ann: London then.\n[10:02] Bo: Okay.\n[10:03] Cy: Ada was born there. In 1815.\n[10:04] Dee: Right.",
 		"| City | Born |\n|---|---|\n| London | Ada |\n| Paris | Bo |", "```\ncode. more.\n```\nAfter.",
 		"Ada Lovelace\nShe was born in London. She wrote notes.", "# Head\n- a\n- b\n1. c", "U.S. Army. Dr. Who. 3.14 is pi.",
 		"“Quoted.” 'Go!' she said.", "你好。世界！", "", "\xff\xfe", "word " + "word word word word word word word word.",
@@ -43,18 +44,21 @@ func FuzzSelect(f *testing.F) {
 			// turns and list items sent whole, runs of turns
 			{newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",whole=turn|item,stop="+stops[int(budget)%3]+",run="+runs[int(budget)%3]), evidence.DefaultModel().Units()},
 		} {
-			fuzzOne(t, c, c2.s, c2.on, a, b, budget, nil)
+			fuzzOne(t, c, c2.s, c2.on, "who was born in London?", a, b, budget, nil)
 		}
+		// a broad question's turns packed as runs, with a neighbourhood prior
+		s := newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",broad_run="+runs[int(budget)%3]+",broad_prior="+runs[int(budget/3)%3])
+		fuzzOne(t, c, s, evidence.DefaultModel().Units(), "What did Ann say about London when discussing Ada?", a, b, budget, nil)
 		// an early stop, and a and b chunks of one document (repeats)
-		s := newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",stop="+stops[int(budget)%3])
-		fuzzOne(t, c, s, evidence.DefaultModel().Units(), a, b, budget, []string{"Doc", "Doc", ""})
+		s = newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",stop="+stops[int(budget)%3])
+		fuzzOne(t, c, s, evidence.DefaultModel().Units(), "who was born in London?", a, b, budget, []string{"Doc", "Doc", ""})
 	})
 }
 
-func fuzzOne(t *testing.T, c interface{ Count(string) int }, s ctxsel.TextSelector, on evidence.Structures, a, b string, budget uint16, headers []string) {
+func fuzzOne(t *testing.T, c interface{ Count(string) int }, s ctxsel.TextSelector, on evidence.Structures, question, a, b string, budget uint16, headers []string) {
 	t.Helper()
 	{
-		q := query(t, "who was born in London?", a, b, "London\nLondon is a city. Ada was born there.")
+		q := query(t, question, a, b, "London\nLondon is a city. Ada was born there.")
 		q.Headers = headers
 		sel, err := s.SelectTexts(context.Background(), q)
 		if err != nil {

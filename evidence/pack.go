@@ -36,8 +36,8 @@ type packing struct {
 	// repeat marks the sentences left out because their text is sent
 	// from another passage of their document (dedup; nil without).
 	repeat []bool
-	// lent counts the kept sentences a kept turn next to theirs lent
-	// more than their own p (run).
+	// lent counts the kept sentences valued above their own p: lent by a
+	// kept turn next to theirs (run) or by their neighbours (prior).
 	lent int
 }
 
@@ -62,6 +62,10 @@ type packSettings struct {
 	// run, when above 0, is the share of its value a kept turn lends its
 	// neighbouring turns (runs.go).
 	run float64
+	// prior, when above 0, is the neighbourhood prior w: before packing,
+	// each turn is worth its value plus w × its neighbouring turns'
+	// (neighbourPrior, runs.go).
+	prior float64
 }
 
 // groupSpan is the span [from, to) of the candidate sentences of candidate
@@ -139,19 +143,22 @@ func priority(p float64, cost int, beta float64) float64 {
 // for all their tokens; only when it no longer fits in what is left may
 // its sentences be chosen one by one, and the exact count gives a group
 // back whole. With set.run, a kept turn lends the turns next to it a share
-// of its value (runs.go).
+// of its value, and with set.prior each turn is first worth a share of its
+// neighbours' too (runs.go).
 func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, counter token.Counter) *packing {
 	pk := &packing{kept: make([]bool, len(ss)), opened: make([]bool, len(ps)), lastKept: -1, firstDropped: -1}
 	rp := repeats.packing()
 	groups := wholeGroups(ps, ss, set.whole)
 	// val is what a sentence is worth to packing: its p, or, with run,
-	// what a kept neighbouring turn lent it (runs.go)
+	// what a kept neighbouring turn lent it, and with prior, what its
+	// turn's neighbours add (runs.go)
 	var val []float64
-	if set.run > 0 {
+	if set.run > 0 || set.prior > 0 {
 		val = make([]float64, len(ss))
 		for i := range ss {
 			val[i] = ss[i].p
 		}
+		neighbourPrior(ps, ss, val, set.prior)
 	}
 	valueOf := func(i int) float64 {
 		if val != nil {

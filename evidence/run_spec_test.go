@@ -1,11 +1,14 @@
 package evidence_test
 
 import (
+	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/evidence"
+	"github.com/ctxsel/ctxsel/index/indextest"
 )
 
 // A spec without run lends DefaultRun: on a chat log it sends what
@@ -28,5 +31,61 @@ func TestRunByDefault(t *testing.T) {
 	}
 	if sent[""] == sent[",run=0"] {
 		t.Errorf("default and run=0 both sent %q", sent[""])
+	}
+}
+
+// By default a broad question's turns are packed with DefaultBroadRun and
+// DefaultBroadPrior, and Why says so; broad_run=0.5,broad_prior=0 (run's
+// share, no prior) packs them as any other question's; a question for
+// one fact is packed the same whatever they are.
+func TestBroadSpec(t *testing.T) {
+	if evidence.DefaultBroadRun == evidence.DefaultRun && evidence.DefaultBroadPrior == 0 {
+		t.Fatalf("DefaultBroadRun %v, DefaultBroadPrior %v: nothing differs by default; update this test", evidence.DefaultBroadRun, evidence.DefaultBroadPrior)
+	}
+	chat := "[10:01] Ann: The trip budget is fine.\n[10:02] Bo: Okay.\n[10:03] Cy: Yes.\n[10:04] Dee: The trip was long.\n" +
+		"[10:05] Eve: The trip had rain.\n[10:06] Fay: The trip ended well.\n[10:07] Gus: Lunch now.\n"
+	prose := *evidence.DefaultModel()
+	prose.Kinds = nil
+	const base, off = "evidence:budget=30,floor=0,stop=0", ",broad_run=0.5,broad_prior=0"
+	def := ",broad_run=" + strconv.FormatFloat(evidence.DefaultBroadRun, 'g', -1, 64) + ",broad_prior=" + strconv.FormatFloat(evidence.DefaultBroadPrior, 'g', -1, 64)
+	one, wide := "Who had rain on the trip?", "Summarize the discussion of the trip budget."
+	sent := map[string]string{}
+	for _, q := range []string{one, wide} {
+		if got := evidence.Broad(q); got != (q == wide) {
+			t.Fatalf("Broad(%q) = %v", q, got)
+		}
+		for _, v := range []string{"", def, off} {
+			s, err := evidence.Parse(base+v, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: &prose})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Name() != base+v {
+				t.Errorf("%s: named %s", base+v, s.Name())
+			}
+			sel, err := s.SelectTexts(context.Background(), query(t, q, chat))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPruned(t, chat, sel.Evidence[0])
+			sent[q+v] = sel.Evidence[0].Text
+			says := strings.Contains(sel.Explanation.Reason, "asks for a discussion or a summary")
+			if want := v != off && q == wide; says != want {
+				t.Errorf("%s, %q: Why %q", v, q, sel.Explanation.Reason)
+			}
+			p := sel.Explanation.Params
+			if on := v != off; on != (p["broad_run"] == evidence.DefaultBroadRun && p["broad_prior"] == evidence.DefaultBroadPrior) {
+				t.Errorf("%s: params %v", v, p)
+			}
+		}
+	}
+	if sent[one] != sent[one+off] || sent[one] != sent[one+def] {
+		t.Errorf("a question for one fact: sent %q by default, %q with %s", sent[one], sent[one+off], off)
+	}
+	if sent[wide] != sent[wide+def] {
+		t.Errorf("a broad question: sent %q by default, %q with %s", sent[wide], sent[wide+def], def)
+	}
+	// Ann's turn, the likeliest alone, gives way to the stretch after it
+	if sent[wide] == sent[wide+off] || !strings.Contains(sent[wide+off], "Ann:") || strings.Contains(sent[wide], "Ann:") {
+		t.Errorf("a broad question: sent %q by default and %q with %s", sent[wide], sent[wide+off], off)
 	}
 }

@@ -86,3 +86,62 @@ func lendRun(ps []passage, ss []sentence, chosen []int, val []float64, kept []bo
 		}
 	}
 }
+
+// Broad questions (breadth.go) pack their turns as runs two ways: a kept
+// turn lends its neighbours broad_run (lendRun) and, before packing,
+// broad_prior = w values each turn in its neighbourhood (neighbourPrior):
+// a turn in a stretch of likely turns is chosen before an isolated one
+// the model values as much, so a run starts where the model's values
+// cluster, not at one turn that matches the question's words.
+
+// neighbourPrior raises val (per candidate sentence) so that each turn
+// is worth its own value plus w × the values of the turn just before and
+// the turn just after it in its passage (values as they were before any
+// was raised), its sentences raised in proportion to their values
+// (evenly when those are all 0). Sentences of no turn keep their value.
+func neighbourPrior(ps []passage, ss []sentence, val []float64, w float64) {
+	if w <= 0 {
+		return
+	}
+	type turn struct {
+		span [2]int
+		v    float64
+	}
+	var turns []turn
+	at := map[int]int{} // a turn's first candidate → its index in turns
+	for i := 0; i < len(ss); {
+		t, ok := turnAt(ps, ss, i)
+		if !ok {
+			i++
+			continue
+		}
+		v := 0.0
+		for k := t[0]; k < t[1]; k++ {
+			v += val[k]
+		}
+		at[t[0]] = len(turns)
+		turns = append(turns, turn{t, v})
+		i = t[1]
+	}
+	raised := make([]float64, len(turns))
+	for n, t := range turns {
+		raised[n] = t.v
+		for _, step := range []int{-1, 1} {
+			if nb, ok := neighbourTurn(ps, ss, t.span, step); ok {
+				raised[n] += w * turns[at[nb[0]]].v
+			}
+		}
+	}
+	for n, t := range turns {
+		if raised[n] == t.v {
+			continue
+		}
+		for k := t.span[0]; k < t.span[1]; k++ {
+			if t.v > 0 {
+				val[k] *= raised[n] / t.v
+			} else {
+				val[k] = raised[n] / float64(t.span[1]-t.span[0])
+			}
+		}
+	}
+}

@@ -75,6 +75,16 @@ type Options struct {
 	// it in its passage (the run parameter, runs.go): a meeting's relevant
 	// turns come in runs. 0: DefaultRun; RunOff: none (run=0).
 	Run float64
+	// BroadRun is Run for the turns of a broad question (Broad: one that
+	// asks for a discussion or a summary, whose evidence is a stretch of
+	// a conversation). 0: DefaultBroadRun, or what Run gives when that
+	// is 0; BroadRunOff: none (broad_run=0).
+	BroadRun float64
+	// BroadPrior is the neighbourhood prior w of a broad question's turns
+	// (runs.go): before packing, each turn is worth its own value plus
+	// w × its two neighbouring turns'. 0: DefaultBroadPrior; BroadPriorOff:
+	// none (broad_prior=0).
+	BroadPrior float64
 	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
 	// in the curve) or ctxsel.DocumentOrder (input order). The query's
 	// order is used when it asks for document order.
@@ -101,15 +111,20 @@ type Options struct {
 	Sentences ctxsel.SentenceStore
 }
 
-// HopOff, FloorOff, StopOff, RunOff, MinExpectedOff and BlendOff turn the
-// second hop, the floor, the early stop, the runs of turns, the gate on
-// the floor and the stop, and the blend off (Options.Hop, Options.Floor,
-// Options.Stop, Options.Run, Options.MinExpected, Options.Blend).
+// HopOff, FloorOff, StopOff, RunOff, BroadRunOff, BroadPriorOff,
+// MinExpectedOff and BlendOff turn the second hop, the floor, the early
+// stop, the runs of turns (for every question; for broad ones), the
+// neighbourhood prior of broad questions' turns, the gate on the floor
+// and the stop, and the blend off (Options.Hop, Options.Floor,
+// Options.Stop, Options.Run, Options.BroadRun, Options.BroadPrior,
+// Options.MinExpected, Options.Blend).
 const (
 	HopOff         = -1
 	FloorOff       = -1
 	StopOff        = -1
 	RunOff         = -1
+	BroadRunOff    = -1
+	BroadPriorOff  = -1
 	MinExpectedOff = -1
 	BlendOff       = -1
 )
@@ -175,6 +190,12 @@ func New(opt Options) (*Selector, error) {
 	}
 	if !finite(opt.Run) || (opt.Run < 0 && opt.Run != RunOff) || opt.Run > 1 {
 		return nil, fmt.Errorf("%w: evidence: run=%v: want 0 ≤ run ≤ 1", ctxsel.ErrInvalidInput, opt.Run)
+	}
+	if !finite(opt.BroadRun) || (opt.BroadRun < 0 && opt.BroadRun != BroadRunOff) || opt.BroadRun > 1 {
+		return nil, fmt.Errorf("%w: evidence: broad_run=%v: want 0 ≤ broad_run ≤ 1", ctxsel.ErrInvalidInput, opt.BroadRun)
+	}
+	if !finite(opt.BroadPrior) || (opt.BroadPrior < 0 && opt.BroadPrior != BroadPriorOff) || opt.BroadPrior > 1 {
+		return nil, fmt.Errorf("%w: evidence: broad_prior=%v: want 0 ≤ broad_prior ≤ 1", ctxsel.ErrInvalidInput, opt.BroadPrior)
 	}
 	if opt.Order != ctxsel.RankOrder && opt.Order != ctxsel.DocumentOrder {
 		return nil, fmt.Errorf("%w: evidence: order %s: want rank or document", ctxsel.ErrInvalidInput, opt.Order)
@@ -304,6 +325,8 @@ func (s *Selector) Name() string {
 		parts = append(parts, "whole="+wholeString(s.whole))
 	}
 	parts = appendSetting(parts, "run", s.opt.Run, RunOff)
+	parts = appendSetting(parts, "broad_run", s.opt.BroadRun, BroadRunOff)
+	parts = appendSetting(parts, "broad_prior", s.opt.BroadPrior, BroadPriorOff)
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")
 	}
@@ -319,6 +342,26 @@ func (s *Selector) Name() string {
 // run is the share a kept turn lends its neighbours (Options.Run):
 // DefaultRun when the options do not say.
 func (s *Selector) run() float64 { return setting(s.opt.Run, RunOff, DefaultRun) }
+
+// broadRun is the share a kept turn lends its neighbours when the
+// question is broad (Options.BroadRun): DefaultBroadRun, or run's when
+// that is 0, when the options do not say.
+func (s *Selector) broadRun() float64 {
+	if DefaultBroadRun == 0 && s.opt.BroadRun == 0 {
+		return s.run()
+	}
+	return setting(s.opt.BroadRun, BroadRunOff, DefaultBroadRun)
+}
+
+// broadPrior is the neighbourhood prior of a broad question's turns
+// (Options.BroadPrior): DefaultBroadPrior when the options do not say.
+func (s *Selector) broadPrior() float64 {
+	return setting(s.opt.BroadPrior, BroadPriorOff, DefaultBroadPrior)
+}
+
+// broadDiffers says a broad question's turns are packed otherwise than
+// the others' (broad_run or broad_prior in use).
+func (s *Selector) broadDiffers() bool { return s.broadRun() != s.run() || s.broadPrior() > 0 }
 
 // String is Name: the canonical spec ctxsel.Resolve reports.
 func (s *Selector) String() string { return s.Name() }
@@ -338,6 +381,9 @@ func (s *Selector) Params() map[string]float64 {
 		"stop": s.stop, "min_expected": s.minExp, "dedup": dedup, "run": s.run()}
 	if s.blend != 0 {
 		ps["blend"] = s.blend // only where on: a model with no turns blend explains as before
+	}
+	if s.broadDiffers() { // only where on, likewise
+		ps["broad_run"], ps["broad_prior"] = s.broadRun(), s.broadPrior()
 	}
 	return ps
 }
@@ -590,6 +636,10 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 	ps, ss := prep.ps, prep.ss
 	set := packSettings{budget: budget, beta: s.model.CostExponent, floor: s.floor, stop: s.stop, neighbors: s.nbrs,
 		maxOpen: q.Caps.MaxK, whole: s.whole, run: s.run()}
+	broad := s.broadDiffers() && Broad(q.Question) && slices.ContainsFunc(ss, func(x sentence) bool { return x.kind == Turn })
+	if broad {
+		set.run, set.prior = s.broadRun(), s.broadPrior()
+	}
 	expected, gated := s.gate(ss)
 	if gated {
 		set.floor, set.stop = 0, 0
@@ -665,7 +715,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 		sel.Evidence = append(sel.Evidence, ev)
 		sel.Tokens += ev.Tokens
 	}
-	sel.Explanation = s.explain(q, ps, ss, pk, budget, prep, oversized, expected, gated)
+	sel.Explanation = s.explain(q, ps, ss, pk, set, broad, budget, prep, oversized, expected, gated)
 	sel.Explanation.Tokens = sel.Tokens
 	return sel, nil
 }
@@ -737,7 +787,7 @@ func tooLong(q ctxsel.TextQuery, ps []passage, ss []sentence, budget int) error 
 		ctxsel.ErrInvalidInput, len(ps), budget, what)
 }
 
-func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *packing, budget int, prep *Prepared, oversized int, expected float64, gated bool) ctxsel.Explanation {
+func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *packing, set packSettings, broad bool, budget int, prep *Prepared, oversized int, expected float64, gated bool) ctxsel.Explanation {
 	name, from, candidates := s.Name(), prep.from, prep.set
 	candTokens := 0
 	for _, p := range ps {
@@ -773,7 +823,13 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 	if g := wholeGroups(ps, ss, s.whole); slices.ContainsFunc(g, func(sp [2]int) bool { return sp[1]-sp[0] > 1 }) {
 		reason += fmt.Sprintf("; the sentences of a %s chosen together, at the sum of their p (whole=%s)", strings.ReplaceAll(wholeString(s.whole), "|", " or "), wholeString(s.whole))
 	}
-	if pk.lent > 0 {
+	switch {
+	case broad:
+		reason += fmt.Sprintf("; the question asks for a discussion or a summary, so its turns were packed as runs (broad_run=%g, broad_prior=%g)", set.run, set.prior)
+		if pk.lent > 0 {
+			reason += fmt.Sprintf(": %d of the kept sentences were valued above their own p by the turns next to theirs", pk.lent)
+		}
+	case pk.lent > 0:
 		reason += fmt.Sprintf("; %d of them were lent value by a kept turn next to theirs (run=%g)", pk.lent, s.run())
 	}
 	if pk.stopped {

@@ -50,7 +50,8 @@ func FuzzParseSpec(f *testing.F) {
 		"evidence:budget=500,whole=", "evidence:budget=500,whole=row", "evidence:budget=1,floor=0.5,stop=0,order=doc,max_k=2", "evidence:whole=turn",
 		"evidence:budget=500,run=0.5", "evidence:budget=500,run=0", "evidence:budget=500,run=1.5", "evidence:budget=500,run=-0.2,whole=none",
 		"evidence:budget=500,min_expected=1", "evidence:budget=500,min_expected=0", "evidence:budget=500,min_expected=1001",
-		"evidence:budget=500,blend=0.5", "evidence:budget=500,blend=0", "evidence:budget=500,blend=1", "evidence:budget=500,blend=1.5", "evidence:budget=500,blend=-0.25,run=0"} {
+		"evidence:budget=500,blend=0.5", "evidence:budget=500,blend=0", "evidence:budget=500,blend=1", "evidence:budget=500,blend=1.5", "evidence:budget=500,blend=-0.25,run=0",
+		"evidence:budget=500,broad_run=0.9,broad_prior=1", "evidence:budget=500,broad_run=0,broad_prior=0", "evidence:budget=500,broad_run=1.5", "evidence:budget=500,broad_prior=-1,run=0.5"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
@@ -69,7 +70,8 @@ func FuzzParseSpec(f *testing.F) {
 			return
 		}
 		again, err := evidence.ParseSpec(s.Name(), evidence.Options{Embedder: indextest.HashEmbedder{}})
-		if err != nil || again.Whole != opt.Whole || again.Budget != opt.Budget || again.Units != opt.Units || again.Run != opt.Run || again.Blend != opt.Blend {
+		if err != nil || again.Whole != opt.Whole || again.Budget != opt.Budget || again.Units != opt.Units || again.Run != opt.Run || again.Blend != opt.Blend ||
+			again.BroadRun != opt.BroadRun || again.BroadPrior != opt.BroadPrior {
 			t.Fatalf("%q named %q reads back as %+v, %v", spec, s.Name(), again, err)
 		}
 		// the floor, the stop and the gate in use, the model's defaults
@@ -79,7 +81,7 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("%q named %q: %v", spec, s.Name(), err)
 		}
 		p, p2 := s.Params(), s2.Params()
-		for _, k := range []string{"floor", "stop", "min_expected", "blend"} {
+		for _, k := range []string{"floor", "stop", "min_expected", "blend", "run", "broad_run", "broad_prior"} {
 			if p[k] != p2[k] {
 				t.Fatalf("%q named %q: %s %v, read back %v", spec, s.Name(), k, p[k], p2[k])
 			}
