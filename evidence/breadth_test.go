@@ -111,7 +111,7 @@ func TestNeighbourPrior(t *testing.T) {
 	for i := range ss {
 		val[i] = ss[i].p
 	}
-	neighbourPrior(ps, ss, val, 0.5)
+	neighbourPrior(ps, ss, val, 0.5, 1)
 	want := map[string]float64{
 		"Lunch is at noon.":   0.4 + 0.5*0.01,
 		"Okay.":               0.01 + 0.5*(0.4+0.01),
@@ -144,7 +144,7 @@ func TestNeighbourPrior(t *testing.T) {
 			val[i] = 0
 		}
 	}
-	neighbourPrior(ps, ss, val, 1)
+	neighbourPrior(ps, ss, val, 1, 0)
 	got := map[string]float64{}
 	for i, x := range ss {
 		got[x.text] = val[i]
@@ -224,4 +224,199 @@ func FuzzBroad(f *testing.F) {
 			t.Fatalf("Broad(%q) = %v, with punctuation around it %v", q, got, again)
 		}
 	})
+}
+
+// With reach, neighbourPrior adds w × the values of every turn up to reach
+// away on each side (as they were), not past a passage's edge; reach 0
+// reads as 1.
+func TestNeighbourPriorReach(t *testing.T) {
+	c, err := token.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ann 0.4, Bo 0.01, Bea 0.01, Cy 0.3, Dee 0.3, Eve 0.3
+	for _, tc := range []struct {
+		reach int
+		want  map[string]float64
+	}{
+		{2, map[string]float64{
+			"Lunch is at noon.":   0.4 + 0.5*(0.01+0.01),
+			"Okay.":               0.01 + 0.5*(0.4+0.01+0.3),
+			"Right.":              0.01 + 0.5*(0.01+0.4+0.3+0.3),
+			"The case is yellow.": 0.3 + 0.5*(0.01+0.01+0.3+0.3),
+			"It has a long cord.": 0.3 + 0.5*(0.01+0.3+0.3),
+			"And a rubber grip.":  0.3 + 0.5*(0.3+0.3),
+		}},
+		{8, map[string]float64{ // every other turn of the passage
+			"Lunch is at noon.":   0.4 + 0.5*0.92,
+			"Okay.":               0.01 + 0.5*1.31,
+			"Right.":              0.01 + 0.5*1.31,
+			"The case is yellow.": 0.3 + 0.5*1.02,
+			"It has a long cord.": 0.3 + 0.5*1.02,
+			"And a rubber grip.":  0.3 + 0.5*1.02,
+		}},
+	} {
+		ps, ss := priorCandidates(t, c)
+		val := make([]float64, len(ss))
+		for i := range ss {
+			val[i] = ss[i].p
+		}
+		neighbourPrior(ps, ss, val, 0.5, tc.reach)
+		for i, x := range ss {
+			w, ok := tc.want[x.text]
+			if x.kind == Context {
+				w, ok = 0, true
+			}
+			if !ok || math.Abs(val[i]-w) > 1e-12 {
+				t.Errorf("reach %d: %q (%v): value %v, want %v", tc.reach, x.text, x.kind, val[i], w)
+			}
+		}
+	}
+	// reach 0 and 1 are the two turns next to a turn
+	ps, ss := priorCandidates(t, c)
+	v0, v1 := make([]float64, len(ss)), make([]float64, len(ss))
+	for i := range ss {
+		v0[i], v1[i] = ss[i].p, ss[i].p
+	}
+	neighbourPrior(ps, ss, v0, 1, 0)
+	neighbourPrior(ps, ss, v1, 1, 1)
+	if !slices.Equal(v0, v1) {
+		t.Errorf("reach 0 %v, reach 1 %v", v0, v1)
+	}
+}
+
+// stretchMeeting holds a likely pair of turns (Ann, Bo at 0.5) apart
+// from a stretch of seven turns the model values less (Cy … Ian at 0.2),
+// eight fillers (0.01) between them.
+const stretchMeeting = "Meeting\n[10:01] Ann: The budget is tight.\n[10:02] Bo: The budget is fixed.\n" +
+	"[10:03] Fil: Okay.\n[10:04] Gil: Right.\n[10:05] Hal: Hm.\n[10:05] Jo: Yes.\n" +
+	"[10:05] Kim: Sure.\n[10:05] Lou: Mm.\n[10:05] Max: Yep.\n[10:05] Ned: Good.\n" +
+	"[10:06] Cy: The case is yellow.\n[10:07] Dee: It has a long cord.\n[10:08] Eve: And a rubber grip.\n[10:09] Fay: The grip is soft.\n" +
+	"[10:10] Gus: The cord is grey.\n[10:11] Hue: The case is round.\n[10:12] Ian: The case is light.\n"
+
+// A prior that reads four turns each way starts in the middle of the long
+// stretch of likely turns; the ±1 prior starts at the isolated pair the
+// model values more. A budget for three turns sends three of the stretch
+// with the wide prior, the pair without it.
+func TestPackPriorReach(t *testing.T) {
+	c, err := token.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, ss := wholeCandidates(t, stretchMeeting, "The budget is tight.", c)
+	for i := range ss {
+		switch ss[i].text {
+		case "The budget is tight.", "The budget is fixed.":
+			ss[i].p = 0.5
+		case "The case is yellow.", "It has a long cord.", "And a rubber grip.", "The grip is soft.", "The cord is grey.", "The case is round.", "The case is light.":
+			ss[i].p = 0.2
+		}
+	}
+	set := packSettings{budget: 1000, whole: TurnUnits, prior: 1, reach: 1}
+	// ±1: Ann 1.01, Bo 1.01 (+0.01), Dee … Hue 0.6, Cy 0.41, Ian 0.4
+	if got := turnOrder(ss, pack(ps, ss, set, nil, c))[:2]; !slices.Equal(got, []string{"Ann:", "Bo:"}) && !slices.Equal(got, []string{"Bo:", "Ann:"}) {
+		t.Errorf("reach 1: first turns %v, want Ann and Bo", got)
+	}
+	set.reach = 4
+	// ±4: Eve 0.2 + 6 × 0.2 + 2 × 0.01 = 1.42 first, then Fay 1.41 and
+	// Gus 1.4; Ann 0.5 + 0.5 + 3 × 0.01 = 1.03, the best filler 0.86
+	on := pack(ps, ss, set, nil, c)
+	if got := turnOrder(ss, on)[:3]; !slices.Equal(got, []string{"Eve:", "Fay:", "Gus:"}) {
+		t.Errorf("reach 4: first turns %v (order %v), want Eve, Fay, Gus", got, turnOrder(ss, on))
+	}
+	three := "Meeting\n[10:08] Eve: And a rubber grip.\n[10:09] Fay: The grip is soft.\n[10:10] Gus: The cord is grey."
+	set.budget = c.Count(three) + 6 // the estimate counts a joiner per unit
+	if got := pack(ps, ss, set, nil, c).texts[0]; got != three {
+		t.Errorf("reach 4, budget %d: sent %q, want %q", set.budget, got, three)
+	}
+	set.reach = 1
+	if got := pack(ps, ss, set, nil, c).texts[0]; !strings.Contains(got, "Ann:") || !strings.Contains(got, "Bo:") {
+		t.Errorf("reach 1, budget %d: sent %q, want Ann's and Bo's turns", set.budget, got)
+	}
+}
+
+// twoPassages are two one-passage candidate sets joined: a's passage
+// first (score sa), b's second (score sb).
+func twoPassages(t *testing.T, c token.Counter, a, aBest string, sa float64, b, bBest string, sb float64) ([]passage, []sentence) {
+	t.Helper()
+	psA, ssA := wholeCandidates(t, a, aBest, c)
+	psB, ssB := wholeCandidates(t, b, bBest, c)
+	psA[0].score, psB[0].score, psB[0].rank, psB[0].input = sa, sb, 1, 1
+	psB[0].first = len(ssA)
+	for i := range ssB {
+		ssB[i].passage = 1
+		for k := range ssB[i].needs {
+			ssB[i].needs[k] += len(ssA)
+		}
+	}
+	return append(psA, psB...), append(ssA, ssB...)
+}
+
+// The passage prior multiplies a turn's value by 1 + γ × its passage's
+// normalised score: a turn of the best passage goes before a likelier
+// turn of the worst, and prose keeps its value; equal scores change
+// nothing.
+func TestPassagePrior(t *testing.T) {
+	c, err := token.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, ss := twoPassages(t, c,
+		"Design\n[10:01] Ann: The case is yellow.\n[10:02] Bo: Okay.\n", "The case is yellow.", 2,
+		"Lunch\n[11:01] Cy: Lunch is at noon.\n[11:02] Dee: Fine.\n", "Lunch is at noon.", 1)
+	for i := range ss {
+		if ss[i].text == "The case is yellow." {
+			ss[i].p = 0.3 // Cy's 0.9 is three times likelier
+		}
+	}
+	val := make([]float64, len(ss))
+	for i := range ss {
+		val[i] = ss[i].p
+	}
+	passagePrior(ps, ss, val, 3)
+	for i, x := range ss {
+		want := x.p
+		if x.kind == Turn && x.passage == 0 {
+			want = 4 * x.p // the best passage: 1 + 3 × 1
+		}
+		if math.Abs(val[i]-want) > 1e-12 {
+			t.Errorf("%q: value %v, want %v", x.text, val[i], want)
+		}
+	}
+	set := packSettings{budget: 1000, whole: TurnUnits}
+	if got := turnOrder(ss, pack(ps, ss, set, nil, c))[0]; got != "Cy:" {
+		t.Errorf("without the passage prior: first turn %s, want Cy", got)
+	}
+	set.passage = 3
+	on := pack(ps, ss, set, nil, c)
+	if got := turnOrder(ss, on)[0]; got != "Ann:" {
+		t.Errorf("passage=3: first turn %s, want Ann", got)
+	}
+	set.passage = 1 // Ann 0.6 < Cy 0.9
+	if got := turnOrder(ss, pack(ps, ss, set, nil, c))[0]; got != "Cy:" {
+		t.Errorf("passage=1: first turn %s, want Cy", got)
+	}
+
+	// equal scores, and prose: values unchanged
+	ps[1].score = ps[0].score
+	for i := range ss {
+		val[i] = ss[i].p
+	}
+	passagePrior(ps, ss, val, 3)
+	for i, x := range ss {
+		if val[i] != x.p {
+			t.Errorf("equal scores: %q valued %v, want %v", x.text, val[i], x.p)
+		}
+	}
+	ps, ss = twoPassages(t, c, "Ada Lovelace\nShe was born in London. She wrote notes.", "She wrote notes.", 2,
+		"Bo Diddley\nHe was born in Mississippi. He played guitar.", "He played guitar.", 1)
+	for i := range ss {
+		val[i] = ss[i].p
+	}
+	passagePrior(ps, ss, val[:len(ss)], 3)
+	for i, x := range ss {
+		if val[i] != x.p {
+			t.Errorf("prose: %q valued %v, want %v", x.text, val[i], x.p)
+		}
+	}
 }

@@ -37,7 +37,8 @@ type packing struct {
 	// from another passage of their document (dedup; nil without).
 	repeat []bool
 	// lent counts the kept sentences valued above their own p: lent by a
-	// kept turn next to theirs (run) or by their neighbours (prior).
+	// kept turn next to theirs (run), by their neighbours (prior) or by
+	// their passage (passage).
 	lent int
 }
 
@@ -66,6 +67,13 @@ type packSettings struct {
 	// each turn is worth its value plus w × its neighbouring turns'
 	// (neighbourPrior, runs.go).
 	prior float64
+	// reach is how many turns on each side the prior reads (0 or 1: the
+	// two next to a turn).
+	reach int
+	// passage, when above 0, is the passage prior γ: before packing, each
+	// turn's value is multiplied by 1 + γ × its passage's normalised
+	// score (passagePrior, runs.go).
+	passage float64
 }
 
 // groupSpan is the span [from, to) of the candidate sentences of candidate
@@ -144,21 +152,23 @@ func priority(p float64, cost int, beta float64) float64 {
 // its sentences be chosen one by one, and the exact count gives a group
 // back whole. With set.run, a kept turn lends the turns next to it a share
 // of its value, and with set.prior each turn is first worth a share of its
-// neighbours' too (runs.go).
+// neighbours' too (up to set.reach turns away), after set.passage scaled it
+// by its passage's score (runs.go).
 func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, counter token.Counter) *packing {
 	pk := &packing{kept: make([]bool, len(ss)), opened: make([]bool, len(ps)), lastKept: -1, firstDropped: -1}
 	rp := repeats.packing()
 	groups := wholeGroups(ps, ss, set.whole)
 	// val is what a sentence is worth to packing: its p, or, with run,
-	// what a kept neighbouring turn lent it, and with prior, what its
-	// turn's neighbours add (runs.go)
+	// what a kept neighbouring turn lent it, with prior, what its turn's
+	// neighbours add, and with passage, its passage's standing (runs.go)
 	var val []float64
-	if set.run > 0 || set.prior > 0 {
+	if set.run > 0 || set.prior > 0 || set.passage > 0 {
 		val = make([]float64, len(ss))
 		for i := range ss {
 			val[i] = ss[i].p
 		}
-		neighbourPrior(ps, ss, val, set.prior)
+		passagePrior(ps, ss, val, set.passage)
+		neighbourPrior(ps, ss, val, set.prior, set.reach)
 	}
 	valueOf := func(i int) float64 {
 		if val != nil {

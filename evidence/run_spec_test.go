@@ -2,6 +2,7 @@ package evidence_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -87,5 +88,60 @@ func TestBroadSpec(t *testing.T) {
 	// Ann's turn, the likeliest alone, gives way to the stretch after it
 	if sent[wide] == sent[wide+off] || !strings.Contains(sent[wide+off], "Ann:") || strings.Contains(sent[wide], "Ann:") {
 		t.Errorf("a broad question: sent %q by default and %q with %s", sent[wide], sent[wide+off], off)
+	}
+}
+
+// broad_reach and broad_passage read back from the name and the params,
+// Why names them for a broad question, a question for one fact is packed
+// the same with them, and out-of-range values are input errors.
+func TestBroadReachSpec(t *testing.T) {
+	if evidence.DefaultBroadReach != 1 || evidence.DefaultBroadPassage != 0 {
+		t.Fatalf("DefaultBroadReach %v, DefaultBroadPassage %v: update this test", evidence.DefaultBroadReach, evidence.DefaultBroadPassage)
+	}
+	chat := "[10:01] Ann: The trip budget is fine.\n[10:02] Bo: Okay.\n[10:03] Cy: Yes.\n[10:04] Dee: The trip was long.\n" +
+		"[10:05] Eve: The trip had rain.\n[10:06] Fay: The trip ended well.\n[10:07] Gus: Lunch now.\n"
+	other := "[11:01] Hal: The trip was paid.\n[11:02] Ida: The budget was small.\n"
+	prose := *evidence.DefaultModel()
+	prose.Kinds = nil
+	const base, wider = "evidence:budget=30,floor=0,stop=0", ",broad_reach=4,broad_passage=1"
+	one, wide := "Who had rain on the trip?", "Summarize the discussion of the trip budget."
+	sent := map[string]string{}
+	for _, q := range []string{one, wide} {
+		for _, v := range []string{"", wider} {
+			s, err := evidence.Parse(base+v, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: &prose})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Name() != base+v {
+				t.Errorf("%s: named %s", base+v, s.Name())
+			}
+			sel, err := s.SelectTexts(context.Background(), query(t, q, chat, other))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, ev := range sel.Evidence {
+				texts = append(texts, ev.Text)
+			}
+			sent[q+v] = strings.Join(texts, "\n--\n")
+			says := strings.Contains(sel.Explanation.Reason, "broad_reach=4, broad_passage=1)")
+			if want := v == wider && q == wide; says != want {
+				t.Errorf("%s, %q: Why %q", v, q, sel.Explanation.Reason)
+			}
+			p := sel.Explanation.Params
+			if on := v == wider; on != (p["broad_reach"] == 4 && p["broad_passage"] == 1) {
+				t.Errorf("%s: params %v", v, p)
+			}
+		}
+	}
+	if sent[one] != sent[one+wider] {
+		t.Errorf("a question for one fact: sent %q by default, %q with %s", sent[one], sent[one+wider], wider)
+	}
+	for _, bad := range []evidence.Options{{Budget: 30, BroadReach: evidence.MaxBroadReach + 1}, {Budget: 30, BroadReach: -1},
+		{Budget: 30, BroadPassage: evidence.MaxBroadPassage + 0.5}, {Budget: 30, BroadPassage: -0.5}} {
+		bad.Embedder = indextest.HashEmbedder{}
+		if _, err := evidence.New(bad); !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), "broad_") {
+			t.Errorf("reach %d, passage %v: %v, want an input error", bad.BroadReach, bad.BroadPassage, err)
+		}
 	}
 }

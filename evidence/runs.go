@@ -1,5 +1,7 @@
 package evidence
 
+import "math"
+
 // Runs of turns (the run parameter): in a meeting the relevant part of a
 // conversation is a range of turns — QMSum's gold spans are runs of 51
 // turns on average (validation), where nearly every neighbour of a gold
@@ -93,16 +95,23 @@ func lendRun(ps []passage, ss []sentence, chosen []int, val []float64, kept []bo
 // a turn in a stretch of likely turns is chosen before an isolated one
 // the model values as much, so a run starts where the model's values
 // cluster, not at one turn that matches the question's words.
+// broad_reach = h widens that neighbourhood to the h turns on each side
+// (a meeting's gold is a range of ~51 turns, wider than ±1 smooths), and
+// broad_passage = γ first scales each turn by its passage's retrieval
+// standing (passagePrior), so the stretch comes from the chunk retrieval
+// believes in.
 
 // neighbourPrior raises val (per candidate sentence) so that each turn
-// is worth its own value plus w × the values of the turn just before and
-// the turn just after it in its passage (values as they were before any
-// was raised), its sentences raised in proportion to their values
-// (evenly when those are all 0). Sentences of no turn keep their value.
-func neighbourPrior(ps []passage, ss []sentence, val []float64, w float64) {
+// is worth its own value plus w × the values of the turns up to reach
+// (at least 1) before and after it in its passage (values as they were
+// before any was raised), its sentences raised in proportion to their
+// values (evenly when those are all 0). Sentences of no turn keep their
+// value.
+func neighbourPrior(ps []passage, ss []sentence, val []float64, w float64, reach int) {
 	if w <= 0 {
 		return
 	}
+	reach = max(reach, 1)
 	type turn struct {
 		span [2]int
 		v    float64
@@ -127,7 +136,12 @@ func neighbourPrior(ps []passage, ss []sentence, val []float64, w float64) {
 	for n, t := range turns {
 		raised[n] = t.v
 		for _, step := range []int{-1, 1} {
-			if nb, ok := neighbourTurn(ps, ss, t.span, step); ok {
+			nb := t.span
+			for range reach {
+				var ok bool
+				if nb, ok = neighbourTurn(ps, ss, nb, step); !ok {
+					break
+				}
 				raised[n] += w * turns[at[nb[0]]].v
 			}
 		}
@@ -142,6 +156,29 @@ func neighbourPrior(ps []passage, ss []sentence, val []float64, w float64) {
 			} else {
 				val[k] = raised[n] / float64(t.span[1]-t.span[0])
 			}
+		}
+	}
+}
+
+// passagePrior multiplies the value (val) of every turn's sentence by
+// 1 + g × its passage's score among the candidates', min-max normalised
+// (the best passage 1, the worst 0): a whole chunk's rank carries the
+// topic of a discussion, which a turn's own words may not. Sentences of
+// no turn, and candidates whose scores are all equal, keep their value.
+func passagePrior(ps []passage, ss []sentence, val []float64, g float64) {
+	if g <= 0 || len(ps) == 0 {
+		return
+	}
+	lo, hi := ps[0].score, ps[0].score
+	for _, p := range ps[1:] {
+		lo, hi = min(lo, p.score), max(hi, p.score)
+	}
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return
+	}
+	for i, x := range ss {
+		if x.kind == Turn {
+			val[i] *= 1 + g*(ps[x.passage].score-lo)/(hi-lo)
 		}
 	}
 }

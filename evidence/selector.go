@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,6 +86,15 @@ type Options struct {
 	// w × its two neighbouring turns'. 0: DefaultBroadPrior; BroadPriorOff:
 	// none (broad_prior=0).
 	BroadPrior float64
+	// BroadReach is how many turns on each side of a turn the
+	// neighbourhood prior of a broad question reads (1 to MaxBroadReach;
+	// 1: the two next to it). 0: DefaultBroadReach.
+	BroadReach int
+	// BroadPassage is the passage prior γ of a broad question's turns
+	// (runs.go): before packing, each turn's value is multiplied by
+	// 1 + γ × its passage's score among the candidates', normalised to
+	// 0…1. 0: DefaultBroadPassage; BroadPassageOff: none (broad_passage=0).
+	BroadPassage float64
 	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
 	// in the curve) or ctxsel.DocumentOrder (input order). The query's
 	// order is used when it asks for document order.
@@ -112,21 +122,24 @@ type Options struct {
 }
 
 // HopOff, FloorOff, StopOff, RunOff, BroadRunOff, BroadPriorOff,
-// MinExpectedOff and BlendOff turn the second hop, the floor, the early
-// stop, the runs of turns (for every question; for broad ones), the
-// neighbourhood prior of broad questions' turns, the gate on the floor
-// and the stop, and the blend off (Options.Hop, Options.Floor,
-// Options.Stop, Options.Run, Options.BroadRun, Options.BroadPrior,
-// Options.MinExpected, Options.Blend).
+// BroadPassageOff, MinExpectedOff and BlendOff turn the second hop, the
+// floor, the early stop, the runs of turns (for every question; for broad
+// ones), the neighbourhood and passage priors of broad questions' turns,
+// the gate on the floor and the stop, and the blend off (Options.Hop,
+// Options.Floor, Options.Stop, Options.Run, Options.BroadRun,
+// Options.BroadPrior, Options.BroadPassage, Options.MinExpected,
+// Options.Blend).
 const (
-	HopOff         = -1
-	FloorOff       = -1
-	StopOff        = -1
-	RunOff         = -1
-	BroadRunOff    = -1
-	BroadPriorOff  = -1
-	MinExpectedOff = -1
-	BlendOff       = -1
+	HopOff        = -1
+	FloorOff      = -1
+	StopOff       = -1
+	RunOff        = -1
+	BroadRunOff   = -1
+	BroadPriorOff = -1
+	// BroadPassageOff turns the passage prior off.
+	BroadPassageOff = -1
+	MinExpectedOff  = -1
+	BlendOff        = -1
 )
 
 // Selector is the evidence TextSelector: it keeps sentences, not whole
@@ -196,6 +209,12 @@ func New(opt Options) (*Selector, error) {
 	}
 	if !finite(opt.BroadPrior) || (opt.BroadPrior < 0 && opt.BroadPrior != BroadPriorOff) || opt.BroadPrior > 1 {
 		return nil, fmt.Errorf("%w: evidence: broad_prior=%v: want 0 ≤ broad_prior ≤ 1", ctxsel.ErrInvalidInput, opt.BroadPrior)
+	}
+	if opt.BroadReach < 0 || opt.BroadReach > MaxBroadReach {
+		return nil, fmt.Errorf("%w: evidence: broad_reach=%d: want 1…%d", ctxsel.ErrInvalidInput, opt.BroadReach, MaxBroadReach)
+	}
+	if !finite(opt.BroadPassage) || (opt.BroadPassage < 0 && opt.BroadPassage != BroadPassageOff) || opt.BroadPassage > MaxBroadPassage {
+		return nil, fmt.Errorf("%w: evidence: broad_passage=%v: want 0 ≤ broad_passage ≤ %d", ctxsel.ErrInvalidInput, opt.BroadPassage, MaxBroadPassage)
 	}
 	if opt.Order != ctxsel.RankOrder && opt.Order != ctxsel.DocumentOrder {
 		return nil, fmt.Errorf("%w: evidence: order %s: want rank or document", ctxsel.ErrInvalidInput, opt.Order)
@@ -327,6 +346,10 @@ func (s *Selector) Name() string {
 	parts = appendSetting(parts, "run", s.opt.Run, RunOff)
 	parts = appendSetting(parts, "broad_run", s.opt.BroadRun, BroadRunOff)
 	parts = appendSetting(parts, "broad_prior", s.opt.BroadPrior, BroadPriorOff)
+	if s.opt.BroadReach > 0 {
+		parts = append(parts, "broad_reach="+strconv.Itoa(s.opt.BroadReach))
+	}
+	parts = appendSetting(parts, "broad_passage", s.opt.BroadPassage, BroadPassageOff)
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")
 	}
@@ -359,9 +382,22 @@ func (s *Selector) broadPrior() float64 {
 	return setting(s.opt.BroadPrior, BroadPriorOff, DefaultBroadPrior)
 }
 
+// broadReach is how far the neighbourhood prior of a broad question's
+// turns reads (Options.BroadReach): DefaultBroadReach when the options do
+// not say.
+func (s *Selector) broadReach() int { return cmp.Or(s.opt.BroadReach, DefaultBroadReach) }
+
+// broadPassage is the passage prior of a broad question's turns
+// (Options.BroadPassage): DefaultBroadPassage when the options do not say.
+func (s *Selector) broadPassage() float64 {
+	return setting(s.opt.BroadPassage, BroadPassageOff, DefaultBroadPassage)
+}
+
 // broadDiffers says a broad question's turns are packed otherwise than
-// the others' (broad_run or broad_prior in use).
-func (s *Selector) broadDiffers() bool { return s.broadRun() != s.run() || s.broadPrior() > 0 }
+// the others' (broad_run, broad_prior or broad_passage in use).
+func (s *Selector) broadDiffers() bool {
+	return s.broadRun() != s.run() || s.broadPrior() > 0 || s.broadPassage() > 0
+}
 
 // String is Name: the canonical spec ctxsel.Resolve reports.
 func (s *Selector) String() string { return s.Name() }
@@ -384,6 +420,12 @@ func (s *Selector) Params() map[string]float64 {
 	}
 	if s.broadDiffers() { // only where on, likewise
 		ps["broad_run"], ps["broad_prior"] = s.broadRun(), s.broadPrior()
+		if r := s.broadReach(); r > 1 && s.broadPrior() > 0 { // only where it widens the prior
+			ps["broad_reach"] = float64(r)
+		}
+		if g := s.broadPassage(); g > 0 {
+			ps["broad_passage"] = g
+		}
 	}
 	return ps
 }
@@ -638,7 +680,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 		maxOpen: q.Caps.MaxK, whole: s.whole, run: s.run()}
 	broad := s.broadDiffers() && Broad(q.Question) && slices.ContainsFunc(ss, func(x sentence) bool { return x.kind == Turn })
 	if broad {
-		set.run, set.prior = s.broadRun(), s.broadPrior()
+		set.run, set.prior, set.reach, set.passage = s.broadRun(), s.broadPrior(), s.broadReach(), s.broadPassage()
 	}
 	expected, gated := s.gate(ss)
 	if gated {
@@ -825,9 +867,18 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 	}
 	switch {
 	case broad:
-		reason += fmt.Sprintf("; the question asks for a discussion or a summary, so its turns were packed as runs (broad_run=%g, broad_prior=%g)", set.run, set.prior)
+		settings, by := fmt.Sprintf("broad_run=%g, broad_prior=%g", set.run, set.prior), "the turns next to theirs"
+		if set.prior > 0 && set.reach > 1 {
+			settings += fmt.Sprintf(", broad_reach=%d", set.reach)
+			by = fmt.Sprintf("the turns up to %d away from theirs", set.reach)
+		}
+		if set.passage > 0 {
+			settings += fmt.Sprintf(", broad_passage=%g", set.passage)
+			by += " and their passage's retrieval score"
+		}
+		reason += fmt.Sprintf("; the question asks for a discussion or a summary, so its turns were packed as runs (%s)", settings)
 		if pk.lent > 0 {
-			reason += fmt.Sprintf(": %d of the kept sentences were valued above their own p by the turns next to theirs", pk.lent)
+			reason += fmt.Sprintf(": %d of the kept sentences were valued above their own p by %s", pk.lent, by)
 		}
 	case pk.lent > 0:
 		reason += fmt.Sprintf("; %d of them were lent value by a kept turn next to theirs (run=%g)", pk.lent, s.run())
