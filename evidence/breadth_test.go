@@ -420,3 +420,126 @@ func TestPassagePrior(t *testing.T) {
 		}
 	}
 }
+
+// stretchCandidates are stretchMeeting's units: Ann and Bo at 0.5, the
+// seven turns Cy … Ian at 0.25, the fillers at 0.01.
+func stretchCandidates(t *testing.T, c token.Counter) ([]passage, []sentence) {
+	t.Helper()
+	ps, ss := wholeCandidates(t, stretchMeeting, "The budget is tight.", c)
+	for i := range ss {
+		switch ss[i].text {
+		case "The budget is tight.", "The budget is fixed.":
+			ss[i].p = 0.5
+		case "The case is yellow.", "It has a long cord.", "And a rubber grip.", "The grip is soft.", "The cord is grey.", "The case is round.", "The case is light.":
+			ss[i].p = 0.25
+		}
+	}
+	return ps, ss
+}
+
+// stretch is the contiguous window of turns, within the limit, whose
+// values sum highest: the likely pair when only two turns fit, five of
+// the seven less likely turns when five fit, every turn when all fit;
+// nothing when no turn fits, and nothing in prose.
+func TestStretch(t *testing.T) {
+	c, err := token.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, ss := stretchCandidates(t, c)
+	val := make([]float64, len(ss))
+	for i := range ss {
+		val[i] = ss[i].p
+	}
+	none := func(int) bool { return false }
+	cost := func(m []int) int { // what stretch counts: sentences, prefixes, header
+		n := ps[0].headerTokens
+		for _, i := range m {
+			n += ss[i].tokens + ss[i-1].tokens
+		}
+		return n
+	}
+	idx := func(texts ...string) []int {
+		var m []int
+		for i, x := range ss {
+			if slices.Contains(texts, x.text) {
+				m = append(m, i)
+			}
+		}
+		return m
+	}
+	pair := idx("The budget is tight.", "The budget is fixed.")
+	if got := stretch(ps, ss, val, cost(pair), none); !slices.Equal(got, pair) {
+		t.Errorf("limit %d: %v, want the pair %v", cost(pair), got, pair)
+	}
+	five := idx("The case is yellow.", "It has a long cord.", "And a rubber grip.", "The grip is soft.", "The cord is grey.")
+	got := stretch(ps, ss, val, cost(five), none)
+	sum := 0.0
+	for n, i := range got {
+		sum += val[i]
+		if ss[i].kind != Turn || (n > 0 && got[n-1] != i-2) {
+			t.Errorf("limit %d: %v is not a run of turns", cost(five), got)
+		}
+	}
+	if sum < 1.25-1e-9 || cost(got) > cost(five) || slices.Contains(got, pair[0]) {
+		t.Errorf("limit %d: %v (worth %v, %d tokens), want five of the 0.25 turns", cost(five), got, sum, cost(got))
+	}
+	all := idx()
+	for i, x := range ss {
+		if x.kind == Turn {
+			all = append(all, i)
+		}
+	}
+	if got := stretch(ps, ss, val, cost(all), none); !slices.Equal(got, all) {
+		t.Errorf("limit %d: %v, want every turn", cost(all), got)
+	}
+	if got := stretch(ps, ss, val, ps[0].headerTokens+2, none); got != nil {
+		t.Errorf("limit of a header: %v, want none", got)
+	}
+	// a turn skipped (sent from elsewhere) is neither counted nor returned
+	if got := stretch(ps, ss, val, cost(pair), func(i int) bool { return i == pair[0] }); slices.Contains(got, pair[0]) {
+		t.Errorf("Ann skipped: %v", got)
+	}
+	pps, pss := wholeCandidates(t, "Ada Lovelace\nShe was born in London. She wrote notes.", "She wrote notes.", c)
+	if got := stretch(pps, pss, []float64{1, 1}, 1000, none); got != nil {
+		t.Errorf("prose: %v, want none", got)
+	}
+}
+
+// With a stretch, pack keeps the best window of turns first and fills the
+// rest unit by unit: with room for five of the 0.25 turns it sends them,
+// not the likely pair it sends first without one. Prose is unchanged.
+func TestPackStretch(t *testing.T) {
+	c, err := token.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, ss := stretchCandidates(t, c)
+	five := "Meeting\n[10:06] Cy: The case is yellow.\n[10:07] Dee: It has a long cord.\n[10:08] Eve: And a rubber grip.\n[10:09] Fay: The grip is soft.\n[10:10] Gus: The cord is grey."
+	set := packSettings{budget: c.Count(five) + 10, whole: TurnUnits}
+	off := pack(ps, ss, set, nil, c)
+	if got := turnOrder(ss, off); len(got) < 2 || got[0] != "Ann:" || got[1] != "Bo:" || off.stretched != 0 {
+		t.Errorf("without a stretch: turns chosen %v (stretched %d), want Ann and Bo first", got, off.stretched)
+	}
+	set.stretch = 1
+	on := pack(ps, ss, set, nil, c)
+	got := turnOrder(ss, on)
+	if on.stretched < 5 || slices.Contains(got, "Ann:") || !slices.Contains(got, "Eve:") || on.total > set.budget {
+		t.Errorf("stretch=1: turns chosen %v (%d sentences stretched, %d tokens of %d), want five of Cy … Ian", got, on.stretched, on.total, set.budget)
+	}
+	if math.Abs(on.keptP-0.25*float64(on.stretched)) > 0.05 {
+		t.Errorf("stretch=1: kept p %v for %d stretched sentences", on.keptP, on.stretched)
+	}
+
+	text := "Ada Lovelace\nShe was born in London. Her father was a poet. She wrote the first program. It ran on no machine."
+	ps, ss = wholeCandidates(t, text, "Her father was a poet.", c)
+	for _, budget := range []int{12, 20, 40} {
+		set := packSettings{budget: budget, beta: 1, whole: TurnUnits}
+		off := pack(ps, ss, set, nil, c)
+		set.stretch, set.passage = 1, 3
+		on := pack(ps, ss, set, nil, c)
+		if !slices.Equal(on.order, off.order) || on.texts[0] != off.texts[0] || on.stretched != 0 {
+			t.Errorf("prose, budget %d: stretch sent %q (order %v), without %q (%v)", budget, on.texts[0], on.order, off.texts[0], off.order)
+		}
+	}
+}

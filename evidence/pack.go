@@ -40,6 +40,9 @@ type packing struct {
 	// kept turn next to theirs (run), by their neighbours (prior) or by
 	// their passage (passage).
 	lent int
+	// stretched counts the sentences of the stretch packed first
+	// (set.stretch; 0: none).
+	stretched int
 }
 
 // packSettings are how pack chooses.
@@ -74,6 +77,10 @@ type packSettings struct {
 	// turn's value is multiplied by 1 + γ × its passage's normalised
 	// score (passagePrior, runs.go).
 	passage float64
+	// stretch, when above 0, packs first the contiguous window of turns
+	// costing at most stretch × budget whose values sum highest
+	// (stretch, runs.go), before choosing unit by unit.
+	stretch float64
 }
 
 // groupSpan is the span [from, to) of the candidate sentences of candidate
@@ -162,12 +169,16 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 	// what a kept neighbouring turn lent it, with prior, what its turn's
 	// neighbours add, and with passage, its passage's standing (runs.go)
 	var val []float64
-	if set.run > 0 || set.prior > 0 || set.passage > 0 {
+	var first []int // the stretch packed first (set.stretch)
+	if set.run > 0 || set.prior > 0 || set.passage > 0 || set.stretch > 0 {
 		val = make([]float64, len(ss))
 		for i := range ss {
 			val[i] = ss[i].p
 		}
 		passagePrior(ps, ss, val, set.passage)
+		if set.stretch > 0 {
+			first = stretch(ps, ss, val, int(set.stretch*float64(set.budget)), rp.blocked)
+		}
 		neighbourPrior(ps, ss, val, set.prior, set.reach)
 	}
 	valueOf := func(i int) float64 {
@@ -228,6 +239,43 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 	left, open := set.budget, 0
 	var buf, best []int
 	var bestPri float64
+	// keepPick keeps the pick m (ascending, of one passage, costOf(m) ≤
+	// left), its context lines, with neighbors its predecessor, and lends
+	// its turns' neighbours (run)
+	keepPick := func(m []int) {
+		left -= costOf(m)
+		for _, i := range m {
+			for _, k := range ss[i].needs { // its context line and heading path first
+				if !pk.kept[k] {
+					pk.keep(ss, k, set.floor, rp)
+				}
+			}
+		}
+		if first := m[0]; set.neighbors > 0 && ss[first].index > 0 && !pk.kept[first-1] {
+			for _, k := range ss[first-1].needs { // the predecessor's context line too (a turn's prefix)
+				if !pk.kept[k] {
+					pk.keep(ss, k, set.floor, rp)
+				}
+			}
+			pk.keep(ss, first-1, set.floor, rp)
+		}
+		for _, i := range m {
+			pk.keep(ss, i, set.floor, rp)
+		}
+		if p := ss[m[0]].passage; !pk.opened[p] {
+			pk.opened[p] = true
+			open++
+		}
+	}
+	if len(first) > 0 && costOf(first) <= left {
+		keepPick(first)
+		pk.stretched = len(first)
+		// its edge turns lend their neighbours as kept turns do
+		for _, edge := range []int{first[0], first[len(first)-1]} {
+			t, _ := turnAt(ps, ss, edge) // a stretch holds turns only
+			lendRun(ps, ss, slices.DeleteFunc(slices.Clone(first), func(i int) bool { return i < t[0] || i >= t[1] }), val, pk.kept, set.run)
+		}
+	}
 	// consider keeps the pick m (at probability p) as the best when it is,
 	// and reports whether it may be chosen at all
 	consider := func(m []int, p float64) bool {
@@ -270,31 +318,9 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 		if len(best) == 0 {
 			break
 		}
-		left -= costOf(best)
-		for _, i := range best {
-			for _, k := range ss[i].needs { // its context line and heading path first
-				if !pk.kept[k] {
-					pk.keep(ss, k, set.floor, rp)
-				}
-			}
-		}
-		if first := best[0]; set.neighbors > 0 && ss[first].index > 0 && !pk.kept[first-1] {
-			for _, k := range ss[first-1].needs { // the predecessor's context line too (a turn's prefix)
-				if !pk.kept[k] {
-					pk.keep(ss, k, set.floor, rp)
-				}
-			}
-			pk.keep(ss, first-1, set.floor, rp)
-		}
-		for _, i := range best {
-			pk.keep(ss, i, set.floor, rp)
-		}
+		keepPick(best)
 		if val != nil {
 			lendRun(ps, ss, best, val, pk.kept, set.run)
-		}
-		if p := ss[best[0]].passage; !pk.opened[p] {
-			pk.opened[p] = true
-			open++
 		}
 	}
 	pk.build(ps, counter)

@@ -91,7 +91,7 @@ func TestBroadSpec(t *testing.T) {
 	}
 }
 
-// broad_reach and broad_passage read back from the name and the params,
+// broad_reach, broad_passage and broad_stretch read back from the name and the params,
 // Why names them for a broad question, a question for one fact is packed
 // the same with them, and out-of-range values are input errors.
 func TestBroadReachSpec(t *testing.T) {
@@ -103,7 +103,7 @@ func TestBroadReachSpec(t *testing.T) {
 	other := "[11:01] Hal: The trip was paid.\n[11:02] Ida: The budget was small.\n"
 	prose := *evidence.DefaultModel()
 	prose.Kinds = nil
-	const base, wider = "evidence:budget=30,floor=0,stop=0", ",broad_reach=4,broad_passage=1"
+	const base, wider = "evidence:budget=30,floor=0,stop=0", ",broad_reach=4,broad_passage=1,broad_stretch=0.5"
 	one, wide := "Who had rain on the trip?", "Summarize the discussion of the trip budget."
 	sent := map[string]string{}
 	for _, q := range []string{one, wide} {
@@ -124,12 +124,12 @@ func TestBroadReachSpec(t *testing.T) {
 				texts = append(texts, ev.Text)
 			}
 			sent[q+v] = strings.Join(texts, "\n--\n")
-			says := strings.Contains(sel.Explanation.Reason, "broad_reach=4, broad_passage=1)")
+			says := strings.Contains(sel.Explanation.Reason, "broad_reach=4, broad_passage=1, broad_stretch=0.5): first the stretch of contiguous turns")
 			if want := v == wider && q == wide; says != want {
 				t.Errorf("%s, %q: Why %q", v, q, sel.Explanation.Reason)
 			}
 			p := sel.Explanation.Params
-			if on := v == wider; on != (p["broad_reach"] == 4 && p["broad_passage"] == 1) {
+			if on := v == wider; on != (p["broad_reach"] == 4 && p["broad_passage"] == 1 && p["broad_stretch"] == 0.5) {
 				t.Errorf("%s: params %v", v, p)
 			}
 		}
@@ -138,10 +138,10 @@ func TestBroadReachSpec(t *testing.T) {
 		t.Errorf("a question for one fact: sent %q by default, %q with %s", sent[one], sent[one+wider], wider)
 	}
 	for _, bad := range []evidence.Options{{Budget: 30, BroadReach: evidence.MaxBroadReach + 1}, {Budget: 30, BroadReach: -1},
-		{Budget: 30, BroadPassage: evidence.MaxBroadPassage + 0.5}, {Budget: 30, BroadPassage: -0.5}} {
+		{Budget: 30, BroadPassage: evidence.MaxBroadPassage + 0.5}, {Budget: 30, BroadPassage: -0.5}, {Budget: 30, BroadStretch: 1.5}, {Budget: 30, BroadStretch: -0.5}} {
 		bad.Embedder = indextest.HashEmbedder{}
 		if _, err := evidence.New(bad); !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), "broad_") {
-			t.Errorf("reach %d, passage %v: %v, want an input error", bad.BroadReach, bad.BroadPassage, err)
+			t.Errorf("reach %d, passage %v, stretch %v: %v, want an input error", bad.BroadReach, bad.BroadPassage, bad.BroadStretch, err)
 		}
 	}
 }

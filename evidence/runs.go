@@ -1,6 +1,9 @@
 package evidence
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Runs of turns (the run parameter): in a meeting the relevant part of a
 // conversation is a range of turns — QMSum's gold spans are runs of 51
@@ -181,4 +184,72 @@ func passagePrior(ps []passage, ss []sentence, val []float64, g float64) {
 			val[i] *= 1 + g*(ps[x.passage].score-lo)/(hi-lo)
 		}
 	}
+}
+
+// stretch is the contiguous window of turns of one passage (broad_stretch)
+// whose values (val) sum highest among those whose sentences, context
+// lines and passage header cost at most limit tokens: the candidate
+// sentences of the turns it covers, ascending (nil: no turn fits). Turns
+// count as contiguous when nothing but context lines lies between them in
+// the passage; sentences skip marks (a repeat sent from elsewhere) are
+// neither counted nor returned.
+func stretch(ps []passage, ss []sentence, val []float64, limit int, skip func(i int) bool) []int {
+	type turn struct {
+		span [2]int
+		cost int
+		v    float64
+	}
+	var turns []turn
+	for i := 0; i < len(ss); {
+		t, ok := turnAt(ps, ss, i)
+		if !ok {
+			i++
+			continue
+		}
+		x := turn{span: t}
+		var ctx []int
+		for k := t[0]; k < t[1]; k++ {
+			if skip(k) {
+				continue
+			}
+			x.cost += ss[k].tokens
+			x.v += val[k]
+			for _, c := range ss[k].needs {
+				if !slices.Contains(ctx, c) {
+					ctx = append(ctx, c)
+					x.cost += ss[c].tokens
+				}
+			}
+		}
+		turns = append(turns, x)
+		i = t[1]
+	}
+	bestV, best := 0.0, [2]int{-1, -1}
+	from, cost, v := 0, 0, 0.0
+	for to, t := range turns {
+		if to > 0 {
+			prev := turns[to-1]
+			if nb, ok := neighbourTurn(ps, ss, prev.span, 1); !ok || nb != t.span {
+				from, cost, v = to, 0, 0 // a new run of turns
+			}
+		}
+		cost, v = cost+t.cost, v+t.v
+		for from < to && cost+ps[ss[t.span[0]].passage].headerTokens > limit {
+			cost, v = cost-turns[from].cost, v-turns[from].v
+			from++
+		}
+		if cost+ps[ss[t.span[0]].passage].headerTokens <= limit && v > bestV {
+			bestV, best = v, [2]int{from, to}
+		}
+	}
+	if best[0] < 0 {
+		return nil
+	}
+	var m []int
+	for k := turns[best[0]].span[0]; k < turns[best[1]].span[1]; k++ {
+		if ss[k].kind != Context && !skip(k) {
+			m = append(m, k)
+		}
+	}
+	return m
 }

@@ -95,6 +95,12 @@ type Options struct {
 	// 1 + γ × its passage's score among the candidates', normalised to
 	// 0…1. 0: DefaultBroadPassage; BroadPassageOff: none (broad_passage=0).
 	BroadPassage float64
+	// BroadStretch is the share of the budget the stretch of a broad
+	// question's turns may take (runs.go): before packing unit by unit,
+	// the contiguous window of turns of one passage whose values sum
+	// highest among those that fit in it is packed whole.
+	// 0: DefaultBroadStretch; BroadStretchOff: none (broad_stretch=0).
+	BroadStretch float64
 	// Order of the pruned passages: ctxsel.RankOrder (by the passage's rank
 	// in the curve) or ctxsel.DocumentOrder (input order). The query's
 	// order is used when it asks for document order.
@@ -136,8 +142,10 @@ const (
 	RunOff        = -1
 	BroadRunOff   = -1
 	BroadPriorOff = -1
-	// BroadPassageOff turns the passage prior off.
+	// BroadPassageOff turns the passage prior off, BroadStretchOff the
+	// stretch.
 	BroadPassageOff = -1
+	BroadStretchOff = -1
 	MinExpectedOff  = -1
 	BlendOff        = -1
 )
@@ -215,6 +223,9 @@ func New(opt Options) (*Selector, error) {
 	}
 	if !finite(opt.BroadPassage) || (opt.BroadPassage < 0 && opt.BroadPassage != BroadPassageOff) || opt.BroadPassage > MaxBroadPassage {
 		return nil, fmt.Errorf("%w: evidence: broad_passage=%v: want 0 ≤ broad_passage ≤ %d", ctxsel.ErrInvalidInput, opt.BroadPassage, MaxBroadPassage)
+	}
+	if !finite(opt.BroadStretch) || (opt.BroadStretch < 0 && opt.BroadStretch != BroadStretchOff) || opt.BroadStretch > 1 {
+		return nil, fmt.Errorf("%w: evidence: broad_stretch=%v: want 0 ≤ broad_stretch ≤ 1", ctxsel.ErrInvalidInput, opt.BroadStretch)
 	}
 	if opt.Order != ctxsel.RankOrder && opt.Order != ctxsel.DocumentOrder {
 		return nil, fmt.Errorf("%w: evidence: order %s: want rank or document", ctxsel.ErrInvalidInput, opt.Order)
@@ -350,6 +361,7 @@ func (s *Selector) Name() string {
 		parts = append(parts, "broad_reach="+strconv.Itoa(s.opt.BroadReach))
 	}
 	parts = appendSetting(parts, "broad_passage", s.opt.BroadPassage, BroadPassageOff)
+	parts = appendSetting(parts, "broad_stretch", s.opt.BroadStretch, BroadStretchOff)
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")
 	}
@@ -393,10 +405,18 @@ func (s *Selector) broadPassage() float64 {
 	return setting(s.opt.BroadPassage, BroadPassageOff, DefaultBroadPassage)
 }
 
+// broadStretch is the share of the budget a broad question's stretch of
+// turns may take (Options.BroadStretch): DefaultBroadStretch when the
+// options do not say.
+func (s *Selector) broadStretch() float64 {
+	return setting(s.opt.BroadStretch, BroadStretchOff, DefaultBroadStretch)
+}
+
 // broadDiffers says a broad question's turns are packed otherwise than
-// the others' (broad_run, broad_prior or broad_passage in use).
+// the others' (broad_run, broad_prior, broad_passage or broad_stretch in
+// use).
 func (s *Selector) broadDiffers() bool {
-	return s.broadRun() != s.run() || s.broadPrior() > 0 || s.broadPassage() > 0
+	return s.broadRun() != s.run() || s.broadPrior() > 0 || s.broadPassage() > 0 || s.broadStretch() > 0
 }
 
 // String is Name: the canonical spec ctxsel.Resolve reports.
@@ -425,6 +445,9 @@ func (s *Selector) Params() map[string]float64 {
 		}
 		if g := s.broadPassage(); g > 0 {
 			ps["broad_passage"] = g
+		}
+		if st := s.broadStretch(); st > 0 {
+			ps["broad_stretch"] = st
 		}
 	}
 	return ps
@@ -680,7 +703,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 		maxOpen: q.Caps.MaxK, whole: s.whole, run: s.run()}
 	broad := s.broadDiffers() && Broad(q.Question) && slices.ContainsFunc(ss, func(x sentence) bool { return x.kind == Turn })
 	if broad {
-		set.run, set.prior, set.reach, set.passage = s.broadRun(), s.broadPrior(), s.broadReach(), s.broadPassage()
+		set.run, set.prior, set.reach, set.passage, set.stretch = s.broadRun(), s.broadPrior(), s.broadReach(), s.broadPassage(), s.broadStretch()
 	}
 	expected, gated := s.gate(ss)
 	if gated {
@@ -876,8 +899,16 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 			settings += fmt.Sprintf(", broad_passage=%g", set.passage)
 			by += " and their passage's retrieval score"
 		}
+		if set.stretch > 0 {
+			settings += fmt.Sprintf(", broad_stretch=%g", set.stretch)
+		}
 		reason += fmt.Sprintf("; the question asks for a discussion or a summary, so its turns were packed as runs (%s)", settings)
-		if pk.lent > 0 {
+		if pk.stretched > 0 {
+			reason += fmt.Sprintf(": first the stretch of contiguous turns whose p sum highest within %d tokens (%d sentences)", int(set.stretch*float64(set.budget)), pk.stretched)
+			if pk.lent > 0 {
+				reason += fmt.Sprintf(", and %d of the kept sentences were valued above their own p by %s", pk.lent, by)
+			}
+		} else if pk.lent > 0 {
 			reason += fmt.Sprintf(": %d of the kept sentences were valued above their own p by %s", pk.lent, by)
 		}
 	case pk.lent > 0:

@@ -45,6 +45,7 @@ var params = []ctxsel.ParamDef{
 	{Name: "broad_prior", Min: 0, Max: 1, DefaultDoc: strconv.FormatFloat(DefaultBroadPrior, 'g', -1, 64), Doc: "the neighbourhood prior w of a broad question's turns: before packing, each turn is worth its own value plus w × the values of the turns just before and after it in its passage, so that a run starts in a stretch of likely turns rather than at one isolated turn; 0: none"},
 	{Name: "broad_reach", Kind: ctxsel.IntegerParam, Min: 1, Max: MaxBroadReach, DefaultDoc: strconv.Itoa(DefaultBroadReach), Doc: "how many turns on each side of a turn broad_prior reads: each turn of a broad question is worth its own value plus broad_prior × the values of the turns up to this many before and after it in its passage, so that a run starts in the middle of a long stretch of likely turns (a meeting's discussion of one point); 1: the two next to it"},
 	{Name: "broad_passage", Min: 0, Max: MaxBroadPassage, DefaultDoc: strconv.FormatFloat(DefaultBroadPassage, 'g', -1, 64), Doc: "the passage prior γ of a broad question's turns: before packing, each turn's value is multiplied by 1 + γ × its passage's retrieval score among the candidates', scaled to 0 (the worst) … 1 (the best), so that a run comes from the passage retrieval ranks high; 0: none"},
+	{Name: "broad_stretch", Min: 0, Max: 1, DefaultDoc: strconv.FormatFloat(DefaultBroadStretch, 'g', -1, 64), Doc: "a share of the budget for the stretch of a broad question's turns: before packing unit by unit, the contiguous turns of one passage whose values (after broad_passage) sum highest among those that fit in this share are packed whole, so that the evidence starts as one stretch of a discussion; 0: none"},
 	{Name: "order", Kind: ctxsel.WordParam, Words: []string{"rank", "document", "doc"}, DefaultWord: "rank", Doc: "rank (by the passage's rank) or document (input order)"},
 	{Name: "max_k", Kind: ctxsel.IntegerParam, Min: 1, Max: math.MaxInt32, DefaultDoc: "none", Doc: "cap: at most this many passages opened (there is no min_k: a token budget cannot promise passages)"},
 	{Name: "max_tokens", Kind: ctxsel.IntegerParam, Min: 1, Max: math.MaxInt32, DefaultDoc: "none", Doc: "cap: lowers the budget"},
@@ -98,7 +99,7 @@ func withDeps(opt Options, deps ctxsel.Deps) (Options, error) {
 // [,neighbors=0|1][,hop=N][,floor=P][,stop=S][,min_expected=E][,blend=W][,dedup=0|1]
 // [,units=turn|row|item|code|heading][,whole=none|turn|item][,run=R]
 // [,broad_run=R][,broad_prior=W][,broad_reach=H][,broad_passage=G]
-// [,order=rank|document] into Options
+// [,broad_stretch=S][,order=rank|document] into Options
 // (the rest of base kept: embedder, counter, model). A bad parameter is a
 // *ctxsel.ParamError.
 func ParseSpec(spec string, base Options) (Options, error) {
@@ -121,7 +122,7 @@ func fromSpec(sp ctxsel.Spec, base Options) (Options, error) {
 	opt := base
 	opt.Budget, opt.Passages, opt.Neighbors, opt.Caps = int(sp.Params["budget"]), 0, -1, ctxsel.Caps{}
 	opt.Hop, opt.Floor, opt.Stop, opt.Run, opt.MinExpected, opt.Blend = 0, 0, 0, 0, 0, 0
-	opt.BroadRun, opt.BroadPrior, opt.BroadReach, opt.BroadPassage = 0, 0, 0, 0
+	opt.BroadRun, opt.BroadPrior, opt.BroadReach, opt.BroadPassage, opt.BroadStretch = 0, 0, 0, 0, 0
 	if v, ok := sp.Params["broad_reach"]; ok {
 		opt.BroadReach = int(v)
 	}
@@ -164,6 +165,7 @@ func fromSpec(sp ctxsel.Spec, base Options) (Options, error) {
 	off("broad_run", func(v float64) { opt.BroadRun = cmp.Or(v, BroadRunOff) })
 	off("broad_prior", func(v float64) { opt.BroadPrior = cmp.Or(v, BroadPriorOff) })
 	off("broad_passage", func(v float64) { opt.BroadPassage = cmp.Or(v, BroadPassageOff) })
+	off("broad_stretch", func(v float64) { opt.BroadStretch = cmp.Or(v, BroadStretchOff) })
 	off("min_expected", func(v float64) { opt.MinExpected = cmp.Or(v, MinExpectedOff) })
 	off("blend", func(v float64) { opt.Blend = cmp.Or(v, BlendOff) })
 	return opt, nil
@@ -226,13 +228,15 @@ const (
 
 // DefaultBroadReach is how many turns on each side the neighbourhood
 // prior of a broad question's turns reads when the spec does not say
-// (Options.BroadReach 0), and DefaultBroadPassage its passage prior γ
+// (Options.BroadReach 0), DefaultBroadPassage its passage prior γ and
+// DefaultBroadStretch the share of the budget its stretch may take
 // likewise (0: none). MaxBroadReach and MaxBroadPassage bound them.
 // Candidates measured on the validation questions: docs/evidence.md
 // "Broad questions: a wider neighbourhood and the passage's standing".
 const (
 	DefaultBroadReach   = 1
 	DefaultBroadPassage = 0
+	DefaultBroadStretch = 0
 	MaxBroadReach       = 8
 	MaxBroadPassage     = 10
 )
