@@ -36,8 +36,8 @@ func TestRunByDefault(t *testing.T) {
 }
 
 // By default a broad question's turns are packed with DefaultBroadRun and
-// DefaultBroadPrior, and Why says so; broad_run=0.5,broad_prior=0 (run's
-// share, no prior) packs them as any other question's; a question for
+// DefaultBroadPrior, and Why says so; broad_run=0.5,broad_prior=0,
+// broad_passage=0 (run's share, no prior) packs them as any other question's; a question for
 // one fact is packed the same whatever they are.
 func TestBroadSpec(t *testing.T) {
 	if evidence.DefaultBroadRun == evidence.DefaultRun && evidence.DefaultBroadPrior == 0 {
@@ -47,7 +47,7 @@ func TestBroadSpec(t *testing.T) {
 		"[10:05] Eve: The trip had rain.\n[10:06] Fay: The trip ended well.\n[10:07] Gus: Lunch now.\n"
 	prose := *evidence.DefaultModel()
 	prose.Kinds = nil
-	const base, off = "evidence:budget=30,floor=0,stop=0", ",broad_run=0.5,broad_prior=0"
+	const base, off = "evidence:budget=30,floor=0,stop=0", ",broad_run=0.5,broad_prior=0,broad_passage=0"
 	def := ",broad_run=" + strconv.FormatFloat(evidence.DefaultBroadRun, 'g', -1, 64) + ",broad_prior=" + strconv.FormatFloat(evidence.DefaultBroadPrior, 'g', -1, 64)
 	one, wide := "Who had rain on the trip?", "Summarize the discussion of the trip budget."
 	sent := map[string]string{}
@@ -91,12 +91,13 @@ func TestBroadSpec(t *testing.T) {
 	}
 }
 
-// broad_reach, broad_passage and broad_stretch read back from the name and the params,
-// Why names them for a broad question, a question for one fact is packed
-// the same with them, and out-of-range values are input errors.
+// broad_reach, broad_passage and broad_stretch read back from the name
+// and the params, Why names them for a broad question, a question for one
+// fact is packed the same with them, the defaults send what they name,
+// and out-of-range values are input errors.
 func TestBroadReachSpec(t *testing.T) {
-	if evidence.DefaultBroadReach != 1 || evidence.DefaultBroadPassage != 0 {
-		t.Fatalf("DefaultBroadReach %v, DefaultBroadPassage %v: update this test", evidence.DefaultBroadReach, evidence.DefaultBroadPassage)
+	if evidence.DefaultBroadReach != 8 || evidence.DefaultBroadPassage != 1 || evidence.DefaultBroadStretch != 0 {
+		t.Fatalf("DefaultBroadReach %v, DefaultBroadPassage %v, DefaultBroadStretch %v: update this test", evidence.DefaultBroadReach, evidence.DefaultBroadPassage, evidence.DefaultBroadStretch)
 	}
 	chat := "[10:01] Ann: The trip budget is fine.\n[10:02] Bo: Okay.\n[10:03] Cy: Yes.\n[10:04] Dee: The trip was long.\n" +
 		"[10:05] Eve: The trip had rain.\n[10:06] Fay: The trip ended well.\n[10:07] Gus: Lunch now.\n"
@@ -104,10 +105,15 @@ func TestBroadReachSpec(t *testing.T) {
 	prose := *evidence.DefaultModel()
 	prose.Kinds = nil
 	const base, wider = "evidence:budget=30,floor=0,stop=0", ",broad_reach=4,broad_passage=1,broad_stretch=0.5"
+	const def, before = ",broad_reach=8,broad_passage=1", ",broad_reach=1,broad_passage=0"
+	// what Why names (for a broad question) and Params hold, per variant
+	why := map[string]string{"": "broad_reach=8, broad_passage=1)", def: "broad_reach=8, broad_passage=1)", before: "broad_prior=1)",
+		wider: "broad_reach=4, broad_passage=1, broad_stretch=0.5): first the stretch of contiguous turns"}
+	params := map[string][3]float64{"": {8, 1, 0}, def: {8, 1, 0}, before: {0, 0, 0}, wider: {4, 1, 0.5}}
 	one, wide := "Who had rain on the trip?", "Summarize the discussion of the trip budget."
 	sent := map[string]string{}
 	for _, q := range []string{one, wide} {
-		for _, v := range []string{"", wider} {
+		for _, v := range []string{"", def, before, wider} {
 			s, err := evidence.Parse(base+v, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: &prose})
 			if err != nil {
 				t.Fatal(err)
@@ -124,18 +130,22 @@ func TestBroadReachSpec(t *testing.T) {
 				texts = append(texts, ev.Text)
 			}
 			sent[q+v] = strings.Join(texts, "\n--\n")
-			says := strings.Contains(sel.Explanation.Reason, "broad_reach=4, broad_passage=1, broad_stretch=0.5): first the stretch of contiguous turns")
-			if want := v == wider && q == wide; says != want {
+			if says := strings.Contains(sel.Explanation.Reason, why[v]); says != (q == wide) {
 				t.Errorf("%s, %q: Why %q", v, q, sel.Explanation.Reason)
 			}
 			p := sel.Explanation.Params
-			if on := v == wider; on != (p["broad_reach"] == 4 && p["broad_passage"] == 1 && p["broad_stretch"] == 0.5) {
-				t.Errorf("%s: params %v", v, p)
+			if got := [3]float64{p["broad_reach"], p["broad_passage"], p["broad_stretch"]}; got != params[v] {
+				t.Errorf("%s: params %v, want broad_reach, broad_passage, broad_stretch %v", v, p, params[v])
 			}
 		}
 	}
-	if sent[one] != sent[one+wider] {
-		t.Errorf("a question for one fact: sent %q by default, %q with %s", sent[one], sent[one+wider], wider)
+	for _, v := range []string{def, before, wider} {
+		if sent[one] != sent[one+v] {
+			t.Errorf("a question for one fact: sent %q by default, %q with %s", sent[one], sent[one+v], v)
+		}
+	}
+	if sent[wide] != sent[wide+def] {
+		t.Errorf("a broad question: sent %q by default, %q with %s", sent[wide], sent[wide+def], def)
 	}
 	for _, bad := range []evidence.Options{{Budget: 30, BroadReach: evidence.MaxBroadReach + 1}, {Budget: 30, BroadReach: -1},
 		{Budget: 30, BroadPassage: evidence.MaxBroadPassage + 0.5}, {Budget: 30, BroadPassage: -0.5}, {Budget: 30, BroadStretch: 1.5}, {Budget: 30, BroadStretch: -0.5}} {
