@@ -107,10 +107,7 @@ func TestNeighbourPrior(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps, ss := priorCandidates(t, c)
-	val := make([]float64, len(ss))
-	for i := range ss {
-		val[i] = ss[i].p
-	}
+	val := valuesOf(ss)
 	neighbourPrior(ps, ss, val, 0.5, 1)
 	want := map[string]float64{
 		"Lunch is at noon.":   0.4 + 0.5*0.01,
@@ -257,10 +254,7 @@ func TestNeighbourPriorReach(t *testing.T) {
 		}},
 	} {
 		ps, ss := priorCandidates(t, c)
-		val := make([]float64, len(ss))
-		for i := range ss {
-			val[i] = ss[i].p
-		}
+		val := valuesOf(ss)
 		neighbourPrior(ps, ss, val, 0.5, tc.reach)
 		for i, x := range ss {
 			w, ok := tc.want[x.text]
@@ -303,15 +297,7 @@ func TestPackPriorReach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, ss := wholeCandidates(t, stretchMeeting, "The budget is tight.", c)
-	for i := range ss {
-		switch ss[i].text {
-		case "The budget is tight.", "The budget is fixed.":
-			ss[i].p = 0.5
-		case "The case is yellow.", "It has a long cord.", "And a rubber grip.", "The grip is soft.", "The cord is grey.", "The case is round.", "The case is light.":
-			ss[i].p = 0.2
-		}
-	}
+	ps, ss := stretchMeetingAt(t, c, 0.2)
 	set := packSettings{budget: 1000, whole: TurnUnits, prior: 1, reach: 1}
 	// ±1: Ann 1.01, Bo 1.01 (+0.01), Dee … Hue 0.6, Cy 0.41, Ian 0.4
 	if got := turnOrder(ss, pack(ps, ss, set, nil, c))[:2]; !slices.Equal(got, []string{"Ann:", "Bo:"}) && !slices.Equal(got, []string{"Bo:", "Ann:"}) {
@@ -369,10 +355,7 @@ func TestPassagePrior(t *testing.T) {
 			ss[i].p = 0.3 // Cy's 0.9 is three times likelier
 		}
 	}
-	val := make([]float64, len(ss))
-	for i := range ss {
-		val[i] = ss[i].p
-	}
+	val := valuesOf(ss)
 	passagePrior(ps, ss, val, 3)
 	for i, x := range ss {
 		want := x.p
@@ -425,16 +408,32 @@ func TestPassagePrior(t *testing.T) {
 // seven turns Cy … Ian at 0.25, the fillers at 0.01.
 func stretchCandidates(t *testing.T, c token.Counter) ([]passage, []sentence) {
 	t.Helper()
+	return stretchMeetingAt(t, c, 0.25)
+}
+
+// stretchMeetingAt is stretchMeeting's candidates with the two budget
+// turns at p 0.5, the seven turns Cy … Ian at p, the fillers at 0.01.
+func stretchMeetingAt(t *testing.T, c token.Counter, p float64) ([]passage, []sentence) {
+	t.Helper()
 	ps, ss := wholeCandidates(t, stretchMeeting, "The budget is tight.", c)
 	for i := range ss {
 		switch ss[i].text {
 		case "The budget is tight.", "The budget is fixed.":
 			ss[i].p = 0.5
 		case "The case is yellow.", "It has a long cord.", "And a rubber grip.", "The grip is soft.", "The cord is grey.", "The case is round.", "The case is light.":
-			ss[i].p = 0.25
+			ss[i].p = p
 		}
 	}
 	return ps, ss
+}
+
+// valuesOf is each candidate's p: the values packing starts from.
+func valuesOf(ss []sentence) []float64 {
+	val := make([]float64, len(ss))
+	for i := range ss {
+		val[i] = ss[i].p
+	}
+	return val
 }
 
 // stretch is the contiguous window of turns, within the limit, whose
@@ -447,10 +446,7 @@ func TestStretch(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps, ss := stretchCandidates(t, c)
-	val := make([]float64, len(ss))
-	for i := range ss {
-		val[i] = ss[i].p
-	}
+	val := valuesOf(ss)
 	none := func(int) bool { return false }
 	cost := func(m []int) int { // what stretch counts: sentences, prefixes, header
 		n := ps[0].headerTokens
