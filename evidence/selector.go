@@ -78,8 +78,8 @@ type Options struct {
 	Run float64
 	// BroadRun is Run for the turns of a broad question (Broad: one that
 	// asks for a discussion or a summary, whose evidence is a stretch of
-	// a conversation). 0: DefaultBroadRun, or what Run gives when that
-	// is 0; BroadRunOff: none (broad_run=0).
+	// a conversation). 0: DefaultBroadRun; BroadRunOff: none
+	// (broad_run=0).
 	BroadRun float64
 	// BroadPrior is the neighbourhood prior w of a broad question's turns
 	// (runs.go): before packing, each turn is worth its own value plus
@@ -379,12 +379,9 @@ func (s *Selector) Name() string {
 func (s *Selector) run() float64 { return setting(s.opt.Run, RunOff, DefaultRun) }
 
 // broadRun is the share a kept turn lends its neighbours when the
-// question is broad (Options.BroadRun): DefaultBroadRun, or run's when
-// that is 0, when the options do not say.
+// question is broad (Options.BroadRun): DefaultBroadRun when the options
+// do not say.
 func (s *Selector) broadRun() float64 {
-	if DefaultBroadRun == 0 && s.opt.BroadRun == 0 {
-		return s.run()
-	}
 	return setting(s.opt.BroadRun, BroadRunOff, DefaultBroadRun)
 }
 

@@ -41,7 +41,7 @@ var params = []ctxsel.ParamDef{
 	{Name: "units", Kind: ctxsel.ListParam, Words: unitWords, DefaultDoc: "model (" + modelDefault(func(m *Model) string { return m.Units().String() }) + "; row for a model that reads unit_row or has a kind's model that does)", Doc: "the line structures split into units of their own (turn: chat, transcript and subtitle turns and log lines; row: table rows under their header; item: list items; code: fenced blocks whole; heading: Markdown headings and the path they give the units below); sentence (prose) is always on, and text whose structures are off is cut into sentences as plain prose"},
 	{Name: "whole", Kind: ctxsel.ListParam, Words: wholeWords, DefaultDoc: wholeString(DefaultWhole), Doc: "the units sent whole once one of their sentences is chosen (turn: a turn's or subtitle cue's sentences, sent with its speaker/time line once; item: a list item's): the group is packed as one, at the sum of its sentences' p (the floor applies to that sum: a sentence below it goes with its turn), for all their tokens; its sentences are chosen one by one only when the whole no longer fits; none: every sentence on its own"},
 	{Name: "run", Min: 0, Max: 1, DefaultDoc: strconv.FormatFloat(DefaultRun, 'g', -1, 64), Doc: "a kept turn lends the turn just before and just after it in its passage at least this share of its value (the sum of its sentences' p, or what it was lent), so that a run of relevant turns (a meeting's discussion of one point) goes out as a run: the next turns out get this share's square, and so on; the floor reads the lent value, the stop the model's own p; 0: none"},
-	{Name: "broad_run", Min: 0, Max: 1, DefaultDoc: broadRunDoc(), Doc: "run for the turns of a broad question (one that asks for a discussion, a summary or someone's views: \"Summarize the discussion about the budget.\", \"What did Ann think of the design?\"; evidence.Broad, a rule on its words), whose evidence is a stretch of a conversation rather than one line; 0: none"},
+	{Name: "broad_run", Min: 0, Max: 1, DefaultDoc: strconv.FormatFloat(DefaultBroadRun, 'g', -1, 64), Doc: "run for the turns of a broad question (one that asks for a discussion, a summary or someone's views: \"Summarize the discussion about the budget.\", \"What did Ann think of the design?\"; evidence.Broad, a rule on its words), whose evidence is a stretch of a conversation rather than one line; 0: none"},
 	{Name: "broad_prior", Min: 0, Max: 1, DefaultDoc: strconv.FormatFloat(DefaultBroadPrior, 'g', -1, 64), Doc: "the neighbourhood prior w of a broad question's turns: before packing, each turn is worth its own value plus w × the values of the turns just before and after it in its passage, so that a run starts in a stretch of likely turns rather than at one isolated turn; 0: none"},
 	{Name: "broad_reach", Kind: ctxsel.IntegerParam, Min: 1, Max: MaxBroadReach, DefaultDoc: strconv.Itoa(DefaultBroadReach), Doc: "how many turns on each side of a turn broad_prior reads: each turn of a broad question is worth its own value plus broad_prior × the values of the turns up to this many before and after it in its passage, so that a run starts in the middle of a long stretch of likely turns (a meeting's discussion of one point); 1: the two next to it"},
 	{Name: "broad_passage", Min: 0, Max: MaxBroadPassage, DefaultDoc: strconv.FormatFloat(DefaultBroadPassage, 'g', -1, 64), Doc: "the passage prior γ of a broad question's turns: before packing, each turn's value is multiplied by 1 + γ × its passage's retrieval score among the candidates', scaled to 0 (the worst) … 1 (the best), so that a run comes from the passage retrieval ranks high; 0: none"},
@@ -210,7 +210,7 @@ const DefaultRun = 0.5
 
 // DefaultBroadRun is the share a kept turn lends its neighbours when the
 // question is broad (Broad) and the spec does not say (Options.BroadRun
-// 0; a 0 here would mean run's). DefaultBroadPrior is the neighbourhood
+// 0). DefaultBroadPrior is the neighbourhood
 // prior w of a broad question's turns likewise (0: none). Chosen on the
 // validation questions among broad_run 0.5, 0.75, 0.9, 1 × broad_prior
 // 0, 0.5, 1 by a rule fixed before measuring — the best mean gain over
@@ -247,14 +247,6 @@ const (
 	MaxBroadReach       = 8
 	MaxBroadPassage     = 10
 )
-
-// broadRunDoc describes broad_run's default for the parameter docs.
-func broadRunDoc() string {
-	if DefaultBroadRun == 0 {
-		return "run's"
-	}
-	return strconv.FormatFloat(DefaultBroadRun, 'g', -1, 64)
-}
 
 // wholeWords are the whole parameter's words.
 var wholeWords = []string{"none", "turn", "item"}
