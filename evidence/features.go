@@ -519,39 +519,19 @@ func turnNeighbours(ps []passage, ss []sentence, bmZ, denseZ []float64, lowerQ s
 		match   float64
 		speaker float64
 	}
-	var turns []turn
-	turnOf := make([]int, n)
-	for i := range turnOf {
-		turnOf[i] = -1
-	}
-	for i := 0; i < n; i++ {
-		if turnOf[i] >= 0 {
-			continue // a sentence of a turn already read
-		}
-		span, ok := turnAt(ps, ss, i)
-		if !ok {
-			continue
-		}
+	ct := turnsAmong(ps, ss)
+	turns := make([]turn, len(ct.spans))
+	for ti, span := range ct.spans {
 		t := turn{span: span, match: math.Inf(-1)}
 		for j := span[0]; j < span[1]; j++ {
-			turnOf[j] = len(turns)
 			t.match = max(t.match, (bmZ[j]+denseZ[j])/2)
 		}
-		if speakerNamed(ss, ss[i].needs, lowerQ) {
+		if speakerNamed(ss, ss[span[0]].needs, lowerQ) {
 			t.speaker = 1
 		}
-		turns = append(turns, t)
+		turns[ti] = t
 	}
-	// each turn's neighbours, found once: the turn before or after it (-1: none)
-	nbrs := make([][2]int, len(turns))
-	for ti, t := range turns {
-		for k, dir := range []int{-1, 1} {
-			nbrs[ti][k] = -1
-			if nb, ok := neighbourTurn(ps, ss, t.span, dir); ok {
-				nbrs[ti][k] = turnOf[nb[0]]
-			}
-		}
-	}
+	nbrs := ct.nbrs
 	for ti, t := range turns {
 		prev, next := nbrs[ti][0], nbrs[ti][1]
 		var pm, nm, sum float64

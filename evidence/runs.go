@@ -46,6 +46,46 @@ func neighbourTurn(ps []passage, ss []sentence, t [2]int, step int) (span [2]int
 	return [2]int{}, false
 }
 
+// candidateTurns are the turns among the candidates, in their order:
+// spans[t] is turn t's span (turnAt), of[i] the turn candidate i belongs
+// to (-1: none), nbrs[t] the turns before and after t in its passage
+// (neighbourTurn; -1: none), found once for the readers that walk them
+// (the turn features, the neighbourhood prior, the stretch).
+type candidateTurns struct {
+	spans [][2]int
+	of    []int
+	nbrs  [][2]int
+}
+
+func turnsAmong(ps []passage, ss []sentence) candidateTurns {
+	ct := candidateTurns{of: make([]int, len(ss))}
+	for i := range ct.of {
+		ct.of[i] = -1
+	}
+	for i := 0; i < len(ss); {
+		t, ok := turnAt(ps, ss, i)
+		if !ok {
+			i++
+			continue
+		}
+		for k := t[0]; k < t[1]; k++ {
+			ct.of[k] = len(ct.spans)
+		}
+		ct.spans = append(ct.spans, t)
+		i = t[1]
+	}
+	ct.nbrs = make([][2]int, len(ct.spans))
+	for n, t := range ct.spans {
+		for k, step := range []int{-1, 1} {
+			ct.nbrs[n][k] = -1
+			if nb, ok := neighbourTurn(ps, ss, t, step); ok {
+				ct.nbrs[n][k] = ct.of[nb[0]]
+			}
+		}
+	}
+	return ct
+}
+
 // lendRun raises, after the candidates chosen were kept, the values
 // (val, per candidate sentence) of the turns next to the turns they
 // belong to: each neighbour's sentences not kept yet are worth together
@@ -115,49 +155,31 @@ func neighbourPrior(ps []passage, ss []sentence, val []float64, w float64, reach
 		return
 	}
 	reach = max(reach, 1)
-	type turn struct {
-		span [2]int
-		v    float64
-	}
-	var turns []turn
-	at := map[int]int{} // a turn's first candidate → its index in turns
-	for i := 0; i < len(ss); {
-		t, ok := turnAt(ps, ss, i)
-		if !ok {
-			i++
-			continue
-		}
-		v := 0.0
+	ct := turnsAmong(ps, ss)
+	value := make([]float64, len(ct.spans)) // each turn's, before any was raised
+	for n, t := range ct.spans {
 		for k := t[0]; k < t[1]; k++ {
-			v += val[k]
+			value[n] += val[k]
 		}
-		at[t[0]] = len(turns)
-		turns = append(turns, turn{t, v})
-		i = t[1]
 	}
-	raised := make([]float64, len(turns))
-	for n, t := range turns {
-		raised[n] = t.v
-		for _, step := range []int{-1, 1} {
-			nb := t.span
-			for range reach {
-				var ok bool
-				if nb, ok = neighbourTurn(ps, ss, nb, step); !ok {
+	for n, t := range ct.spans {
+		raised := value[n]
+		for side := range 2 {
+			for nb, d := n, 0; d < reach; d++ {
+				if nb = ct.nbrs[nb][side]; nb < 0 {
 					break
 				}
-				raised[n] += w * turns[at[nb[0]]].v
+				raised += w * value[nb]
 			}
 		}
-	}
-	for n, t := range turns {
-		if raised[n] == t.v {
+		if raised == value[n] {
 			continue
 		}
-		for k := t.span[0]; k < t.span[1]; k++ {
-			if t.v > 0 {
-				val[k] *= raised[n] / t.v
+		for k := t[0]; k < t[1]; k++ {
+			if value[n] > 0 {
+				val[k] *= raised / value[n]
 			} else {
-				val[k] = raised[n] / float64(t.span[1]-t.span[0])
+				val[k] = raised / float64(t[1]-t[0])
 			}
 		}
 	}
@@ -199,13 +221,9 @@ func stretch(ps []passage, ss []sentence, val []float64, limit int, skip func(i 
 		cost int
 		v    float64
 	}
-	var turns []turn
-	for i := 0; i < len(ss); {
-		t, ok := turnAt(ps, ss, i)
-		if !ok {
-			i++
-			continue
-		}
+	ct := turnsAmong(ps, ss)
+	turns := make([]turn, 0, len(ct.spans))
+	for _, t := range ct.spans {
 		x := turn{span: t}
 		var ctx []int
 		for k := t[0]; k < t[1]; k++ {
@@ -222,16 +240,12 @@ func stretch(ps []passage, ss []sentence, val []float64, limit int, skip func(i 
 			}
 		}
 		turns = append(turns, x)
-		i = t[1]
 	}
 	bestV, best := 0.0, [2]int{-1, -1}
 	from, cost, v := 0, 0, 0.0
 	for to, t := range turns {
-		if to > 0 {
-			prev := turns[to-1]
-			if nb, ok := neighbourTurn(ps, ss, prev.span, 1); !ok || nb != t.span {
-				from, cost, v = to, 0, 0 // a new run of turns
-			}
+		if to > 0 && ct.nbrs[to-1][1] != to {
+			from, cost, v = to, 0, 0 // a new run of turns
 		}
 		cost, v = cost+t.cost, v+t.v
 		for from < to && cost+ps[ss[t.span[0]].passage].headerTokens > limit {
