@@ -12,10 +12,11 @@ import (
 // "Professor E:", "Dr. Franzblau:", "Frank Buffay Jr.:", "[2024-05-01
 // 10:02] Name:" (a name of one to four words, each maybe abbreviated), and
 // IRC nicks, which may open with "_" or "[" and hold brackets ("_jason:",
-// "Sa[i]nT:", "[admin]:"). It is read here on its own,
+// "Sa[i]nT:", "[admin]:"), or name them in angle brackets as IRC clients
+// log them ("[10:02] <alice>"). It is read here on its own,
 // not by package evidence's rules, so that a turn those rules miss counts
 // against them.
-var turnStart = regexp.MustCompile(`^(?:\[[^\]\n]{1,40}\][ \t]*)?[\p{L}_\[][\p{L}\p{N}'_\[\]-]{0,20}\.?(?: [\p{L}\p{N}'_-]{1,20}\.?){0,3}:(?:[ \t]|$)`)
+var turnStart = regexp.MustCompile(`^(?:\[[^\]\n]{1,40}\][ \t]*)?(?:<[@+%~&]?[^\s<>]{1,32}>|[\p{L}_\[][\p{L}\p{N}'_\[\]-]{0,20}\.?(?: [\p{L}\p{N}'_-]{1,20}\.?){0,3}:)(?:[ \t]|$)`)
 
 // Least turn lines, and speakers, that make a text a conversation.
 const (

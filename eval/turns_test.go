@@ -38,6 +38,12 @@ func TestTurnsOf(t *testing.T) {
 	if got := turnsOf(irc); len(got) != 4 {
 		t.Errorf("IRC nicks: %d turns, want 4: %v", len(got), got)
 	}
+	clientLog := "[19:00] <nbx909> how do i find a usb device ?\n" +
+		"[19:01] <@_jason> lsusb\n" +
+		"[19:02] <Sa[i]nT> try dmesg too\n"
+	if got := turnsOf(clientLog); len(got) != 3 || clientLog[got[1].start:got[1].body] != "[19:01] <@_jason>" {
+		t.Errorf("IRC client's nicks: %v, want 3 turns, the second's prefix %q", got, "[19:01] <@_jason>")
+	}
 	for _, text := range []string{
 		"[10:02] joined the channel.\n[10:03] left: the channel.\n[10:04] back.\n", // times, no names
 		"Plain prose here, nothing: at all.\nNote: one line.\nAnother: two.\n",     // two prefixes at most

@@ -567,7 +567,8 @@ func turnNeighbours(ps []passage, ss []sentence, bmZ, denseZ []float64, lowerQ s
 // the speaker in the turn prefix among needs (a Context unit): the
 // prefix's words of two letters or more that start with a letter, left of
 // its last colon, outside brackets and parentheses (times, dates); of a
-// Discord header, its name's (not "Today at 9:41 PM").
+// Discord header, its name's (not "Today at 9:41 PM"); of an IRC client's
+// "<nick>", the nick's.
 func speakerNamed(ss []sentence, needs []int, lowerQ string) bool {
 	for _, k := range needs {
 		if ss[k].kind != Context {
@@ -575,6 +576,8 @@ func speakerNamed(ss []sentence, needs []int, lowerQ string) bool {
 		}
 		name := ss[k].text
 		if m := discordName(name); m != "" {
+			name = m
+		} else if m := ircNickName(name); m != "" {
 			name = m
 		} else if c := strings.LastIndexByte(name, ':'); c >= 0 {
 			name = name[:c]
@@ -605,6 +608,19 @@ func speakerNamed(ss []sentence, needs []int, lowerQ string) bool {
 		}
 	}
 	return false
+}
+
+// ircNickName is the nick of an IRC client's prefix ("alice" of "[10:02]
+// <@alice>"); "" when the prefix names none that way.
+func ircNickName(prefix string) string {
+	if !strings.HasSuffix(prefix, ">") {
+		return ""
+	}
+	i := strings.LastIndexByte(prefix, '<')
+	if i < 0 {
+		return ""
+	}
+	return strings.TrimLeft(prefix[i+1:len(prefix)-1], "@+%~&")
 }
 
 // minTitleKey is the shortest title (in runes) looked for in a text: a

@@ -105,7 +105,7 @@ func itoa(n int) string {
 // covering every non-space byte; needs pointing to earlier units; a fence
 // never cut; never a panic.
 func FuzzSplit(f *testing.F) {
-	for _, name := range []string{"chat.txt", "discord.txt", "whatsapp.txt", "transcript.txt", "subtitles.srt", "service.log", "prices.md", "report.txt", "statement.txt"} {
+	for _, name := range []string{"chat.txt", "irc.txt", "discord.txt", "whatsapp.txt", "transcript.txt", "subtitles.srt", "service.log", "prices.md", "report.txt", "statement.txt"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "units", name))
 		if err != nil {
 			f.Fatal(err)

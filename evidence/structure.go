@@ -110,12 +110,16 @@ type line struct{ start, end int }
 var (
 	// "[10:02] Alice: …", "[2024-05-01 10:02] Bob Smith: …": a time or date
 	// in the brackets, a name without sentence punctuation (not "[7] J. D.
-	// Hunter. 2007. Matplotlib: …", a reference list)
-	bracketTurn = regexp.MustCompile(`^\[[^\]\n]{0,30}\d[:./-]\d[^\]\n]{0,30}\][ \t]*[^\s:\[\]][^:\n.,;"“]{0,40}:(?:[ \t]|$)`)
+	// Hunter. 2007. Matplotlib: …", a reference list); IRC clients' logs
+	// name the nick in angle brackets, maybe with its channel mode
+	// ("[10:02] <alice> …", "[10:02] <@op> …"), and a nick may be
+	// bracketed itself ("[10:02] [admin]: …")
+	bracketTurn = regexp.MustCompile(`^\[[^\]\n]{0,30}\d[:./-]\d[^\]\n]{0,30}\][ \t]*(?:` + ircNick + `|\[[^\s\[\]:]{1,30}\][^\s:]{0,30}:|[^\s:\[\]][^:\n.,;"“]{0,40}:)(?:[ \t]|$)`)
 	// WhatsApp and similar: "12/03/2024, 14:05 - Alice: …", "[12.03.24, 14:05:09] Alice: …"
 	datedTurn = regexp.MustCompile(`^\[?\d{1,4}[./-]\d{1,2}[./-]\d{1,4},? \d{1,2}:\d{2}(?::\d{2})?(?:[ \x{202f}]?[AaPp]\.?[Mm]\.?)?\]?[ \t]+(?:-[ \t]+)?[^\s:][^:\n]{0,40}:(?:[ \t]|$)`)
-	// transcripts: "ALICE (00:01:02): …", "Dr. Bob (1:02): …", "00:01:02 Alice: …"
-	timedTurn = regexp.MustCompile(`^(?:[^\s:()\[\]][^:()\n]{0,40}[ \t]\(\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?\):|\d{1,2}:\d{2}(?::\d{2})?[ \t]+[^\s:][^:\n]{0,40}:)(?:[ \t]|$)`)
+	// transcripts: "ALICE (00:01:02): …", "Dr. Bob (1:02): …", "00:01:02
+	// Alice: …"; an IRC client's log without brackets: "10:02 <alice> …"
+	timedTurn = regexp.MustCompile(`^(?:[^\s:()\[\]][^:()\n]{0,40}[ \t]\(\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?\):|\d{1,2}:\d{2}(?::\d{2})?[ \t]+(?:[^\s:<][^:\n]{0,40}:|` + ircNick + `))(?:[ \t]|$)`)
 	// plain "Alice: …", "Dr Bob Smith: …", "Right Hon. Justin Trudeau: …"
 	// (a parliament's record): up to four capitalised words (not "Girl 1:":
 	// "Step 1:", "Section 2:" are no speakers); and a numbered role, as
@@ -149,6 +153,10 @@ var (
 	// a column header's year: "2024"
 	yearCell = regexp.MustCompile(`^(?:19|20)\d\d$`)
 )
+
+// ircNick is an IRC client's speaker: the nick in angle brackets, maybe
+// behind its channel mode ("<alice>", "<@op>", "<+voiced>").
+const ircNick = `<[@+%~&]?[^\s<>]{1,32}>`
 
 // lookAt bounds what the line rules read of a line.
 const lookAt = 160

@@ -70,6 +70,8 @@ func TestSplitStructure(t *testing.T) {
 	}{
 		{file: "chat.txt", unit: "I still dream about the custard tarts.", needs: "[2023-05-08 13:58] Tom:", kind: evidence.Turn,
 			count: map[evidence.Kind]int{evidence.Context: 6, evidence.Turn: 16}},
+		{file: "irc.txt", unit: "then reboot twice, the first boot rebuilds the initramfs", needs: "[09:15] <_tom>", kind: evidence.Turn,
+			count: map[evidence.Kind]int{evidence.Context: 7, evidence.Turn: 10}},
 		{file: "discord.txt", unit: "it keeps failing on the migrations step", needs: "Priya — Today at 9:41 PM", kind: evidence.Turn,
 			count: map[evidence.Kind]int{evidence.Context: 5, evidence.Turn: 8}},
 		{file: "whatsapp.txt", unit: "I booked it until noon.", needs: "12/03/2024, 09:17 - Jonas:", kind: evidence.Turn,
