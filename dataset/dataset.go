@@ -28,6 +28,40 @@ type Passage struct {
 	// gold evidence sentence (sentence-level labels, e.g. HotpotQA's
 	// supporting facts); Gold is then true. Optional.
 	GoldSpans [][2]int `json:"gold_spans,omitempty"`
+	// GoldIDs, when set, names the gold unit of each of GoldSpans (one id
+	// a span, in order): a unit that occurs in several passages, as a turn
+	// in the overlap of two chunks of one document does, has one id, and
+	// the record's spans that share an id are one unit, counted once and
+	// kept when any of them is. Spans without ids are a unit each.
+	GoldIDs []string `json:"gold_ids,omitempty"`
+	// Title is the title of the document the passage comes from, when the
+	// source gives one apart from its text (an index gives every chunk its
+	// document's): eval hands it to a text selector as the passage's
+	// header. Optional.
+	Title string `json:"title,omitempty"`
+}
+
+// GoldUnits numbers the record's gold units: units[i][j] is the unit of
+// passage i's span j (0 … n-1, in order of first occurrence), spans
+// sharing a GoldIDs id sharing a number; n is how many units there are.
+func (r *Record) GoldUnits() (units [][]int, n int) {
+	units = make([][]int, len(r.Passages))
+	byID := map[string]int{}
+	for i, p := range r.Passages {
+		units[i] = make([]int, len(p.GoldSpans))
+		for j := range p.GoldSpans {
+			if p.GoldIDs != nil {
+				if u, ok := byID[p.GoldIDs[j]]; ok {
+					units[i][j] = u
+					continue
+				}
+				byID[p.GoldIDs[j]] = n
+			}
+			units[i][j] = n
+			n++
+		}
+	}
+	return units, n
 }
 
 // HasSpans reports whether the record carries sentence-level labels: at
@@ -41,12 +75,10 @@ func (r *Record) HasSpans() bool {
 	return false
 }
 
-// SpanCount is the number of gold spans over all passages.
+// SpanCount is the number of gold units over all passages: the gold
+// spans, those that share a GoldIDs id counted once.
 func (r *Record) SpanCount() int {
-	n := 0
-	for _, p := range r.Passages {
-		n += len(p.GoldSpans)
-	}
+	_, n := r.GoldUnits()
 	return n
 }
 
@@ -163,6 +195,14 @@ func (r *Record) validate() error {
 		for _, sp := range p.GoldSpans {
 			if sp[0] < 0 || sp[1] <= sp[0] || sp[1] > len(p.Text) {
 				return fmt.Errorf("record %q: passage %q: gold span [%d, %d) is not inside its %d bytes", r.ID, p.ID, sp[0], sp[1], len(p.Text))
+			}
+		}
+		if p.GoldIDs != nil && len(p.GoldIDs) != len(p.GoldSpans) {
+			return fmt.Errorf("record %q: passage %q: %d gold ids for %d gold spans", r.ID, p.ID, len(p.GoldIDs), len(p.GoldSpans))
+		}
+		for _, id := range p.GoldIDs {
+			if strings.TrimSpace(id) == "" {
+				return fmt.Errorf("record %q: passage %q: an empty gold id", r.ID, p.ID)
 			}
 		}
 		if len(p.GoldSpans) > 0 && !p.Gold {

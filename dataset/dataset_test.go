@@ -30,6 +30,8 @@ func TestLoad(t *testing.T) {
 		"dup record":      good + good,
 		"empty":           "",
 		"passage without": `{"id":"q","question":"q","passages":[{"text":"x"}]}`,
+		"ids for spans":   `{"id":"q","question":"q","passages":[{"id":"a","text":"xy","gold":true,"gold_spans":[[0,1],[1,2]],"gold_ids":["u"]}]}`,
+		"empty gold id":   `{"id":"q","question":"q","passages":[{"id":"a","text":"xy","gold":true,"gold_spans":[[0,1]],"gold_ids":[" "]}]}`,
 	}
 	for name, in := range bad {
 		if _, err := Load(strings.NewReader(in)); err == nil {
@@ -38,6 +40,26 @@ func TestLoad(t *testing.T) {
 	}
 	if _, err := Load(strings.NewReader(good + "{\n")); err == nil || !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("error does not name the line: %v", err)
+	}
+}
+
+// Spans that share a gold id, in one passage or in two (a turn in the
+// overlap of two chunks), are one unit; spans without ids a unit each.
+func TestGoldUnits(t *testing.T) {
+	in := `{"id":"q","question":"q","passages":[` +
+		`{"id":"c0","text":"A: one.\nB: two.","gold":true,"gold_spans":[[0,7],[8,15]],"gold_ids":["t0","t1"]},` +
+		`{"id":"c1","text":"B: two.\nA: three.","gold":true,"gold_spans":[[0,7],[8,17]],"gold_ids":["t1","t2"]},` +
+		`{"id":"c2","text":"A: four.","gold":true,"gold_spans":[[0,8]]}]}`
+	recs, err := Load(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	units, n := recs[0].GoldUnits()
+	if want := [][]int{{0, 1}, {1, 2}, {3}}; n != 4 || fmt.Sprint(units) != fmt.Sprint(want) {
+		t.Errorf("GoldUnits = %v, %d; want %v, 4", units, n, want)
+	}
+	if c := recs[0].SpanCount(); c != 4 {
+		t.Errorf("SpanCount = %d, want 4 (5 spans, two of one unit)", c)
 	}
 }
 
@@ -97,12 +119,21 @@ func TestPool(t *testing.T) {
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte(`{"id":"q","question":"who?","passages":[{"id":"p0","text":"t","gold":true}]}`))
 	f.Add([]byte{0x1f, 0x8b, 0, 0})
+	f.Add([]byte(`{"id":"q","question":"q","passages":[{"id":"a","text":"xy","gold":true,"gold_spans":[[0,1],[1,2]],"gold_ids":["u","u"],"title":"T"}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		recs, err := Load(bytes.NewReader(b))
 		if err == nil {
 			for _, r := range recs {
 				if r.validate() != nil {
 					t.Fatal("returned an invalid record")
+				}
+				units, n := r.GoldUnits()
+				for i, p := range r.Passages {
+					for j := range p.GoldSpans {
+						if u := units[i][j]; u < 0 || u >= n {
+							t.Fatalf("unit %d of %d", u, n)
+						}
+					}
 				}
 			}
 		}

@@ -14,7 +14,7 @@ import (
 // The passages are then shuffled (seeded), so document order carries no hint.
 //
 // Drawn passage ids are "<source record id>/<passage id>", unique within the
-// padded question. size <= 0 returns copies of the records unpadded.
+// padded question; a drawn passage keeps its Title (not a label). size <= 0 returns copies of the records unpadded.
 func Pool(recs []Record, size int, seed uint64) ([]Record, error) {
 	out := make([]Record, len(recs))
 	// Every passage of the set, once per distinct text, with its origin.
@@ -65,7 +65,7 @@ func Pool(recs []Record, size int, seed uint64) ([]Record, error) {
 					return nil, fmt.Errorf("pool: passage id %q collides in record %q", id, rec.ID)
 				}
 				have[p.Text], ids[id] = true, true
-				rec.Passages = append(rec.Passages, Passage{ID: id, Text: p.Text})
+				rec.Passages = append(rec.Passages, Passage{ID: id, Text: p.Text, Title: p.Title})
 			}
 		}
 		if size > 0 {

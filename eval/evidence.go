@@ -73,7 +73,8 @@ type PresenceResult struct {
 type recordEvidence struct {
 	texts []string   // passage texts, input order
 	spans [][][2]int // gold spans per passage
-	total int        // gold spans of the question; 0: no sentence labels
+	units [][]int    // the gold unit of each span (dataset.Record.GoldUnits)
+	total int        // gold units of the question; 0: no sentence labels
 	// answers are the normalised gold answers, each padded with spaces;
 	// nil when none or yes/no (yesNo).
 	answers []string
@@ -91,8 +92,8 @@ func newRecordEvidence(r dataset.Record) *recordEvidence {
 	e := &recordEvidence{texts: make([]string, len(r.Passages)), spans: make([][][2]int, len(r.Passages)), ansIn: make([]int8, len(r.Passages))}
 	for i, p := range r.Passages {
 		e.texts[i], e.spans[i] = p.Text, p.GoldSpans
-		e.total += len(p.GoldSpans)
 	}
+	e.units, e.total = r.GoldUnits()
 	for _, a := range r.Answers {
 		n := answer.Normalize(a)
 		if n == "yes" || n == "no" {
@@ -145,17 +146,29 @@ func (e *recordEvidence) holds(text string) bool {
 // counted reports whether the question counts for answer_present.
 func (e *recordEvidence) counted() bool { return len(e.answers) > 0 }
 
-// measureSelection returns how many gold spans sel sends (at SpanCoverage),
-// how many it touches (at TouchCoverage) and whether its sent text holds
-// an answer.
+// measureSelection returns how many gold units sel sends (a span of the
+// unit at SpanCoverage), how many it touches (at TouchCoverage) and
+// whether its sent text holds an answer.
 func (e *recordEvidence) measureSelection(sel ctxsel.Selection) (kept, touched int, present bool) {
+	var isKept, isTouched []bool // by unit
+	if e.total > 0 {
+		isKept, isTouched = make([]bool, e.total), make([]bool, e.total)
+	}
+	mark := func(marks []bool, u int, n *int) {
+		if !marks[u] {
+			marks[u] = true
+			*n++
+		}
+	}
 	for i, idx := range sel.Indices {
 		if idx < 0 || idx >= len(e.texts) {
 			continue
 		}
 		if sel.Evidence == nil {
-			kept += len(e.spans[idx])
-			touched += len(e.spans[idx])
+			for _, u := range e.units[idx] {
+				mark(isKept, u, &kept)
+				mark(isTouched, u, &touched)
+			}
 			present = present || e.answerIn(idx)
 			continue
 		}
@@ -164,13 +177,13 @@ func (e *recordEvidence) measureSelection(sel ctxsel.Selection) (kept, touched i
 		if ev.Header != nil {
 			sent = append([][2]int{*ev.Header}, sent...)
 		}
-		for _, g := range e.spans[idx] {
+		for j, g := range e.spans[idx] {
 			c := covered(g, sent)
 			if c >= SpanCoverage*float64(g[1]-g[0]) {
-				kept++
+				mark(isKept, e.units[idx][j], &kept)
 			}
 			if c >= TouchCoverage*float64(g[1]-g[0]) {
-				touched++
+				mark(isTouched, e.units[idx][j], &touched)
 			}
 		}
 		if len(e.answers) > 0 && !present {
@@ -220,12 +233,19 @@ func covered(g [2]int, spans [][2]int) float64 {
 	return float64(n)
 }
 
-// prefixes fills a question's per-rank evidence facts: gold spans and
+// prefixes fills a question's per-rank evidence facts: gold units and
 // answer presence of its top k whole passages, for the envelopes.
 func (e *recordEvidence) prefixes(ranked []int) (spanPrefix, ansPrefix []int) {
 	spanPrefix, ansPrefix = make([]int, len(ranked)+1), make([]int, len(ranked)+1)
+	seen := make([]bool, e.total) // units the passages above rank r hold
 	for r, idx := range ranked {
-		spanPrefix[r+1] = spanPrefix[r] + len(e.spans[idx])
+		spanPrefix[r+1] = spanPrefix[r]
+		for _, u := range e.units[idx] {
+			if !seen[u] {
+				seen[u] = true
+				spanPrefix[r+1]++
+			}
+		}
 		ansPrefix[r+1] = ansPrefix[r]
 		if ansPrefix[r] == 0 && e.answerIn(idx) {
 			ansPrefix[r+1] = 1

@@ -166,3 +166,48 @@ type cutSentence5 struct{ lastSentence }
 func (cutSentence5) Name() string { return "cut5" }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// headerSpy is lastSentence recording the headers it was handed.
+type headerSpy struct {
+	lastSentence
+	seen *[]string
+}
+
+func (h headerSpy) SelectTexts(ctx context.Context, q ctxsel.TextQuery) (ctxsel.Selection, error) {
+	*h.seen = append(*h.seen, q.Headers...)
+	return h.lastSentence.SelectTexts(ctx, q)
+}
+
+// A gold unit in two overlapping chunks (one gold id) counts once: in the
+// denominator, for whole passages and for a selector; and the passages'
+// titles reach a text selector as its headers.
+func TestEvidenceGoldIDs(t *testing.T) {
+	a := "0.9 100 Intro words here. The capital is Paris."
+	b := "0.8 100 The capital is Paris. Tail words."
+	c := "0.3 100 Other fact. Second gold sentence."
+	recs := []dataset.Record{{ID: "q1", Question: "capital?", Answers: []string{"Paris"}, Passages: []dataset.Passage{
+		{ID: "a", Text: a, Title: "atlas", Gold: true, GoldSpans: [][2]int{spanOf(a, "The capital is Paris.")}, GoldIDs: []string{"u1"}},
+		{ID: "b", Text: b, Title: "atlas", Gold: true, GoldSpans: [][2]int{spanOf(b, "The capital is Paris.")}, GoldIDs: []string{"u1"}},
+		{ID: "c", Text: c, Title: "atlas", Gold: true, GoldSpans: [][2]int{spanOf(c, "Second gold sentence.")}, GoldIDs: []string{"u2"}},
+	}}}
+	specs, err := ctxsel.Resolver{}.ResolveList("topk:k=1,topk:k=2,topk:k=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	rep, err := Run(context.Background(), recs, fakeScorer{}, Options{Counter: fakeCounter{},
+		Strategies: append(specs, TextSelectors(headerSpy{seen: &seen})...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// without the ids top-2 would hold 2 of 3 spans; the selector sends a's
+	// copy of u1 and b's "Tail words."
+	for i, want := range []float64{0.5, 0.5, 1, 0.5} {
+		if r := rep.Results[i]; r.EvidenceRecall != want {
+			t.Errorf("%s: evidence recall %v, want %v", r.Strategy, r.EvidenceRecall, want)
+		}
+	}
+	if strings.Join(seen, ",") != "atlas,atlas,atlas" {
+		t.Errorf("headers %q, want the three titles", seen)
+	}
+}

@@ -46,15 +46,24 @@ func selectTexts(ctx context.Context, recs []dataset.Record, curves []QuestionCu
 
 func selectTextsOne(ctx context.Context, r dataset.Record, q QuestionCurve, st *questionStats, slots []strategySlot, textSlots []int, budget func(dataset.Record) int) error {
 	texts := make([]string, len(r.Passages))
+	var headers []string // the passages' titles, as an index gives its chunks'
 	for i, p := range r.Passages {
 		texts[i] = p.Text
+		if p.Title != "" && headers == nil {
+			headers = make([]string, len(r.Passages))
+		}
+	}
+	if headers != nil {
+		for i, p := range r.Passages {
+			headers[i] = p.Title
+		}
 	}
 	curve, err := ctxsel.NewCurve(candidates(r, q))
 	if err != nil {
 		return err
 	}
 	for _, i := range textSlots {
-		tq := ctxsel.TextQuery{Question: r.Question, Curve: curve, Texts: texts, Order: ctxsel.RankOrder}
+		tq := ctxsel.TextQuery{Question: r.Question, Curve: curve, Texts: texts, Headers: headers, Order: ctxsel.RankOrder}
 		sel, use, err := slots[i].run.Select(ctx, tq)
 		if err != nil {
 			return fmt.Errorf("%s: %w", slots[i].name, err)

@@ -30,7 +30,9 @@ type turnSpan struct{ start, body, end int }
 
 // turnsOf cuts a text made of turns into them; nil when it is not one
 // (fewer than turnLinesMin prefix lines or turnSpeakerMin speakers). A
-// line without a prefix continues the turn above it; a blank line ends it.
+// line without a prefix continues the turn above it; a blank line ends it;
+// the lines that open the text and run into its first turn are a turn
+// without a prefix (cut by the passage's start).
 func turnsOf(text string) []turnSpan {
 	var turns []turnSpan
 	speakers := map[string]bool{}
@@ -59,6 +61,13 @@ func turnsOf(text string) []turnSpan {
 	if len(turns) < turnLinesMin || len(speakers) < turnSpeakerMin {
 		return nil
 	}
+	// Lines before the first prefix that run into it (no blank line
+	// between) are the rest of a turn the passage's start cut, as an
+	// index's chunker cuts: a turn whose prefix the passage does not hold
+	// (start == body), so nothing sent of it counts as prefixed.
+	if lead := text[:turns[0].start]; strings.TrimSpace(lead) != "" && !strings.Contains(lead, "\n\n") {
+		turns = append([]turnSpan{{0, 0, len(strings.TrimRight(lead, "\n"))}}, turns...)
+	}
 	return turns
 }
 
@@ -82,7 +91,7 @@ func turnPrefixes(text string, ev ctxsel.Evidence) (inTurn, prefixed int) {
 				continue // not in this turn's text
 			}
 			inTurn++
-			if covered([2]int{t.start, t.body}, sent) == float64(t.body-t.start) {
+			if t.body > t.start && covered([2]int{t.start, t.body}, sent) == float64(t.body-t.start) {
 				prefixed++
 			}
 			break // the turn it starts in (spans do not cross turns but for prose)

@@ -87,6 +87,17 @@ func TestTurnPrefixes(t *testing.T) {
 	if n, p := turnPrefixes(dr, ctxsel.Evidence{Spans: [][2]int{{k, k + len("Ross Geller: Yes .")}, {j, j + 6}}}); n != 2 || p != 1 {
 		t.Errorf("Jr.: %d in a turn, %d prefixed; want Ross's last turn (prefixed) and Frank's (not)", n, p)
 	}
+	// a passage cut inside a turn, as an index's chunker cuts: its first
+	// lines are the turn's rest without a prefix; after a blank line they
+	// are not
+	cut := "the VPN first.\nThen reboot.\n[10:01] Ana: Done.\n[10:02] Ben: Good.\n[10:03] Ana: Bye.\n"
+	if n, p := turnPrefixes(cut, ctxsel.Evidence{Spans: [][2]int{{0, len("the VPN first.")}}}); n != 1 || p != 0 {
+		t.Errorf("a cut turn's rest: %d in a turn, %d prefixed; want 1, 0", n, p)
+	}
+	titled := "Team chat\n\n" + cut[len("the VPN first.\nThen reboot.\n"):]
+	if n, _ := turnPrefixes(titled, ctxsel.Evidence{Spans: [][2]int{{0, len("Team chat")}}}); n != 0 {
+		t.Errorf("a title above a blank line: %d spans in a turn, want 0", n)
+	}
 	if n, _ := turnPrefixes("Prose here. More prose.", ctxsel.Evidence{Spans: [][2]int{{0, 11}}}); n != 0 {
 		t.Errorf("prose: %d spans in a turn", n)
 	}

@@ -193,6 +193,60 @@ func TestRegroupDocumentOrder(t *testing.T) {
 	}
 }
 
+// chunk cuts each question's document with the index's chunker: windows
+// that overlap and may start inside a turn; a gold turn is in every chunk
+// that holds it whole, one id for its copies, and each chunk has the
+// document's title.
+func TestChunkAsAnIndex(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl.gz")
+	rec := dataset.Record{ID: "q", Question: "Who?", Genre: "dialogue", Meta: json.RawMessage(`{"episode":"s01_e01"}`)}
+	turns := []string{"A: one two three four five six seven.", "B: eight nine ten eleven twelve thirteen.", "A: yes.", "B: fourteen fifteen sixteen seventeen eighteen.", "A: nineteen twenty twenty-one twenty-two."}
+	for i, turn := range turns {
+		p := dataset.Passage{ID: string(rune('a' + i)), Text: turn}
+		if i == 2 {
+			p.Gold, p.GoldSpans = true, [][2]int{{0, len(turn)}}
+		}
+		rec.Passages = append(rec.Passages, p)
+	}
+	if err := write(in, []dataset.Record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl.gz")
+	var log bytes.Buffer
+	if err := chunkDoc([]string{"--chunker", "tokens:size=12,overlap=6", "--sep", `\n`, "--title-meta", "episode", "--in", in, "--out", out}, &log); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := dataset.LoadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recs[0]
+	doc := strings.Join(turns, "\n")
+	copies, midTurn := 0, false
+	for _, p := range r.Passages {
+		if !strings.Contains(doc, p.Text) || p.Title != "s01_e01" {
+			t.Fatalf("chunk %q (title %q) is no window of the document", p.Text, p.Title)
+		}
+		midTurn = midTurn || !strings.HasPrefix(p.Text, "A:") && !strings.HasPrefix(p.Text, "B:")
+		for j, g := range p.GoldSpans {
+			if p.Text[g[0]:g[1]] != turns[2] || p.GoldIDs[j] != "c/0" {
+				t.Fatalf("gold %q id %q", p.Text[g[0]:g[1]], p.GoldIDs[j])
+			}
+			copies++
+		}
+	}
+	if copies < 2 || !midTurn || r.SpanCount() != 1 {
+		t.Fatalf("%d copies of the gold turn (want 2 or more: the windows overlap), a chunk opening inside a turn %v, %d units; chunks %+v", copies, midTurn, r.SpanCount(), r.Passages)
+	}
+	if err := chunkDoc([]string{"--title-meta", "scene", "--in", in, "--out", out}, &log); err == nil {
+		t.Fatal("accepted a --title-meta the records lack")
+	}
+	if err := chunkDoc([]string{"--chunker", "windows:size=0", "--in", in, "--out", out}, &log); err == nil {
+		t.Fatal("accepted a bad --chunker")
+	}
+}
+
 // report pools each genre of more than one file on its own.
 func TestReportGenres(t *testing.T) {
 	dir := t.TempDir()

@@ -11,6 +11,7 @@
 //	go run ./internal/cmd/evidata squad    --in dev.json    --out data/evidence/y.jsonl.gz [--per-paragraph 2] [--limit N]
 //	go run ./internal/cmd/evidata merge OUT.jsonl.gz IN.jsonl.gz...
 //	go run ./internal/cmd/evidata regroup --tokens 600 [--order shuffle|document] [--sep S] --in X.jsonl.gz --out Y.jsonl.gz
+//	go run ./internal/cmd/evidata chunk [--chunker SPEC] [--sep S] [--title T | --title-meta KEY] --in X.jsonl.gz --out Y.jsonl.gz
 //	go run ./internal/cmd/evidata report [--strategies A,B] REPORT.json...
 //
 // regroup emulates an index's long chunks: each question's passages, in a
@@ -20,7 +21,8 @@
 // of at most --tokens tokens (cl100k_base; a longer passage stays alone),
 // gold spans shifted with them. Chunks never cut a passage, so a unit the
 // converter made a passage (a turn, a table) is never split; index
-// add's token chunker (600 tokens, 100 overlap) may cut one.
+// add's token chunker (600 tokens, 100 overlap) may cut one: chunk cuts
+// the document with it instead (chunk.go).
 //
 // hotpotqa reads HotpotQA's distractor format (a JSON array, or one record a
 // line) in any of three shapes seen in public copies: context and
@@ -92,7 +94,7 @@ func main() {
 
 func run(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: evidata hotpotqa|2wiki|musique|squad|policyqa|friendsqa|qmsum|tatqa|molweni --in FILE --out FILE.jsonl.gz [flags], evidata merge OUT IN..., evidata regroup --in X --out Y")
+		return errors.New("usage: evidata hotpotqa|2wiki|musique|squad|policyqa|friendsqa|qmsum|tatqa|molweni --in FILE --out FILE.jsonl.gz [flags], evidata merge OUT IN..., evidata regroup --in X --out Y, evidata chunk --in X --out Y")
 	}
 	kind := args[0]
 	if kind == "merge" {
@@ -100,6 +102,9 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if kind == "regroup" {
 		return regroup(args[1:], stdout)
+	}
+	if kind == "chunk" {
+		return chunkDoc(args[1:], stdout)
 	}
 	if kind == "report" {
 		return report(args[1:], stdout)
