@@ -13,10 +13,15 @@ import (
 // Sending both spends the budget twice on one text. With dedup (the
 // default), among the passages of one document (the same title: ask gives
 // every chunk its document's), a sentence is not sent when a sentence of
-// another passage with the same text is, and a passage's first or last
-// sentence is never sent when it is a fragment (a strict suffix or
-// prefix) of a sentence of another candidate passage: the whole sentence
-// is the one to send. Passages without a title are never compared.
+// another passage with the same text (a turn's: under the same context
+// line) is, a line of a turn that a chunk holds without the turn's prefix
+// is never sent when another candidate passage holds the turn (nor, in any
+// passage, the lines a chunk opens with that run into its first turn: the
+// rest of a turn whose speaker line the chunk before holds), and a
+// passage's first or last sentence is never sent when it is a fragment (a
+// strict suffix or prefix) of a sentence of another candidate passage: the
+// whole sentence is the one to send. Passages without a title are never
+// compared.
 
 // minFragmentBytes is the shortest fragment matched inside a word: a
 // shorter one must meet the whole sentence at a word boundary.
@@ -64,12 +69,42 @@ func repeatKey(text string) string {
 func newRepeatIndex(ps []passage, ss []sentence) *repeatIndex {
 	r := &repeatIndex{keys: make([]string, len(ss)), fragmentOf: make([][]int, len(ss)), passage: make([]int, len(ss))}
 	texts := make([]string, len(ss))
+	// a turn's sentences by document and text, for their copies a chunk
+	// holds without the turn's prefix
+	turnSentences := map[string][]int{}
 	for i, x := range ss {
 		r.passage[i] = x.passage
 		if title := ps[x.passage].title; title != "" {
 			texts[i] = repeatKey(x.text)
 			if texts[i] != "" {
-				r.keys[i] = title + "\x00" + texts[i]
+				turn := turnOf(ss, x)
+				r.keys[i] = title + "\x00" + turn + texts[i]
+				if turn != "" {
+					turnSentences[title+"\x00"+texts[i]] = append(turnSentences[title+"\x00"+texts[i]], i)
+				}
+			}
+		}
+	}
+	// A chunk that starts inside a turn holds its lines without the
+	// prefix, which the turn's copy in the chunk before sends with them:
+	// that copy is the one to send.
+	for i, x := range ss {
+		if r.keys[i] == "" || x.kind == Context || turnOf(ss, x) != "" {
+			continue
+		}
+		for _, j := range turnSentences[ps[x.passage].title+"\x00"+texts[i]] {
+			if ss[j].passage != x.passage {
+				r.fragmentOf[i] = append(r.fragmentOf[i], j)
+			}
+		}
+	}
+	// the rest of a turn a passage's start cut: never sent from it, with
+	// or without a title (no passage lists it: it is no copy of one)
+	for _, p := range ps {
+		from, to := turnRest(p.text, p.units)
+		for j := from; j < to && j < p.n; j++ {
+			if r.fragmentOf[p.first+j] == nil {
+				r.fragmentOf[p.first+j] = []int{}
 			}
 		}
 	}
@@ -96,6 +131,25 @@ func newRepeatIndex(ps []passage, ss []sentence) *repeatIndex {
 		}
 	}
 	return r
+}
+
+// turnOf is what tells a turn's sentence from the same words said in
+// another turn: its context lines ("[10:02] Alice:"), each ended by NUL;
+// "" for any other unit. A chat says "yes" or "thanks" many times, and a
+// log recurs with other times: each is its own evidence, and only the
+// same turn read twice (in the overlap of two chunks) is a repeat.
+func turnOf(ss []sentence, x sentence) string {
+	if x.kind != Turn {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range x.needs {
+		if c >= 0 && c < len(ss) && ss[c].kind == Context {
+			b.WriteString(repeatKey(ss[c].text))
+			b.WriteByte(0)
+		}
+	}
+	return b.String()
 }
 
 // prefixedTexts are, for the first sentence of a turn (or of a row's,

@@ -160,3 +160,96 @@ func TestRepeatsCutTurnPrefix(t *testing.T) {
 		}
 	}
 }
+
+// The same words said in two turns of one chat ("Yes, it is.") are two
+// pieces of evidence, each sent under its own "[time] Name:"; only the
+// same turn read twice (in the overlap of two chunks) is a repeat.
+func TestRepeatsTurnsAreNotTheirWords(t *testing.T) {
+	yes := "Yes, it is."
+	chunk1 := "[2024-05-15 09:00] Marek: Is the VPN required to change my password?\n" +
+		"[2024-05-15 09:02] Ines: " + yes + "\n" +
+		"[2024-05-15 09:05] Marek: Thanks, I will connect first.\n"
+	chunk2 := "[2024-05-15 09:05] Marek: Thanks, I will connect first.\n" +
+		"[2024-05-16 14:10] Aiko: Is the VPN required to print at home?\n" +
+		"[2024-05-16 14:12] Ines: " + yes + "\n"
+	q := query(t, "Is the VPN required?", chunk1, chunk2)
+	q.Headers = []string{"helpdesk", "helpdesk"}
+	sel, err := newSelector(t, "evidence:budget=2000,floor=0,stop=0,hop=0,whole=none").SelectTexts(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yeses, thanks := 0, 0
+	for _, g := range sentTexts(sel, q) {
+		if g == yes {
+			yeses++
+		}
+		if g == "Thanks, I will connect first." {
+			thanks++
+		}
+	}
+	if yeses != 2 || thanks != 1 {
+		t.Errorf("%q sent %d times (want 2: two turns), the repeated turn %d times (want 1): %q", yes, yeses, thanks, sentTexts(sel, q))
+	}
+}
+
+// A chunk that starts inside a turn of two lines holds its second line
+// without the prefix: with dedup that copy is not sent, the turn's copy
+// under its "[time] Name:" in the chunk before is.
+func TestRepeatsTurnLineWithoutPrefix(t *testing.T) {
+	line2 := "Without the VPN your laptop keeps the old one until you are back in the office."
+	chunk1 := "[2024-05-15 15:25] Marek: My password expires tomorrow. Can I change it from home?\n" +
+		"[2024-05-15 15:28] Ines: Yes, as long as you are on the VPN.\n" + line2 + "\n" +
+		"[2024-05-15 15:30] Marek: Thanks, will do it tonight.\n"
+	chunk2 := line2 + "\n[2024-05-16 08:30] Ines: Reminder: the file server restarts tonight at 22:00.\n" +
+		"[2024-05-16 08:41] Aiko: Will the shared drives be back by the morning?\n" +
+		"[2024-05-16 08:43] Ines: They should be back by 22:30.\n"
+	q := query(t, "Does the laptop keep the old password without the VPN?", chunk1, chunk2)
+	q.Headers = []string{"helpdesk", "helpdesk"}
+	for _, dedup := range []string{"1", "0"} {
+		sel, err := newSelector(t, "evidence:budget=2000,floor=0,stop=0,hop=0,dedup="+dedup).SelectTexts(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bare := false // line2 sent from the second chunk, which holds no prefix for it
+		for i, idx := range sel.Indices {
+			for _, sp := range sel.Evidence[i].Spans {
+				bare = bare || idx == 1 && q.Texts[idx][sp[0]:sp[1]] == line2
+			}
+		}
+		if bare != (dedup == "0") {
+			t.Errorf("dedup=%s: the line without its prefix sent %v (sent: %q)", dedup, bare, sentTexts(sel, q))
+		}
+	}
+}
+
+// A chunk that an index's chunker cut inside a turn opens with the turn's
+// rest, whose "[time] Name:" is in the chunk before: with dedup it is not
+// sent, with or without a title; a title above a blank line is no such
+// rest; with dedup=0 the rest may be sent.
+func TestRepeatsTurnRestNotSent(t *testing.T) {
+	rest := "and choose Change a password, the VPN must be on."
+	chunk := rest + "\n[2024-05-16 08:30] Ines: Reminder: the file server restarts tonight at 22:00.\n" +
+		"[2024-05-16 08:41] Aiko: Can I change a password while the file server restarts?\n" +
+		"[2024-05-16 08:43] Ines: They should be back by 22:30.\n"
+	for _, c := range []struct {
+		dedup    string
+		headers  []string
+		mayRest  bool
+		question string
+	}{
+		{"1", nil, false, "How do I change a password with the VPN on?"},
+		{"1", []string{"helpdesk"}, false, "How do I change a password with the VPN on?"},
+		{"0", nil, true, "How do I change a password with the VPN on?"},
+	} {
+		q := query(t, c.question, chunk)
+		q.Headers = c.headers
+		sel, err := newSelector(t, "evidence:budget=2000,floor=0,stop=0,hop=0,dedup="+c.dedup).SelectTexts(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := strings.Contains(strings.Join(sentTexts(sel, q), "\n"), rest)
+		if sent && !c.mayRest || !sent && c.mayRest {
+			t.Errorf("dedup=%s headers %q: the cut turn's rest sent %v (sent: %q)", c.dedup, c.headers, sent, sentTexts(sel, q))
+		}
+	}
+}

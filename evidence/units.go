@@ -271,3 +271,54 @@ var runsOnWord = map[string]bool{"a": true, "an": true, "the": true, "of": true,
 func headerText(h string) string {
 	return strings.Join(strings.Fields(h), " ")
 }
+
+// turnRest is the units [from, to) of u that are the rest of a turn the
+// passage's start cut, as an index's chunker cuts a chat: the prose lines
+// that run into the passage's first turn's speaker/time line with no
+// blank line between, above it and before any other structure, when the
+// passage starts cut (cutStart). That line
+// is in the chunk before, so sent from this passage they would reach the
+// reader without who said them (dedup, the default, does not send them).
+func turnRest(text string, u Units) (from, to int) {
+	first := -1 // the first context line
+	for j := range u.Sentences {
+		if k := u.Kind(j); k == Context {
+			first = j
+			break
+		} else if k != Sentence {
+			return 0, 0
+		}
+	}
+	if first <= 0 || first+1 >= len(u.Sentences) || u.Kind(first+1) != Turn {
+		return 0, 0
+	}
+	// the lines after the last blank line above the turn
+	start := 0
+	if u.Header != nil {
+		start = u.Header[1]
+	}
+	lead := text[start:u.Sentences[first][0]]
+	if b := strings.LastIndex(lead, "\n\n"); b >= 0 {
+		start += b + 2
+	} else if b := strings.LastIndex(lead, "\n\r\n"); b >= 0 {
+		start += b + 3
+	}
+	from = first
+	for from > 0 && u.Sentences[from-1][0] >= start && !(u.Headings != nil && u.Headings[from-1]) {
+		from--
+	}
+	// only text that starts cut: in a word, after a sentence's start, or
+	// inside the prefix's time; a line that opens whole ("#NOTE#: [ Scene
+	// … ]", "(They sit.)", "Yes.") may be a turn the splitter does not read
+	if from == first || !cutStart(text[u.Sentences[from][0]:]) {
+		return 0, 0
+	}
+	return from, first
+}
+
+// cutStart reports text that starts where no line would: a lower-case
+// letter, a digit, or punctuation that continues a sentence.
+func cutStart(text string) bool {
+	r, _ := utf8.DecodeRuneInString(text)
+	return unicode.IsLower(r) || unicode.IsDigit(r) || strings.ContainsRune(",.;:!?)]}’”…-–—", r)
+}
