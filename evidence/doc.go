@@ -10,7 +10,7 @@
 // sentences in document order, a gap marked by " … ".
 //
 // A sentence's score is a Model: boosted trees (or, as in version 1 model
-// files, a logistic regression) over 41 features (FeatureNames): its own
+// files, a logistic regression) over 37 features (FeatureNames): its own
 // BM25 over the sentences of the candidate set, its own dense similarity
 // to the question (the embedded USE-lite model, which was trained on
 // sentences), its passage's score in the curve (a prior), its position,

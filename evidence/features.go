@@ -77,18 +77,7 @@ import (
 //	                     turn's "Name:" prefix, times and brackets left out, or
 //	                     of a Discord header's name)
 //
-// The region features read a wider window: a meeting's gold is a run of
-// ~51 turns, so which region of a passage a turn lies in says more than
-// its two neighbours do. The window is the (up to sixteen) turns within
-// eight of its turn, walked as turn_run walks them; a passage's turns are
-// those of its own (in order), 0 where there is none:
-//
-//	region_match         the mean match of the turns in the window
-//	region_max           the best match of the turns in the window
-//	turn_standing        its turn's match less the best match of its passage's turns (≤ 0)
-//	best_turn_distance   log(1 + how many turns from its turn its passage's best turn is)
-//
-// The unit, turn-neighbour and region features are 0 for prose (Split's
+// The unit and turn-neighbour features are 0 for prose (Split's
 // sentences) and for every unit outside a turn: a model that does not name
 // them (the embedded top model) scores prose as before.
 var FeatureNames = []string{
@@ -99,7 +88,6 @@ var FeatureNames = []string{
 	"linked", "anchor_p", "hop_joined",
 	"unit_turn", "unit_row", "unit_item", "unit_code", "context_bm25_z",
 	"prev_turn_match", "next_turn_match", "turn_run", "speaker_in_question",
-	"region_match", "region_max", "turn_standing", "best_turn_distance",
 }
 
 // V1Features are the features of a version 1 model: the first 14.
@@ -440,7 +428,6 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 			joined = 1
 		}
 		tPrev, tNext, tRun, tSpeaker := nt.at(i)
-		rMean, rMax, rStanding, rDist := nt.regionAt(i)
 		x.x = []float64{
 			bmZ[i], rel, denseZ[i], dense[i], passZ[x.passage], gap, math.Log1p(float64(p.rank)),
 			first, math.Log1p(float64(max(local, 0))), math.Log(float64(max(1, x.tokens-joinerTokens))), hz, nb,
@@ -450,7 +437,6 @@ func (s *Selector) features(ctx context.Context, q ctxsel.TextQuery, ps []passag
 			linked, sc.anchorP, joined,
 			unitIs(x.kind, Turn), unitIs(x.kind, Row), unitIs(x.kind, Item), unitIs(x.kind, Code), contextZ(x.needs, bmZ),
 			tPrev, tNext, tRun, tSpeaker,
-			rMean, rMax, rStanding, rDist,
 		}
 		textKind := ""
 		if textKinds != nil {
@@ -502,13 +488,10 @@ func contextZ(needs []int, bmZ []float64) float64 {
 	return best
 }
 
-// turnFeatures are the turn-neighbour and region features of each
-// candidate sentence (FeatureNames), 0 for a sentence outside a turn; all
-// nil when no candidate is a turn's (prose allocates nothing for them).
-type turnFeatures struct {
-	prev, next, run, speaker              []float64
-	regionMean, regionMax, standing, dist []float64
-}
+// turnFeatures are the turn-neighbour features of each candidate sentence
+// (FeatureNames), 0 for a sentence outside a turn; all nil when no
+// candidate is a turn's (prose allocates nothing for them).
+type turnFeatures struct{ prev, next, run, speaker []float64 }
 
 // at is sentence i's turn-neighbour features.
 func (f turnFeatures) at(i int) (prev, next, run, speaker float64) {
@@ -518,34 +501,19 @@ func (f turnFeatures) at(i int) (prev, next, run, speaker float64) {
 	return f.prev[i], f.next[i], f.run[i], f.speaker[i]
 }
 
-// regionAt is sentence i's region features.
-func (f turnFeatures) regionAt(i int) (mean, best, standing, dist float64) {
-	if f.prev == nil {
-		return 0, 0, 0, 0
-	}
-	return f.regionMean[i], f.regionMax[i], f.standing[i], f.dist[i]
-}
+// turnReach is how many turns on each side turn_run reads.
+const turnReach = 2
 
-// turnReach is how many turns on each side turn_run reads; regionReach,
-// region_match's and region_max's (a meeting's gold runs are ~51 turns).
-const (
-	turnReach   = 2
-	regionReach = 8
-)
-
-// turnNeighbours computes the turn-neighbour and region features: each
-// turn's match (the best mean of bm25_z and dense_z of its sentences),
-// then, for every sentence of a turn, its neighbouring turns' matches,
-// its turn's standing in its passage, and whether the question (lowerQ,
-// lower-cased) names its speaker.
+// turnNeighbours computes the turn-neighbour features: each turn's match
+// (the best mean of bm25_z and dense_z of its sentences), then, for every
+// sentence of a turn, its neighbouring turns' matches and whether the
+// question (lowerQ, lower-cased) names its speaker.
 func turnNeighbours(ps []passage, ss []sentence, bmZ, denseZ []float64, lowerQ string) turnFeatures {
 	n := len(ss)
 	if !slices.ContainsFunc(ss, func(x sentence) bool { return x.kind == Turn }) {
 		return turnFeatures{}
 	}
-	col := func() []float64 { return make([]float64, n) }
-	f := turnFeatures{prev: col(), next: col(), run: col(), speaker: col(),
-		regionMean: col(), regionMax: col(), standing: col(), dist: col()}
+	f := turnFeatures{prev: make([]float64, n), next: make([]float64, n), run: make([]float64, n), speaker: make([]float64, n)}
 	type turn struct {
 		span    [2]int
 		match   float64
@@ -563,42 +531,19 @@ func turnNeighbours(ps []passage, ss []sentence, bmZ, denseZ []float64, lowerQ s
 		}
 		turns[ti] = t
 	}
-	// each passage's best turn (the first of equals), by turn index: the
-	// turns are in candidate order, so a passage's are consecutive
-	best := make([]int, len(turns))
-	for ti := 0; ti < len(turns); {
-		pi := ss[turns[ti].span[0]].passage
-		end, top := ti, ti
-		for ; end < len(turns) && ss[turns[end].span[0]].passage == pi; end++ {
-			if turns[end].match > turns[top].match {
-				top = end
-			}
-		}
-		for k := ti; k < end; k++ {
-			best[k] = top
-		}
-		ti = end
-	}
 	nbrs := ct.nbrs
 	for ti, t := range turns {
 		prev, next := nbrs[ti][0], nbrs[ti][1]
-		var pm, nm, sum, rSum float64
-		rMax := math.Inf(-1)
-		count, rCount := 0, 0
+		var pm, nm, sum float64
+		count := 0
 		for k := range 2 {
 			at := ti
-			for d := 1; d <= regionReach; d++ {
+			for d := 1; d <= turnReach; d++ {
 				if at = nbrs[at][k]; at < 0 {
 					break
 				}
-				m := turns[at].match
-				if d <= turnReach {
-					sum += m
-					count++
-				}
-				rSum += m
-				rMax = max(rMax, m)
-				rCount++
+				sum += turns[at].match
+				count++
 			}
 		}
 		if prev >= 0 {
@@ -607,20 +552,12 @@ func turnNeighbours(ps []passage, ss []sentence, bmZ, denseZ []float64, lowerQ s
 		if next >= 0 {
 			nm = turns[next].match
 		}
-		run, rMean := 0.0, 0.0
+		run := 0.0
 		if count > 0 {
 			run = sum / float64(count)
 		}
-		if rCount > 0 {
-			rMean = rSum / float64(rCount)
-		} else {
-			rMax = 0
-		}
-		standing := t.match - turns[best[ti]].match
-		dist := math.Log1p(math.Abs(float64(ti - best[ti])))
 		for j := t.span[0]; j < t.span[1]; j++ {
 			f.prev[j], f.next[j], f.run[j], f.speaker[j] = pm, nm, run, t.speaker
-			f.regionMean[j], f.regionMax[j], f.standing[j], f.dist[j] = rMean, rMax, standing, dist
 		}
 	}
 	return f
