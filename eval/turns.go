@@ -3,6 +3,8 @@ package eval
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
 )
@@ -62,10 +64,14 @@ func turnsOf(text string) []turnSpan {
 		return nil
 	}
 	// Lines before the first prefix that run into it (no blank line
-	// between) are the rest of a turn the passage's start cut, as an
-	// index's chunker cuts: a turn whose prefix the passage does not hold
-	// (start == body), so nothing sent of it counts as prefixed.
-	if lead := text[:turns[0].start]; strings.TrimSpace(lead) != "" && !strings.Contains(lead, "\n\n") {
+	// between) and start cut (in a word, a sentence or a prefix: a lower-
+	// case letter, a digit, punctuation that continues a sentence) are the
+	// rest of a turn the passage's start cut, as an index's chunker cuts: a
+	// turn whose prefix the passage does not hold (start == body), so
+	// nothing sent of it counts as prefixed. A line that opens whole (a
+	// script's "#NOTE#: [ Scene … ]") is not counted: this rule cannot
+	// tell it from a turn.
+	if lead := text[:turns[0].start]; strings.TrimSpace(lead) != "" && !strings.Contains(lead, "\n\n") && startsCut(lead) {
 		turns = append([]turnSpan{{0, 0, len(strings.TrimRight(lead, "\n"))}}, turns...)
 	}
 	return turns
@@ -98,4 +104,11 @@ func turnPrefixes(text string, ev ctxsel.Evidence) (inTurn, prefixed int) {
 		}
 	}
 	return inTurn, prefixed
+}
+
+// startsCut reports text whose first character no line would start with:
+// a lower-case letter, a digit, or punctuation that continues a sentence.
+func startsCut(text string) bool {
+	r, _ := utf8.DecodeRuneInString(strings.TrimLeft(text, " \t\r\n"))
+	return unicode.IsLower(r) || unicode.IsDigit(r) || strings.ContainsRune(",.;:!?)]}’”…-–—", r)
 }
