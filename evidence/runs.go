@@ -171,11 +171,7 @@ func neighbourPrior(ps []passage, ss []sentence, val []float64, w float64, reach
 				if nb = ct.nbrs[nb][side]; nb < 0 {
 					break
 				}
-				if decay > 0 {
-					raised += w * priorWeight(d+1, reach, decay) * value[nb]
-				} else {
-					raised += w * value[nb]
-				}
+				raised += w * priorWeight(d+1, reach, decay) * value[nb]
 			}
 		}
 		if raised == value[n] {
@@ -193,9 +189,9 @@ func neighbourPrior(ps []passage, ss []sentence, val []float64, w float64, reach
 
 // priorWeight is the weight of the turn d (1 … reach) away in the
 // neighbourhood prior: 1 − decay × (d − 1) / reach, so with decay 0 every
-// turn in reach counts alike and with decay 1 the weights fall linearly
-// from 1 next to the turn to 1/reach at the reach's edge (0 one turn
-// beyond it: a triangle).
+// turn in reach counts alike (exactly 1: the uniform prior's values to
+// the bit) and with decay 1 the weights fall linearly from 1 next to the
+// turn to 1/reach at the reach's edge (0 one turn beyond it: a triangle).
 func priorWeight(d, reach int, decay float64) float64 {
 	return 1 - decay*float64(d-1)/float64(reach)
 }
