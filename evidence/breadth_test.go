@@ -108,7 +108,7 @@ func TestNeighbourPrior(t *testing.T) {
 	}
 	ps, ss := priorCandidates(t, c)
 	val := valuesOf(ss)
-	neighbourPrior(ps, ss, val, 0.5, 1)
+	neighbourPrior(ps, ss, val, 0.5, 1, 0)
 	want := map[string]float64{
 		"Lunch is at noon.":   0.4 + 0.5*0.01,
 		"Okay.":               0.01 + 0.5*(0.4+0.01),
@@ -141,7 +141,7 @@ func TestNeighbourPrior(t *testing.T) {
 			val[i] = 0
 		}
 	}
-	neighbourPrior(ps, ss, val, 1, 0)
+	neighbourPrior(ps, ss, val, 1, 0, 0)
 	got := map[string]float64{}
 	for i, x := range ss {
 		got[x.text] = val[i]
@@ -224,8 +224,9 @@ func FuzzBroad(f *testing.F) {
 }
 
 // With reach, neighbourPrior adds w × the values of every turn up to reach
-// away on each side (as they were), not past a passage's edge; reach 0
-// reads as 1.
+// away on each side (as they were), not past a passage's edge, weighted
+// alike without decay and 1 − decay × (d − 1) / reach at d turns away with
+// it; reach 0 reads as 1, and decay does not change the ±1 prior.
 func TestNeighbourPriorReach(t *testing.T) {
 	c, err := token.New("")
 	if err != nil {
@@ -234,9 +235,10 @@ func TestNeighbourPriorReach(t *testing.T) {
 	// Ann 0.4, Bo 0.01, Bea 0.01, Cy 0.3, Dee 0.3, Eve 0.3
 	for _, tc := range []struct {
 		reach int
+		decay float64
 		want  map[string]float64
 	}{
-		{2, map[string]float64{
+		{2, 0, map[string]float64{
 			"Lunch is at noon.":   0.4 + 0.5*(0.01+0.01),
 			"Okay.":               0.01 + 0.5*(0.4+0.01+0.3),
 			"Right.":              0.01 + 0.5*(0.01+0.4+0.3+0.3),
@@ -244,7 +246,7 @@ func TestNeighbourPriorReach(t *testing.T) {
 			"It has a long cord.": 0.3 + 0.5*(0.01+0.3+0.3),
 			"And a rubber grip.":  0.3 + 0.5*(0.3+0.3),
 		}},
-		{8, map[string]float64{ // every other turn of the passage
+		{8, 0, map[string]float64{ // every other turn of the passage
 			"Lunch is at noon.":   0.4 + 0.5*0.92,
 			"Okay.":               0.01 + 0.5*1.31,
 			"Right.":              0.01 + 0.5*1.31,
@@ -252,30 +254,44 @@ func TestNeighbourPriorReach(t *testing.T) {
 			"It has a long cord.": 0.3 + 0.5*1.02,
 			"And a rubber grip.":  0.3 + 0.5*1.02,
 		}},
+		{2, 0.5, map[string]float64{ // the turn 2 away weighs 1 − 0.5 × 1/2
+			"Lunch is at noon.":   0.4 + 0.5*(0.01+0.75*0.01),
+			"Okay.":               0.01 + 0.5*(0.4+0.01+0.75*0.3),
+			"Right.":              0.01 + 0.5*(0.01+0.75*0.4+0.3+0.75*0.3),
+			"The case is yellow.": 0.3 + 0.5*(0.01+0.75*0.01+0.3+0.75*0.3),
+			"It has a long cord.": 0.3 + 0.5*(0.3+0.75*0.01+0.3),
+			"And a rubber grip.":  0.3 + 0.5*(0.3+0.75*0.3),
+		}},
+		{8, 1, map[string]float64{ // a triangle: 1, 7/8, 6/8, 5/8, 4/8 at 1 … 5 away
+			"Lunch is at noon.":   0.4 + 0.5*(0.01+0.01*7/8+0.3*6/8+0.3*5/8+0.3*4/8),
+			"Okay.":               0.01 + 0.5*(0.4+0.01+0.3*7/8+0.3*6/8+0.3*5/8),
+			"Right.":              0.01 + 0.5*(0.01+0.4*7/8+0.3+0.3*7/8+0.3*6/8),
+			"The case is yellow.": 0.3 + 0.5*(0.01+0.01*7/8+0.4*6/8+0.3+0.3*7/8),
+			"It has a long cord.": 0.3 + 0.5*(0.3+0.01*7/8+0.01*6/8+0.4*5/8+0.3),
+			"And a rubber grip.":  0.3 + 0.5*(0.3+0.3*7/8+0.01*6/8+0.01*5/8+0.4*4/8),
+		}},
 	} {
 		ps, ss := priorCandidates(t, c)
 		val := valuesOf(ss)
-		neighbourPrior(ps, ss, val, 0.5, tc.reach)
+		neighbourPrior(ps, ss, val, 0.5, tc.reach, tc.decay)
 		for i, x := range ss {
 			w, ok := tc.want[x.text]
 			if x.kind == Context {
 				w, ok = 0, true
 			}
 			if !ok || math.Abs(val[i]-w) > 1e-12 {
-				t.Errorf("reach %d: %q (%v): value %v, want %v", tc.reach, x.text, x.kind, val[i], w)
+				t.Errorf("reach %d, decay %v: %q (%v): value %v, want %v", tc.reach, tc.decay, x.text, x.kind, val[i], w)
 			}
 		}
 	}
-	// reach 0 and 1 are the two turns next to a turn
+	// reach 0 and 1 are the two turns next to a turn, with or without decay
 	ps, ss := priorCandidates(t, c)
-	v0, v1 := make([]float64, len(ss)), make([]float64, len(ss))
-	for i := range ss {
-		v0[i], v1[i] = ss[i].p, ss[i].p
-	}
-	neighbourPrior(ps, ss, v0, 1, 0)
-	neighbourPrior(ps, ss, v1, 1, 1)
-	if !slices.Equal(v0, v1) {
-		t.Errorf("reach 0 %v, reach 1 %v", v0, v1)
+	v0, v1, vd := valuesOf(ss), valuesOf(ss), valuesOf(ss)
+	neighbourPrior(ps, ss, v0, 1, 0, 0)
+	neighbourPrior(ps, ss, v1, 1, 1, 0)
+	neighbourPrior(ps, ss, vd, 1, 1, 1)
+	if !slices.Equal(v0, v1) || !slices.Equal(v1, vd) {
+		t.Errorf("reach 0 %v, reach 1 %v, reach 1 with decay %v", v0, v1, vd)
 	}
 }
 

@@ -28,6 +28,8 @@ func FuzzSelect(f *testing.F) {
 	} {
 		f.Add(s, "Title\nA second passage. With two sentences.", uint16(40))
 	}
+	// a wide, decaying prior (broad_reach=9, broad_decay=1 below)
+	f.Add("Meeting\n[10:01] Ann: London then.\n[10:02] Bo: Okay.\n[10:03] Cy: Ada was born there. In 1815.\n[10:04] Dee: Right.\n[10:05] Eve: London, yes.", "Title\nA second passage.", uint16(200))
 	c := counter(f)
 	floors := []string{"0", "0.1", "0.5"}
 	stops := []string{"0", "0.5", "0.9"}
@@ -49,8 +51,9 @@ func FuzzSelect(f *testing.F) {
 		// a broad question's turns packed as runs, with a neighbourhood prior
 		s := newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",broad_run="+runs[int(budget)%3]+",broad_prior="+runs[int(budget/3)%3])
 		fuzzOne(t, c, s, evidence.DefaultModel().Units(), "What did Ann say about London when discussing Ada?", a, b, budget, nil)
-		// and with a wider neighbourhood, the passage prior and a stretch
-		s = newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",broad_reach="+itoa(1+int(budget)%8)+",broad_passage="+[]string{"0", "1", "10"}[int(budget/8)%3]+",broad_stretch="+runs[int(budget/24)%3])
+		// and with a wider neighbourhood, its decay, the passage prior and a stretch
+		s = newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",broad_reach="+itoa(1+int(budget)%evidence.MaxBroadReach)+",broad_decay="+runs[int(budget/72)%3]+
+			",broad_passage="+[]string{"0", "1", "10"}[int(budget/8)%3]+",broad_stretch="+runs[int(budget/24)%3])
 		fuzzOne(t, c, s, evidence.DefaultModel().Units(), "Summarize the discussion of London.", a, b, budget, nil)
 		// an early stop, and a and b chunks of one document (repeats)
 		s = newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",stop="+stops[int(budget)%3])

@@ -73,6 +73,9 @@ type packSettings struct {
 	// reach is how many turns on each side the prior reads (0 or 1: the
 	// two next to a turn).
 	reach int
+	// decay, when above 0, lets the prior's weights fall with distance
+	// (priorWeight, runs.go); 0: uniform.
+	decay float64
 	// passage, when above 0, is the passage prior γ: before packing, each
 	// turn's value is multiplied by 1 + γ × its passage's normalised
 	// score (passagePrior, runs.go).
@@ -159,8 +162,8 @@ func priority(p float64, cost int, beta float64) float64 {
 // its sentences be chosen one by one, and the exact count gives a group
 // back whole. With set.run, a kept turn lends the turns next to it a share
 // of its value, and with set.prior each turn is first worth a share of its
-// neighbours' too (up to set.reach turns away), after set.passage scaled it
-// by its passage's score (runs.go).
+// neighbours' too (up to set.reach turns away, weighted by set.decay),
+// after set.passage scaled it by its passage's score (runs.go).
 func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, counter token.Counter) *packing {
 	pk := &packing{kept: make([]bool, len(ss)), opened: make([]bool, len(ps)), lastKept: -1, firstDropped: -1}
 	rp := repeats.packing()
@@ -179,7 +182,7 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 		if set.stretch > 0 {
 			first = stretch(ps, ss, val, int(set.stretch*float64(set.budget)), rp.blocked)
 		}
-		neighbourPrior(ps, ss, val, set.prior, set.reach)
+		neighbourPrior(ps, ss, val, set.prior, set.reach, set.decay)
 	}
 	valueOf := func(i int) float64 {
 		if val != nil {

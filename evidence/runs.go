@@ -142,15 +142,17 @@ func lendRun(ps []passage, ss []sentence, chosen []int, val []float64, kept []bo
 // (a meeting's gold is a range of ~51 turns, wider than ±1 smooths), and
 // broad_passage = γ first scales each turn by its passage's retrieval
 // standing (passagePrior), so the stretch comes from the chunk retrieval
-// believes in.
+// believes in. broad_decay = δ lets the weights fall with distance
+// (priorWeight), so a wide reach still ranks a turn by its near
+// neighbours first.
 
 // neighbourPrior raises val (per candidate sentence) so that each turn
 // is worth its own value plus w × the values of the turns up to reach
 // (at least 1) before and after it in its passage (values as they were
-// before any was raised), its sentences raised in proportion to their
-// values (evenly when those are all 0). Sentences of no turn keep their
-// value.
-func neighbourPrior(ps []passage, ss []sentence, val []float64, w float64, reach int) {
+// before any was raised), the turn d away weighted by priorWeight(d,
+// reach, decay), its sentences raised in proportion to their values
+// (evenly when those are all 0). Sentences of no turn keep their value.
+func neighbourPrior(ps []passage, ss []sentence, val []float64, w float64, reach int, decay float64) {
 	if w <= 0 {
 		return
 	}
@@ -169,7 +171,7 @@ func neighbourPrior(ps []passage, ss []sentence, val []float64, w float64, reach
 				if nb = ct.nbrs[nb][side]; nb < 0 {
 					break
 				}
-				raised += w * value[nb]
+				raised += w * priorWeight(d+1, reach, decay) * value[nb]
 			}
 		}
 		if raised == value[n] {
@@ -183,6 +185,15 @@ func neighbourPrior(ps []passage, ss []sentence, val []float64, w float64, reach
 			}
 		}
 	}
+}
+
+// priorWeight is the weight of the turn d (1 … reach) away in the
+// neighbourhood prior: 1 − decay × (d − 1) / reach, so with decay 0 every
+// turn in reach counts alike (exactly 1: the uniform prior's values to
+// the bit) and with decay 1 the weights fall linearly from 1 next to the
+// turn to 1/reach at the reach's edge (0 one turn beyond it: a triangle).
+func priorWeight(d, reach int, decay float64) float64 {
+	return 1 - decay*float64(d-1)/float64(reach)
 }
 
 // passagePrior multiplies the value (val) of every turn's sentence by

@@ -90,6 +90,12 @@ type Options struct {
 	// neighbourhood prior of a broad question reads (1 to MaxBroadReach;
 	// 1: the two next to it). 0: DefaultBroadReach.
 	BroadReach int
+	// BroadDecay is how the neighbourhood prior's weights fall with
+	// distance (runs.go, priorWeight): 0 < δ ≤ 1 weighs the turn d away
+	// 1 − δ(d − 1)/BroadReach (δ = 1: linearly down to 1/BroadReach at
+	// the reach's edge). 0: DefaultBroadDecay; BroadDecayOff: uniform
+	// weights (broad_decay=0).
+	BroadDecay float64
 	// BroadPassage is the passage prior γ of a broad question's turns
 	// (runs.go): before packing, each turn's value is multiplied by
 	// 1 + γ × its passage's score among the candidates', normalised to
@@ -143,9 +149,10 @@ const (
 	BroadRunOff   = -1
 	BroadPriorOff = -1
 	// BroadPassageOff turns the passage prior off, BroadStretchOff the
-	// stretch.
+	// stretch, BroadDecayOff the prior's decay (uniform weights).
 	BroadPassageOff = -1
 	BroadStretchOff = -1
+	BroadDecayOff   = -1
 	MinExpectedOff  = -1
 	BlendOff        = -1
 )
@@ -220,6 +227,9 @@ func New(opt Options) (*Selector, error) {
 	}
 	if opt.BroadReach < 0 || opt.BroadReach > MaxBroadReach {
 		return nil, fmt.Errorf("%w: evidence: broad_reach=%d: want 1…%d", ctxsel.ErrInvalidInput, opt.BroadReach, MaxBroadReach)
+	}
+	if !finite(opt.BroadDecay) || (opt.BroadDecay < 0 && opt.BroadDecay != BroadDecayOff) || opt.BroadDecay > 1 {
+		return nil, fmt.Errorf("%w: evidence: broad_decay=%v: want 0 ≤ broad_decay ≤ 1", ctxsel.ErrInvalidInput, opt.BroadDecay)
 	}
 	if !finite(opt.BroadPassage) || (opt.BroadPassage < 0 && opt.BroadPassage != BroadPassageOff) || opt.BroadPassage > MaxBroadPassage {
 		return nil, fmt.Errorf("%w: evidence: broad_passage=%v: want 0 ≤ broad_passage ≤ %d", ctxsel.ErrInvalidInput, opt.BroadPassage, MaxBroadPassage)
@@ -360,6 +370,7 @@ func (s *Selector) Name() string {
 	if s.opt.BroadReach > 0 {
 		parts = append(parts, "broad_reach="+strconv.Itoa(s.opt.BroadReach))
 	}
+	parts = appendSetting(parts, "broad_decay", s.opt.BroadDecay, BroadDecayOff)
 	parts = appendSetting(parts, "broad_passage", s.opt.BroadPassage, BroadPassageOff)
 	parts = appendSetting(parts, "broad_stretch", s.opt.BroadStretch, BroadStretchOff)
 	if s.opt.Order == ctxsel.DocumentOrder {
@@ -395,6 +406,12 @@ func (s *Selector) broadPrior() float64 {
 // turns reads (Options.BroadReach): DefaultBroadReach when the options do
 // not say.
 func (s *Selector) broadReach() int { return cmp.Or(s.opt.BroadReach, DefaultBroadReach) }
+
+// broadDecay is how the neighbourhood prior's weights fall with distance
+// (Options.BroadDecay): DefaultBroadDecay when the options do not say.
+func (s *Selector) broadDecay() float64 {
+	return setting(s.opt.BroadDecay, BroadDecayOff, DefaultBroadDecay)
+}
 
 // broadPassage is the passage prior of a broad question's turns
 // (Options.BroadPassage): DefaultBroadPassage when the options do not say.
@@ -439,6 +456,9 @@ func (s *Selector) Params() map[string]float64 {
 		ps["broad_run"], ps["broad_prior"] = s.broadRun(), s.broadPrior()
 		if r := s.broadReach(); r > 1 && s.broadPrior() > 0 { // only where it widens the prior
 			ps["broad_reach"] = float64(r)
+			if d := s.broadDecay(); d > 0 {
+				ps["broad_decay"] = d
+			}
 		}
 		if g := s.broadPassage(); g > 0 {
 			ps["broad_passage"] = g
@@ -701,6 +721,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 	broad := s.broadDiffers() && Broad(q.Question) && slices.ContainsFunc(ss, func(x sentence) bool { return x.kind == Turn })
 	if broad {
 		set.run, set.prior, set.reach, set.passage, set.stretch = s.broadRun(), s.broadPrior(), s.broadReach(), s.broadPassage(), s.broadStretch()
+		set.decay = s.broadDecay()
 	}
 	expected, gated := s.gate(ss)
 	if gated {
@@ -891,6 +912,10 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 		if set.prior > 0 && set.reach > 1 {
 			settings += fmt.Sprintf(", broad_reach=%d", set.reach)
 			by = fmt.Sprintf("the turns up to %d away from theirs", set.reach)
+			if set.decay > 0 {
+				settings += fmt.Sprintf(", broad_decay=%g", set.decay)
+				by = fmt.Sprintf("the turns up to %d away from theirs (the nearer weighing more)", set.reach)
+			}
 		}
 		if set.passage > 0 {
 			settings += fmt.Sprintf(", broad_passage=%g", set.passage)
