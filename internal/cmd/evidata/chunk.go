@@ -10,7 +10,6 @@ import (
 
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/dataset"
-	"github.com/ctxsel/ctxsel/token"
 )
 
 // chunkDoc cuts each question's document as an index does, where regroup
@@ -36,11 +35,7 @@ func chunkDoc(args []string, stdout io.Writer) error {
 		return err
 	}
 	*sep = strings.ReplaceAll(*sep, `\n`, "\n")
-	recs, err := dataset.LoadFile(*in)
-	if err != nil {
-		return err
-	}
-	tok, err := token.New("")
+	recs, tok, err := loadCounting(*in)
 	if err != nil {
 		return err
 	}

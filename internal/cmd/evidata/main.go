@@ -225,11 +225,7 @@ func regroup(args []string, stdout io.Writer) error {
 		return fmt.Errorf("--order %q: want shuffle or document", *order)
 	}
 	*sep = strings.ReplaceAll(*sep, `\n`, "\n")
-	recs, err := dataset.LoadFile(*in)
-	if err != nil {
-		return err
-	}
-	tok, err := token.New("")
+	recs, tok, err := loadCounting(*in)
 	if err != nil {
 		return err
 	}
@@ -276,6 +272,20 @@ func regroup(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: %d questions, %.1f chunks of at most %d tokens each\n", *out, len(recs), float64(n)/float64(len(recs)), *size)
 	return nil
+}
+
+// loadCounting reads a common-format file and the tokenizer that counts
+// its chunks (cl100k_base).
+func loadCounting(path string) ([]dataset.Record, *token.Tiktoken, error) {
+	recs, err := dataset.LoadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := token.New("")
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, tok, nil
 }
 
 // write stores records as gzip JSONL and checks they load back.
