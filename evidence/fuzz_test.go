@@ -28,6 +28,10 @@ func FuzzSelect(f *testing.F) {
 	} {
 		f.Add(s, "Title\nA second passage. With two sentences.", uint16(40))
 	}
+	// chunks of one chat cut as an index cuts them: the second opens with
+	// the rest of a turn, and the same words in two turns
+	f.Add("[10:01] Ann: Was Ada born in London? Yes.\n[10:02] Bo: Yes.\n[10:03] Cy: In 1815, and then\nshe moved.",
+		"and then\nshe moved.\n[10:04] Dee: Yes.\n[10:05] Ann: London, yes.", uint16(300))
 	// a wide, decaying prior (broad_reach=9, broad_decay=1 below)
 	f.Add("Meeting\n[10:01] Ann: London then.\n[10:02] Bo: Okay.\n[10:03] Cy: Ada was born there. In 1815.\n[10:04] Dee: Right.\n[10:05] Eve: London, yes.", "Title\nA second passage.", uint16(200))
 	c := counter(f)
