@@ -63,15 +63,17 @@ func turnsOf(text string) []turnSpan {
 	if len(turns) < turnLinesMin || len(speakers) < turnSpeakerMin {
 		return nil
 	}
-	// Lines before the first prefix that run into it (no blank line
-	// between) and start cut (in a word, a sentence or a prefix: a lower-
-	// case letter, a digit, punctuation that continues a sentence) are the
-	// rest of a turn the passage's start cut, as an index's chunker cuts: a
-	// turn whose prefix the passage does not hold (start == body), so
-	// nothing sent of it counts as prefixed. A line that opens whole (a
-	// script's "#NOTE#: [ Scene … ]") is not counted: this rule cannot
-	// tell it from a turn.
-	if lead := text[:turns[0].start]; strings.TrimSpace(lead) != "" && !strings.Contains(lead, "\n\n") && startsCut(lead) {
+	// Lines before the first prefix (up to a blank line) that start cut
+	// (in a word, a sentence or a prefix: a lower-case letter, a digit,
+	// punctuation that continues a sentence) are the rest of a turn the
+	// passage's start cut, as an index's chunker cuts: a turn whose prefix
+	// the passage does not hold (start == body), so nothing sent of it
+	// counts as prefixed. A line that opens whole (a script's "#NOTE#:
+	// [ Scene … ]") is not counted: this rule cannot tell it from a turn.
+	if lead := text[:turns[0].start]; strings.TrimSpace(lead) != "" && startsCut(lead) {
+		if b := strings.Index(lead, "\n\n"); b >= 0 {
+			lead = lead[:b] // a session's last lines, above a blank line
+		}
 		turns = append([]turnSpan{{0, 0, len(strings.TrimRight(lead, "\n"))}}, turns...)
 	}
 	return turns

@@ -94,6 +94,10 @@ func TestTurnPrefixes(t *testing.T) {
 	if n, p := turnPrefixes(cut, ctxsel.Evidence{Spans: [][2]int{{0, len("the VPN first.")}}}); n != 1 || p != 0 {
 		t.Errorf("a cut turn's rest: %d in a turn, %d prefixed; want 1, 0", n, p)
 	}
+	session := "27 19:05] Cleo: then it worked.\n\n" + cut[len("the VPN first.\nThen reboot.\n"):]
+	if n, p := turnPrefixes(session, ctxsel.Evidence{Spans: [][2]int{{len("27 19:05] Cleo: "), len("27 19:05] Cleo: then it worked.")}}}); n != 1 || p != 0 {
+		t.Errorf("a cut session's last line above a blank line: %d in a turn, %d prefixed; want 1, 0", n, p)
+	}
 	note := "#NOTE#: [ Scene : Central Perk . ]\n" + cut[len("the VPN first.\nThen reboot.\n"):]
 	if n, _ := turnPrefixes(note, ctxsel.Evidence{Spans: [][2]int{{0, len("#NOTE#: [ Scene : Central Perk . ]")}}}); n != 0 {
 		t.Errorf("a line that opens whole (a scene note): %d spans in a turn, want 0", n)

@@ -23,6 +23,9 @@ func TestTurnRest(t *testing.T) {
 		// read (a script's scene note): not a rest
 		{"#NOTE#: [ Scene : Central Perk . ]\n" + turns, ""},
 		{"Yes, that works.\n" + turns, ""},
+		// a session's last line, cut, above a blank line and the next
+		// session's turns
+		{"27 19:05] Ana: then it worked.\nok\n\n" + turns, "27 19:05] Ana: then it worked.\nok"},
 	} {
 		u := SplitUnits(c.text, AllUnits)
 		from, to := turnRest(c.text, u)

@@ -273,10 +273,10 @@ func headerText(h string) string {
 }
 
 // turnRest is the units [from, to) of u that are the rest of a turn the
-// passage's start cut, as an index's chunker cuts a chat: the prose lines
-// that run into the passage's first turn's speaker/time line with no
-// blank line between, above it and before any other structure, when the
-// passage starts cut (cutStart). That line
+// passage's start cut, as an index's chunker cuts a chat: in a passage of
+// turns that starts cut (cutStart), its opening lines up to a blank line
+// or its first turn; else the prose lines that run into the first turn's
+// speaker/time line with no blank line between, when they start cut. That line
 // is in the chunk before, so sent from this passage they would reach the
 // reader without who said them (dedup, the default, does not send them).
 func turnRest(text string, u Units) (from, to int) {
@@ -292,7 +292,16 @@ func turnRest(text string, u Units) (from, to int) {
 	if first <= 0 || first+1 >= len(u.Sentences) || u.Kind(first+1) != Turn {
 		return 0, 0
 	}
-	// the lines after the last blank line above the turn
+	// a passage that starts cut (no title line of its own): its opening
+	// lines up to a blank line (a session's end) or its first turn
+	if u.Header == nil && cutStart(text[u.Sentences[0][0]:]) {
+		to = 1
+		for to < first && !strings.Contains(text[u.Sentences[to-1][1]:u.Sentences[to][0]], "\n\n") {
+			to++
+		}
+		return 0, to
+	}
+	// else the lines after the last blank line above the turn
 	start := 0
 	if u.Header != nil {
 		start = u.Header[1]
