@@ -940,10 +940,16 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 		}
 		if set.passage > 0 {
 			settings += fmt.Sprintf(", broad_passage=%g", set.passage)
-			by += " and their passage's retrieval score"
 		}
 		if set.chunk > 0 {
 			settings += fmt.Sprintf(", broad_chunk=%g", set.chunk)
+		}
+		switch {
+		case set.passage > 0 && set.chunk > 0:
+			by += " and their passage's retrieval score and best turns' p"
+		case set.passage > 0:
+			by += " and their passage's retrieval score"
+		case set.chunk > 0:
 			by += " and their passage's best turns' p"
 		}
 		if set.stretch > 0 {
