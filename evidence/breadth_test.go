@@ -555,3 +555,101 @@ func TestPackStretch(t *testing.T) {
 		}
 	}
 }
+
+// The chunk prior multiplies a turn's value by 1 + γ2 × its passage's
+// normalised chunk value, the mean of its best 5 turns' model p (a turn's
+// p the sum of its sentences'), read from p and not from values another
+// prior raised, among the passages that hold turns: a passage of one
+// likely turn and six unlikely ones stands below five fairly likely
+// turns (its best turn, its sum or the mean of all its turns would rank
+// it otherwise), a passage of two turns averages those two, and prose
+// neither moves nor sets the scale.
+func TestChunkPrior(t *testing.T) {
+	c, err := token.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{
+		"Design\n[10:01] Ann: Alpha one.\n[10:02] Bo: Alpha two.\n[10:03] Cy: Alpha three.\n[10:04] Dee: Alpha four.\n" +
+			"[10:05] Eve: Alpha five.\n[10:06] Fay: Alpha six.\n[10:07] Gus: Alpha seven.\n",
+		"Budget\n[11:01] Hal: Beta one. Beta more.\n[11:02] Ida: Beta two.\n[11:03] Jo: Beta three.\n[11:04] Kim: Beta four.\n[11:05] Lu: Beta five.\n",
+		"Lunch\n[12:01] Max: Gamma one.\n[12:02] Ned: Gamma two.\n",
+		"Ada Lovelace\nShe was born in London. She wrote notes.",
+	}
+	p := map[string]float64{"Alpha one.": 0.9, "Beta one.": 0.2, "Beta more.": 0.1, "Gamma one.": 0.1, "Gamma two.": 0.1, "She was born in London.": 0.95,
+		"She wrote notes.": 0.01}
+	for _, a := range []string{"two", "three", "four", "five", "six", "seven"} {
+		p["Alpha "+a+"."] = 0.1
+	}
+	for _, b := range []string{"two", "three", "four", "five"} {
+		p["Beta "+b+"."] = 0.3
+	}
+	var ps []passage
+	var ss []sentence
+	for n, text := range texts {
+		pp, s1 := wholeCandidates(t, text, []string{"Alpha one.", "Beta one.", "Gamma one.", "She wrote notes."}[n], c)
+		pp[0].rank, pp[0].input, pp[0].first, pp[0].score = n, n, len(ss), float64(4-n)
+		for i := range s1 {
+			s1[i].passage = n
+			for k := range s1[i].needs {
+				s1[i].needs[k] += len(ss)
+			}
+			if s1[i].kind != Context {
+				v, ok := p[s1[i].text]
+				if !ok {
+					t.Fatalf("no p for %q", s1[i].text)
+				}
+				s1[i].p = v
+			}
+		}
+		ps, ss = append(ps, pp...), append(ss, s1...)
+	}
+	// chunk values: Design (0.9 + 4 × 0.1) / 5 = 0.26, Budget 0.3, Lunch 0.1
+	// (the worst), so the multipliers at γ2 = 2 are 1 + 2 × 0.8, 3 and 1
+	want := []float64{2.6, 3, 1, 1}
+	val := valuesOf(ss)
+	for i := range val {
+		if ss[i].passage == 0 {
+			val[i] *= 7 // raised by another prior: the chunk value reads p, not this
+		}
+	}
+	chunkPrior(ps, ss, val, 2)
+	for i, x := range ss {
+		w := x.p
+		if x.passage == 0 {
+			w *= 7
+		}
+		if x.kind == Turn {
+			w *= want[x.passage]
+		}
+		if math.Abs(val[i]-w) > 1e-12 {
+			t.Errorf("passage %d, %q: value %v, want %v", x.passage, x.text, val[i], w)
+		}
+	}
+
+	// equal chunk values, and prose alone: values unchanged
+	for i := range ss {
+		if ss[i].kind == Turn {
+			ss[i].p = 0.3 // every turn as Budget's, Hal's two sentences 0.15 each
+			if ss[i].text == "Beta one." || ss[i].text == "Beta more." {
+				ss[i].p = 0.15
+			}
+		}
+	}
+	val = valuesOf(ss)
+	chunkPrior(ps, ss, val, 2)
+	for i, x := range ss {
+		if val[i] != x.p {
+			t.Errorf("equal chunk values: %q valued %v, want %v", x.text, val[i], x.p)
+		}
+	}
+	ps, ss = twoPassages(t, c, "Ada Lovelace\nShe was born in London. She wrote notes.", "She wrote notes.", 2,
+		"Bo Diddley\nHe was born in Mississippi. He played guitar.", "He played guitar.", 1)
+	val = valuesOf(ss)
+	chunkPrior(ps, ss, val, 2)
+	for i, x := range ss {
+		if val[i] != x.p {
+			t.Errorf("prose: %q valued %v, want %v", x.text, val[i], x.p)
+		}
+	}
+}

@@ -55,9 +55,10 @@ func FuzzSelect(f *testing.F) {
 		// a broad question's turns packed as runs, with a neighbourhood prior
 		s := newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",broad_run="+runs[int(budget)%3]+",broad_prior="+runs[int(budget/3)%3])
 		fuzzOne(t, c, s, evidence.DefaultModel().Units(), "What did Ann say about London when discussing Ada?", a, b, budget, nil)
-		// and with a wider neighbourhood, its decay, the passage prior and a stretch
+		// and with a wider neighbourhood, its decay, the passage and chunk priors and a stretch
 		s = newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",broad_reach="+itoa(1+int(budget)%evidence.MaxBroadReach)+",broad_decay="+runs[int(budget/72)%3]+
-			",broad_passage="+[]string{"0", "1", "10"}[int(budget/8)%3]+",broad_stretch="+runs[int(budget/24)%3])
+			",broad_passage="+[]string{"0", "1", "10"}[int(budget/8)%3]+",broad_stretch="+runs[int(budget/24)%3]+
+			",broad_chunk="+[]string{"0", "2", "10"}[int(budget/5)%3])
 		fuzzOne(t, c, s, evidence.DefaultModel().Units(), "Summarize the discussion of London.", a, b, budget, nil)
 		// an early stop, and a and b chunks of one document (repeats)
 		s = newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",stop="+stops[int(budget)%3])

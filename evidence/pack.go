@@ -80,6 +80,10 @@ type packSettings struct {
 	// turn's value is multiplied by 1 + γ × its passage's normalised
 	// score (passagePrior, runs.go).
 	passage float64
+	// chunk, when above 0, is the chunk prior γ2: before packing, each
+	// turn's value is multiplied by 1 + γ2 × its passage's normalised
+	// chunk value, the mean of its best turns' p (chunkPrior, runs.go).
+	chunk float64
 	// stretch, when above 0, packs first the contiguous window of turns
 	// costing at most stretch × budget whose values sum highest
 	// (stretch, runs.go), before choosing unit by unit.
@@ -163,7 +167,8 @@ func priority(p float64, cost int, beta float64) float64 {
 // back whole. With set.run, a kept turn lends the turns next to it a share
 // of its value, and with set.prior each turn is first worth a share of its
 // neighbours' too (up to set.reach turns away, weighted by set.decay),
-// after set.passage scaled it by its passage's score (runs.go).
+// after set.passage scaled it by its passage's score and set.chunk by its
+// passage's best turns' p (runs.go).
 func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, counter token.Counter) *packing {
 	pk := &packing{kept: make([]bool, len(ss)), opened: make([]bool, len(ps)), lastKept: -1, firstDropped: -1}
 	rp := repeats.packing()
@@ -173,12 +178,13 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 	// neighbours add, and with passage, its passage's standing (runs.go)
 	var val []float64
 	var first []int // the stretch packed first (set.stretch)
-	if set.run > 0 || set.prior > 0 || set.passage > 0 || set.stretch > 0 {
+	if set.run > 0 || set.prior > 0 || set.passage > 0 || set.chunk > 0 || set.stretch > 0 {
 		val = make([]float64, len(ss))
 		for i := range ss {
 			val[i] = ss[i].p
 		}
 		passagePrior(ps, ss, val, set.passage)
+		chunkPrior(ps, ss, val, set.chunk)
 		if set.stretch > 0 {
 			first = stretch(ps, ss, val, int(set.stretch*float64(set.budget)), rp.blocked)
 		}

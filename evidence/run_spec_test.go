@@ -92,14 +92,14 @@ func TestBroadSpec(t *testing.T) {
 	}
 }
 
-// broad_reach, broad_decay, broad_passage and broad_stretch read back from the name
+// broad_reach, broad_decay, broad_passage, broad_chunk and broad_stretch read back from the name
 // and the params, Why names them for a broad question, a question for one
 // fact is packed the same with them, the defaults send what they name,
 // and out-of-range values are input errors.
 func TestBroadReachSpec(t *testing.T) {
-	if evidence.DefaultBroadReach != 8 || evidence.DefaultBroadPassage != 1 || evidence.DefaultBroadStretch != 0 || evidence.DefaultBroadDecay != 0 {
-		t.Fatalf("DefaultBroadReach %v, DefaultBroadPassage %v, DefaultBroadStretch %v, DefaultBroadDecay %v: update this test",
-			evidence.DefaultBroadReach, evidence.DefaultBroadPassage, evidence.DefaultBroadStretch, evidence.DefaultBroadDecay)
+	if evidence.DefaultBroadReach != 8 || evidence.DefaultBroadPassage != 1 || evidence.DefaultBroadStretch != 0 || evidence.DefaultBroadDecay != 0 || evidence.DefaultBroadChunk != 0 {
+		t.Fatalf("DefaultBroadReach %v, DefaultBroadPassage %v, DefaultBroadStretch %v, DefaultBroadDecay %v, DefaultBroadChunk %v: update this test",
+			evidence.DefaultBroadReach, evidence.DefaultBroadPassage, evidence.DefaultBroadStretch, evidence.DefaultBroadDecay, evidence.DefaultBroadChunk)
 	}
 	chat := "[10:01] Ann: The trip budget is fine.\n[10:02] Bo: Okay.\n[10:03] Cy: Yes.\n[10:04] Dee: The trip was long.\n" +
 		"[10:05] Eve: The trip had rain.\n[10:06] Fay: The trip ended well.\n[10:07] Gus: Lunch now.\n"
@@ -108,16 +108,17 @@ func TestBroadReachSpec(t *testing.T) {
 	prose.Kinds = nil
 	const base, wider = "evidence:budget=30,floor=0,stop=0", ",broad_reach=4,broad_passage=1,broad_stretch=0.5"
 	const def, before = ",broad_reach=8,broad_decay=0,broad_passage=1", ",broad_reach=1,broad_passage=0"
-	const decayed = ",broad_reach=32,broad_decay=1"
+	const decayed, chunked = ",broad_reach=32,broad_decay=1", ",broad_chunk=2"
 	// what Why names (for a broad question) and Params hold, per variant
 	why := map[string]string{"": "broad_reach=8, broad_passage=1)", def: "broad_reach=8, broad_passage=1)", before: "broad_prior=1)",
 		wider:   "broad_reach=4, broad_passage=1, broad_stretch=0.5): first the stretch of contiguous turns",
-		decayed: "broad_reach=32, broad_decay=1, broad_passage=1)"}
-	params := map[string][4]float64{"": {8, 0, 1, 0}, def: {8, 0, 1, 0}, before: {0, 0, 0, 0}, wider: {4, 0, 1, 0.5}, decayed: {32, 1, 1, 0}}
+		decayed: "broad_reach=32, broad_decay=1, broad_passage=1)", chunked: "broad_reach=8, broad_passage=1, broad_chunk=2)"}
+	params := map[string][5]float64{"": {8, 0, 1, 0, 0}, def: {8, 0, 1, 0, 0}, before: {0, 0, 0, 0, 0}, wider: {4, 0, 1, 0.5, 0}, decayed: {32, 1, 1, 0, 0},
+		chunked: {8, 0, 1, 0, 2}}
 	one, wide := "Who had rain on the trip?", "Summarize the discussion of the trip budget."
 	sent := map[string]string{}
 	for _, q := range []string{one, wide} {
-		for _, v := range []string{"", def, before, wider, decayed} {
+		for _, v := range []string{"", def, before, wider, decayed, chunked} {
 			s, err := evidence.Parse(base+v, evidence.Options{Embedder: indextest.HashEmbedder{}, Counter: counter(t), Model: &prose})
 			if err != nil {
 				t.Fatal(err)
@@ -138,12 +139,12 @@ func TestBroadReachSpec(t *testing.T) {
 				t.Errorf("%s, %q: Why %q", v, q, sel.Explanation.Reason)
 			}
 			p := sel.Explanation.Params
-			if got := [4]float64{p["broad_reach"], p["broad_decay"], p["broad_passage"], p["broad_stretch"]}; got != params[v] {
-				t.Errorf("%s: params %v, want broad_reach, broad_decay, broad_passage, broad_stretch %v", v, p, params[v])
+			if got := [5]float64{p["broad_reach"], p["broad_decay"], p["broad_passage"], p["broad_stretch"], p["broad_chunk"]}; got != params[v] {
+				t.Errorf("%s: params %v, want broad_reach, broad_decay, broad_passage, broad_stretch, broad_chunk %v", v, p, params[v])
 			}
 		}
 	}
-	for _, v := range []string{def, before, wider, decayed} {
+	for _, v := range []string{def, before, wider, decayed, chunked} {
 		if sent[one] != sent[one+v] {
 			t.Errorf("a question for one fact: sent %q by default, %q with %s", sent[one], sent[one+v], v)
 		}
@@ -153,10 +154,11 @@ func TestBroadReachSpec(t *testing.T) {
 	}
 	for _, bad := range []evidence.Options{{Budget: 30, BroadReach: evidence.MaxBroadReach + 1}, {Budget: 30, BroadReach: -1},
 		{Budget: 30, BroadPassage: evidence.MaxBroadPassage + 0.5}, {Budget: 30, BroadPassage: -0.5}, {Budget: 30, BroadStretch: 1.5}, {Budget: 30, BroadStretch: -0.5},
-		{Budget: 30, BroadDecay: 1.5}, {Budget: 30, BroadDecay: -0.5}, {Budget: 30, BroadDecay: math.NaN()}} {
+		{Budget: 30, BroadDecay: 1.5}, {Budget: 30, BroadDecay: -0.5}, {Budget: 30, BroadDecay: math.NaN()},
+		{Budget: 30, BroadChunk: evidence.MaxBroadChunk + 0.5}, {Budget: 30, BroadChunk: -0.5}, {Budget: 30, BroadChunk: math.Inf(1)}} {
 		bad.Embedder = indextest.HashEmbedder{}
 		if _, err := evidence.New(bad); !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), "broad_") {
-			t.Errorf("reach %d, decay %v, passage %v, stretch %v: %v, want an input error", bad.BroadReach, bad.BroadDecay, bad.BroadPassage, bad.BroadStretch, err)
+			t.Errorf("reach %d, decay %v, passage %v, stretch %v, chunk %v: %v, want an input error", bad.BroadReach, bad.BroadDecay, bad.BroadPassage, bad.BroadStretch, bad.BroadChunk, err)
 		}
 	}
 }

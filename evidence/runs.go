@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -142,7 +143,8 @@ func lendRun(ps []passage, ss []sentence, chosen []int, val []float64, kept []bo
 // (a meeting's gold is a range of ~51 turns, wider than ±1 smooths), and
 // broad_passage = γ first scales each turn by its passage's retrieval
 // standing (passagePrior), so the stretch comes from the chunk retrieval
-// believes in. broad_decay = δ lets the weights fall with distance
+// believes in, and broad_chunk = γ2 by its passage's standing in the
+// model's own values (chunkPrior). broad_decay = δ lets the weights fall with distance
 // (priorWeight), so a wide reach still ranks a turn by its near
 // neighbours first.
 
@@ -215,6 +217,61 @@ func passagePrior(ps []passage, ss []sentence, val []float64, g float64) {
 	for i, x := range ss {
 		if x.kind == Turn {
 			val[i] *= 1 + g*(ps[x.passage].score-lo)/(hi-lo)
+		}
+	}
+}
+
+// chunkTurns is how many of a passage's best turns its chunk value
+// averages (chunkPrior): enough that one turn matching the question's
+// words does not make a chunk, few enough that a long chunk's chatter
+// does not dilute it.
+const chunkTurns = 5
+
+// chunkPrior multiplies the value (val) of every turn's sentence by
+// 1 + g × its passage's chunk value among the candidate passages that
+// hold turns, min-max normalised (the best 1, the worst 0): the model's
+// own view of which chunk holds the discussion, where passagePrior reads
+// retrieval's. A passage's chunk value is the mean of its best chunkTurns
+// turns' values (all of them when it holds fewer), a turn's value the sum
+// of its sentences' model p, before any prior (what packing prices a
+// whole turn at). Sentences of no turn, and candidates whose chunk values
+// are all equal, keep their value.
+func chunkPrior(ps []passage, ss []sentence, val []float64, g float64) {
+	if g <= 0 || len(ps) == 0 {
+		return
+	}
+	ct := turnsAmong(ps, ss)
+	turnValues := make([][]float64, len(ps)) // per passage, its turns' values
+	for _, t := range ct.spans {
+		v := 0.0
+		for k := t[0]; k < t[1]; k++ {
+			if ss[k].kind == Turn {
+				v += ss[k].p
+			}
+		}
+		pi := ss[t[0]].passage
+		turnValues[pi] = append(turnValues[pi], v)
+	}
+	worth := make([]float64, len(ps))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for pi, vs := range turnValues {
+		if len(vs) == 0 {
+			continue
+		}
+		slices.SortFunc(vs, func(a, b float64) int { return cmp.Compare(b, a) })
+		vs = vs[:min(len(vs), chunkTurns)]
+		for _, v := range vs {
+			worth[pi] += v
+		}
+		worth[pi] /= float64(len(vs))
+		lo, hi = min(lo, worth[pi]), max(hi, worth[pi])
+	}
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return
+	}
+	for i, x := range ss {
+		if x.kind == Turn {
+			val[i] *= 1 + g*(worth[x.passage]-lo)/(hi-lo)
 		}
 	}
 }

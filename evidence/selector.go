@@ -101,6 +101,12 @@ type Options struct {
 	// 1 + γ × its passage's score among the candidates', normalised to
 	// 0…1. 0: DefaultBroadPassage; BroadPassageOff: none (broad_passage=0).
 	BroadPassage float64
+	// BroadChunk is the chunk prior γ2 of a broad question's turns
+	// (runs.go): before packing, each turn's value is multiplied by
+	// 1 + γ2 × its passage's chunk value (the mean of its best turns'
+	// model p) among the candidates', normalised to 0…1.
+	// 0: DefaultBroadChunk; BroadChunkOff: none (broad_chunk=0).
+	BroadChunk float64
 	// BroadStretch is the share of the budget the stretch of a broad
 	// question's turns may take (runs.go): before packing unit by unit,
 	// the contiguous window of turns of one passage whose values sum
@@ -148,9 +154,11 @@ const (
 	RunOff        = -1
 	BroadRunOff   = -1
 	BroadPriorOff = -1
-	// BroadPassageOff turns the passage prior off, BroadStretchOff the
-	// stretch, BroadDecayOff the prior's decay (uniform weights).
+	// BroadPassageOff turns the passage prior off, BroadChunkOff the
+	// chunk prior, BroadStretchOff the stretch, BroadDecayOff the prior's
+	// decay (uniform weights).
 	BroadPassageOff = -1
+	BroadChunkOff   = -1
 	BroadStretchOff = -1
 	BroadDecayOff   = -1
 	MinExpectedOff  = -1
@@ -233,6 +241,9 @@ func New(opt Options) (*Selector, error) {
 	}
 	if !finite(opt.BroadPassage) || (opt.BroadPassage < 0 && opt.BroadPassage != BroadPassageOff) || opt.BroadPassage > MaxBroadPassage {
 		return nil, fmt.Errorf("%w: evidence: broad_passage=%v: want 0 ≤ broad_passage ≤ %d", ctxsel.ErrInvalidInput, opt.BroadPassage, MaxBroadPassage)
+	}
+	if !finite(opt.BroadChunk) || (opt.BroadChunk < 0 && opt.BroadChunk != BroadChunkOff) || opt.BroadChunk > MaxBroadChunk {
+		return nil, fmt.Errorf("%w: evidence: broad_chunk=%v: want 0 ≤ broad_chunk ≤ %d", ctxsel.ErrInvalidInput, opt.BroadChunk, MaxBroadChunk)
 	}
 	if !finite(opt.BroadStretch) || (opt.BroadStretch < 0 && opt.BroadStretch != BroadStretchOff) || opt.BroadStretch > 1 {
 		return nil, fmt.Errorf("%w: evidence: broad_stretch=%v: want 0 ≤ broad_stretch ≤ 1", ctxsel.ErrInvalidInput, opt.BroadStretch)
@@ -372,6 +383,7 @@ func (s *Selector) Name() string {
 	}
 	parts = appendSetting(parts, "broad_decay", s.opt.BroadDecay, BroadDecayOff)
 	parts = appendSetting(parts, "broad_passage", s.opt.BroadPassage, BroadPassageOff)
+	parts = appendSetting(parts, "broad_chunk", s.opt.BroadChunk, BroadChunkOff)
 	parts = appendSetting(parts, "broad_stretch", s.opt.BroadStretch, BroadStretchOff)
 	if s.opt.Order == ctxsel.DocumentOrder {
 		parts = append(parts, "order=document")
@@ -419,6 +431,12 @@ func (s *Selector) broadPassage() float64 {
 	return setting(s.opt.BroadPassage, BroadPassageOff, DefaultBroadPassage)
 }
 
+// broadChunk is the chunk prior of a broad question's turns
+// (Options.BroadChunk): DefaultBroadChunk when the options do not say.
+func (s *Selector) broadChunk() float64 {
+	return setting(s.opt.BroadChunk, BroadChunkOff, DefaultBroadChunk)
+}
+
 // broadStretch is the share of the budget a broad question's stretch of
 // turns may take (Options.BroadStretch): DefaultBroadStretch when the
 // options do not say.
@@ -427,10 +445,10 @@ func (s *Selector) broadStretch() float64 {
 }
 
 // broadDiffers says a broad question's turns are packed otherwise than
-// the others' (broad_run, broad_prior, broad_passage or broad_stretch in
-// use).
+// the others' (broad_run, broad_prior, broad_passage, broad_chunk or
+// broad_stretch in use).
 func (s *Selector) broadDiffers() bool {
-	return s.broadRun() != s.run() || s.broadPrior() > 0 || s.broadPassage() > 0 || s.broadStretch() > 0
+	return s.broadRun() != s.run() || s.broadPrior() > 0 || s.broadPassage() > 0 || s.broadChunk() > 0 || s.broadStretch() > 0
 }
 
 // String is Name: the canonical spec ctxsel.Resolve reports.
@@ -462,6 +480,9 @@ func (s *Selector) Params() map[string]float64 {
 		}
 		if g := s.broadPassage(); g > 0 {
 			ps["broad_passage"] = g
+		}
+		if g := s.broadChunk(); g > 0 {
+			ps["broad_chunk"] = g
 		}
 		if st := s.broadStretch(); st > 0 {
 			ps["broad_stretch"] = st
@@ -721,7 +742,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 	broad := s.broadDiffers() && Broad(q.Question) && slices.ContainsFunc(ss, func(x sentence) bool { return x.kind == Turn })
 	if broad {
 		set.run, set.prior, set.reach, set.passage, set.stretch = s.broadRun(), s.broadPrior(), s.broadReach(), s.broadPassage(), s.broadStretch()
-		set.decay = s.broadDecay()
+		set.decay, set.chunk = s.broadDecay(), s.broadChunk()
 	}
 	expected, gated := s.gate(ss)
 	if gated {
@@ -919,7 +940,17 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 		}
 		if set.passage > 0 {
 			settings += fmt.Sprintf(", broad_passage=%g", set.passage)
+		}
+		if set.chunk > 0 {
+			settings += fmt.Sprintf(", broad_chunk=%g", set.chunk)
+		}
+		switch {
+		case set.passage > 0 && set.chunk > 0:
+			by += " and their passage's retrieval score and best turns' p"
+		case set.passage > 0:
 			by += " and their passage's retrieval score"
+		case set.chunk > 0:
+			by += " and their passage's best turns' p"
 		}
 		if set.stretch > 0 {
 			settings += fmt.Sprintf(", broad_stretch=%g", set.stretch)

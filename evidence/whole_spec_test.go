@@ -55,7 +55,8 @@ func FuzzParseSpec(f *testing.F) {
 		"evidence:budget=500,broad_reach=4,broad_passage=1", "evidence:budget=500,broad_reach=1,broad_passage=0", "evidence:budget=500,broad_reach=65", "evidence:budget=500,broad_reach=0",
 		"evidence:budget=500,broad_reach=64,broad_decay=1", "evidence:budget=500,broad_decay=0", "evidence:budget=500,broad_decay=0.5,broad_reach=1", "evidence:budget=500,broad_decay=1.5", "evidence:budget=500,broad_decay=-1",
 		"evidence:budget=500,broad_passage=10.5", "evidence:budget=500,broad_passage=-1,broad_reach=2.5", "evidence:budget=500,broad_prior=0,broad_reach=8,broad_passage=3",
-		"evidence:budget=500,broad_stretch=0.75", "evidence:budget=500,broad_stretch=0", "evidence:budget=500,broad_stretch=1.5", "evidence:budget=500,broad_stretch=1,broad_reach=8,broad_passage=1"} {
+		"evidence:budget=500,broad_stretch=0.75", "evidence:budget=500,broad_stretch=0", "evidence:budget=500,broad_stretch=1.5", "evidence:budget=500,broad_stretch=1,broad_reach=8,broad_passage=1",
+		"evidence:budget=500,broad_chunk=2", "evidence:budget=500,broad_chunk=0", "evidence:budget=500,broad_chunk=0.5,broad_passage=0", "evidence:budget=500,broad_chunk=10.5", "evidence:budget=500,broad_chunk=-1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
@@ -76,7 +77,7 @@ func FuzzParseSpec(f *testing.F) {
 		again, err := evidence.ParseSpec(s.Name(), evidence.Options{Embedder: indextest.HashEmbedder{}})
 		if err != nil || again.Whole != opt.Whole || again.Budget != opt.Budget || again.Units != opt.Units || again.Run != opt.Run || again.Blend != opt.Blend ||
 			again.BroadRun != opt.BroadRun || again.BroadPrior != opt.BroadPrior || again.BroadReach != opt.BroadReach || again.BroadPassage != opt.BroadPassage ||
-			again.BroadStretch != opt.BroadStretch || again.BroadDecay != opt.BroadDecay {
+			again.BroadStretch != opt.BroadStretch || again.BroadDecay != opt.BroadDecay || again.BroadChunk != opt.BroadChunk {
 			t.Fatalf("%q named %q reads back as %+v, %v", spec, s.Name(), again, err)
 		}
 		// the floor, the stop and the gate in use, the model's defaults
@@ -86,7 +87,7 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("%q named %q: %v", spec, s.Name(), err)
 		}
 		p, p2 := s.Params(), s2.Params()
-		for _, k := range []string{"floor", "stop", "min_expected", "blend", "run", "broad_run", "broad_prior", "broad_reach", "broad_decay", "broad_passage", "broad_stretch"} {
+		for _, k := range []string{"floor", "stop", "min_expected", "blend", "run", "broad_run", "broad_prior", "broad_reach", "broad_decay", "broad_passage", "broad_chunk", "broad_stretch"} {
 			if p[k] != p2[k] {
 				t.Fatalf("%q named %q: %s %v, read back %v", spec, s.Name(), k, p[k], p2[k])
 			}
