@@ -50,7 +50,7 @@ func (r *Record) GoldUnits() (units [][]int, n int) {
 	for i, p := range r.Passages {
 		units[i] = make([]int, len(p.GoldSpans))
 		for j := range p.GoldSpans {
-			if p.GoldIDs != nil {
+			if j < len(p.GoldIDs) { // a record not loaded (unchecked) may have fewer
 				if u, ok := byID[p.GoldIDs[j]]; ok {
 					units[i][j] = u
 					continue

@@ -61,6 +61,12 @@ func TestGoldUnits(t *testing.T) {
 	if c := recs[0].SpanCount(); c != 4 {
 		t.Errorf("SpanCount = %d, want 4 (5 spans, two of one unit)", c)
 	}
+	// a record built by hand, not loaded, with fewer ids than spans: a
+	// span without an id is a unit of its own (no panic)
+	short := Record{Passages: []Passage{{GoldSpans: [][2]int{{0, 1}, {1, 2}}, GoldIDs: []string{"u"}}}}
+	if _, n := short.GoldUnits(); n != 2 {
+		t.Errorf("fewer ids than spans: %d units, want 2", n)
+	}
 }
 
 func TestPool(t *testing.T) {

@@ -36,6 +36,9 @@ type packing struct {
 	// repeat marks the sentences left out because their text is sent
 	// from another passage of their document (dedup; nil without).
 	repeat []bool
+	// unsendable marks the sentences never sent from their passage (a
+	// chunk's cut-off fragment, a cut turn's rest): no "best left out"
+	unsendable []bool
 	// lent counts the kept sentences valued above their own p: lent by a
 	// kept turn next to theirs (run), by their neighbours (prior) or by
 	// their passage (passage).
@@ -366,10 +369,14 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 	}
 	if rp != nil {
 		pk.repeat = rp.sentElsewhere(pk.kept)
+		pk.unsendable = make([]bool, len(ss))
+		for i := range ss {
+			pk.unsendable[i] = rp.fragment(i)
+		}
 	}
 	bestPri = math.Inf(-1)
 	for i := range ss {
-		if pk.kept[i] || (pk.repeat != nil && pk.repeat[i]) || ss[i].kind == Context {
+		if pk.kept[i] || (pk.repeat != nil && pk.repeat[i]) || (pk.unsendable != nil && pk.unsendable[i]) || ss[i].kind == Context {
 			continue
 		}
 		if pri := priority(ss[i].p, cost(i), set.beta); pri > bestPri {

@@ -98,9 +98,22 @@ func newRepeatIndex(ps []passage, ss []sentence) *repeatIndex {
 			}
 		}
 	}
-	// the rest of a turn a passage's start cut: never sent from it, with
-	// or without a title (no passage lists it: it is no copy of one)
+	// the rest of a turn a passage's start cut: never sent from it (no
+	// passage lists it: it is no copy of one), where the passage is a
+	// chunk of a longer text — another candidate has its title, or it
+	// opens with the tail of a turn's prefix ("-05-15 15:28] Ines: …") —
+	// so that a passage of its own that opens with "3 people joined." or
+	// "iPhone users asked …" above its turns keeps that line
+	chunks := map[string]int{} // candidates by title
 	for _, p := range ps {
+		if p.title != "" {
+			chunks[p.title]++
+		}
+	}
+	for _, p := range ps {
+		if chunks[p.title] < 2 && !cutPrefix.MatchString(head(p.text)) {
+			continue
+		}
 		from, to := turnRest(p.text, p.units)
 		for j := from; j < to && j < p.n; j++ {
 			if r.fragmentOf[p.first+j] == nil {

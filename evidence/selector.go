@@ -805,8 +805,8 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 				}
 			} else if pk.repeat != nil && pk.repeat[p.first+j] {
 				repeats++
-			} else if x.kind == Context {
-				continue // a context line is no evidence of its own
+			} else if x.kind == Context || (pk.unsendable != nil && pk.unsendable[p.first+j]) {
+				continue // a context line is no evidence of its own; a fragment is never sent from here
 			} else if ev.DroppedScore == nil || x.p > *ev.DroppedScore {
 				v := x.p
 				ev.DroppedScore = &v

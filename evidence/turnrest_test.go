@@ -1,6 +1,9 @@
 package evidence
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // turnRest finds the lines a chunk opens with that run into its first
 // turn (the rest of a turn the chunk's start cut, starting cut), not a
@@ -26,6 +29,9 @@ func TestTurnRest(t *testing.T) {
 		// a session's last line, cut, above a blank line and the next
 		// session's turns
 		{"27 19:05] Ana: then it worked.\nok\n\n" + turns, "27 19:05] Ana: then it worked.\nok"},
+		// a blank line of CRLF or of spaces is one too
+		{"27 19:05] Ana: then it worked.\r\nok\r\n\r\nNext session, notes follow.\r\n" + strings.ReplaceAll(turns, "\n", "\r\n"), "27 19:05] Ana: then it worked.\r\nok"},
+		{"Notes.\n \nthe VPN first.\n" + turns, "the VPN first."},
 	} {
 		u := SplitUnits(c.text, AllUnits)
 		from, to := turnRest(c.text, u)

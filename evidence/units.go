@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -296,7 +297,7 @@ func turnRest(text string, u Units) (from, to int) {
 	// lines up to a blank line (a session's end) or its first turn
 	if u.Header == nil && cutStart(text[u.Sentences[0][0]:]) {
 		to = 1
-		for to < first && !strings.Contains(text[u.Sentences[to-1][1]:u.Sentences[to][0]], "\n\n") {
+		for to < first && blankLineIn(text[u.Sentences[to-1][1]:u.Sentences[to][0]]) < 0 {
 			to++
 		}
 		return 0, to
@@ -307,10 +308,9 @@ func turnRest(text string, u Units) (from, to int) {
 		start = u.Header[1]
 	}
 	lead := text[start:u.Sentences[first][0]]
-	if b := strings.LastIndex(lead, "\n\n"); b >= 0 {
-		start += b + 2
-	} else if b := strings.LastIndex(lead, "\n\r\n"); b >= 0 {
-		start += b + 3
+	for b := blankLineIn(lead); b >= 0; b = blankLineIn(lead) {
+		start += b
+		lead = lead[b:]
 	}
 	from = first
 	for from > 0 && u.Sentences[from-1][0] >= start && !(u.Headings != nil && u.Headings[from-1]) {
@@ -324,6 +324,27 @@ func turnRest(text string, u Units) (from, to int) {
 	}
 	return from, first
 }
+
+// blankLineIn is the end of the first blank line in s (a line of white
+// space alone between two line breaks, "\r\n" as "\n"), -1 when none.
+func blankLineIn(s string) int {
+	for i := strings.IndexByte(s, '\n'); i >= 0; {
+		j := strings.IndexByte(s[i+1:], '\n')
+		if j < 0 {
+			return -1
+		}
+		if strings.TrimSpace(s[i+1:i+1+j]) == "" {
+			return i + 1 + j + 1
+		}
+		i += 1 + j
+	}
+	return -1
+}
+
+// cutPrefix matches the tail of a turn's prefix that a chunk's start cut
+// ("-05-15 15:28] Ines: ", "19:02] babo: "): a time's end, its bracket, a
+// name and a colon.
+var cutPrefix = regexp.MustCompile(`^[^\n\[\]]{0,30}\d\][ \t]*[^\s:\[\]][^:\n]{0,40}:(?:[ \t]|$)`)
 
 // cutStart reports text that starts where no line would: a lower-case
 // letter, a digit, or punctuation that continues a sentence.

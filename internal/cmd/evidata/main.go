@@ -279,11 +279,11 @@ func regroup(args []string, stdout io.Writer) error {
 func loadCounting(path string) ([]dataset.Record, *token.Tiktoken, error) {
 	recs, err := dataset.LoadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("--in: %w", err)
 	}
 	tok, err := token.New("")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("tokenizer: %w", err)
 	}
 	return recs, tok, nil
 }
