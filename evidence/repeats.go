@@ -100,8 +100,9 @@ func newRepeatIndex(ps []passage, ss []sentence) *repeatIndex {
 	}
 	// the rest of a turn a passage's start cut: never sent from it (no
 	// passage lists it: it is no copy of one), where the passage is a
-	// chunk of a longer text — another candidate has its title, or it
-	// opens with the tail of a turn's prefix ("-05-15 15:28] Ines: …") —
+	// chunk of a longer text — another candidate has its title, or holds
+	// the rest too (the chunks' overlap), or it opens with the tail of a
+	// turn's prefix ("-05-15 15:28] Ines: …") —
 	// so that a passage of its own that opens with "3 people joined." or
 	// "iPhone users asked …" above its turns keeps that line
 	chunks := map[string]int{} // candidates by title
@@ -110,11 +111,14 @@ func newRepeatIndex(ps []passage, ss []sentence) *repeatIndex {
 			chunks[p.title]++
 		}
 	}
-	for _, p := range ps {
-		if chunks[p.title] < 2 && !cutPrefix.MatchString(head(p.text)) {
+	for pi, p := range ps {
+		from, to := turnRest(p.text, p.units)
+		if to <= from || to > p.n {
 			continue
 		}
-		from, to := turnRest(p.text, p.units)
+		if chunks[p.title] < 2 && !cutPrefix.MatchString(head(p.text)) && !heldElsewhere(ps, pi, p.text[p.units.Sentences[from][0]:p.units.Sentences[to-1][1]]) {
+			continue
+		}
 		for j := from; j < to && j < p.n; j++ {
 			if r.fragmentOf[p.first+j] == nil {
 				r.fragmentOf[p.first+j] = []int{}
@@ -144,6 +148,25 @@ func newRepeatIndex(ps []passage, ss []sentence) *repeatIndex {
 		}
 	}
 	return r
+}
+
+// minHeldElsewhere is the shortest rest looked for in other passages: a
+// shorter one ("ok") is in many by chance.
+const minHeldElsewhere = 8
+
+// heldElsewhere reports a passage other than ps[pi] whose text holds
+// rest, as the chunk before holds the start of a chunk an index cut with
+// overlap.
+func heldElsewhere(ps []passage, pi int, rest string) bool {
+	if len(rest) < minHeldElsewhere {
+		return false
+	}
+	for j, p := range ps {
+		if j != pi && strings.Contains(p.text, rest) {
+			return true
+		}
+	}
+	return false
 }
 
 // turnOf is what tells a turn's sentence from the same words said in

@@ -225,8 +225,8 @@ func TestRepeatsTurnLineWithoutPrefix(t *testing.T) {
 // A chunk that an index's chunker cut inside a turn opens with the turn's
 // rest, whose "[time] Name:" is in the chunk before: with dedup it is not
 // sent where the passage is known to be such a chunk (another candidate
-// has its title, or it opens with the tail of a prefix); a passage of its
-// own keeps its opening line ("3 people joined …"); dedup=0 sends it.
+// has its title or holds the rest too, or it opens with the tail of a
+// prefix); a passage of its own keeps its opening line ("3 people joined …"); dedup=0 sends it.
 func TestRepeatsTurnRestNotSent(t *testing.T) {
 	turns := "[2024-05-16 08:30] Ines: Reminder: the file server restarts tonight at 22:00.\n" +
 		"[2024-05-16 08:41] Aiko: Can I change a password while the file server restarts?\n" +
@@ -239,19 +239,29 @@ func TestRepeatsTurnRestNotSent(t *testing.T) {
 		sent              bool
 	}{
 		{"a chunk of a titled document", "1", rest, []string{"helpdesk", "helpdesk"}, false},
+		{"no title, the other chunk holds the rest (the overlap)", "1", rest, nil, false},
 		{"a cut prefix's tail, no title", "1", "-05-15 15:28] Ines: " + rest, nil, false},
 		{"a passage of its own", "1", rest, nil, true},
 		{"its own first line", "1", "3 people joined the call to change a password.", nil, true},
 		{"dedup=0", "0", rest, []string{"helpdesk", "helpdesk"}, true},
 	} {
-		q := query(t, "How do I change a password with the VPN on?", c.open+"\n"+turns, other)
+		o := other
+		if strings.HasPrefix(c.name, "no title, the other chunk") {
+			o += "[2024-05-15 15:28] Ines: Press Ctrl+Alt+Del " + rest + "\n"
+		}
+		q := query(t, "How do I change a password with the VPN on?", c.open+"\n"+turns, o)
 		q.Headers = c.headers
 		sel, err := newSelector(t, "evidence:budget=2000,floor=0,stop=0,hop=0,dedup="+c.dedup).SelectTexts(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		line := c.open[strings.LastIndex(c.open, ": ")+1:]
-		sent := strings.Contains(strings.Join(sentTexts(sel, q), "\n"), strings.TrimSpace(line))
+		line := strings.TrimSpace(c.open[strings.LastIndex(c.open, ": ")+1:])
+		sent := false // from the first passage, which opens with it
+		for i, idx := range sel.Indices {
+			for _, sp := range sel.Evidence[i].Spans {
+				sent = sent || idx == 0 && strings.Contains(q.Texts[idx][sp[0]:sp[1]], line)
+			}
+		}
 		if sent != c.sent {
 			t.Errorf("%s: the opening line sent %v, want %v (sent: %q)", c.name, sent, c.sent, sentTexts(sel, q))
 		}
