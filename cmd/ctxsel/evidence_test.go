@@ -322,6 +322,27 @@ func TestTrainEvidence(t *testing.T) {
 		!strings.Contains(mk.Provenance["kinds_command"], "--kind turns=") {
 		t.Fatalf("--kind: %v %+v", err, mk)
 	}
+	// --blend gives the kinds' models their blend weight; without it, a
+	// replaced model's blend that the new one lacks is named
+	blended := filepath.Join(dir, "mkb.json")
+	if code, _, errs := runCLI(t, "", "train", "evidence", "--from", model, "--kind", "turns="+sub, "--blend", "0.5", "--out", blended); code != 0 {
+		t.Fatalf("--blend: exit %d: %s", code, errs)
+	}
+	mb, err := readEvidenceModel("test", blended)
+	if err != nil || mb.Kinds[evidence.KindTurns].Blend != 0.5 || !strings.Contains(mb.Kinds[evidence.KindTurns].Provenance["blend"], "--blend") {
+		t.Fatalf("--blend 0.5: %v %+v", err, mb.Kinds[evidence.KindTurns])
+	}
+	if code, _, errs := runCLI(t, "", "train", "evidence", "--from", blended, "--kind", "turns="+sub, "--out", filepath.Join(dir, "mkc.json")); code != 0 || !strings.Contains(errs, "had blend 0.5") {
+		t.Fatalf("a blend dropped unsaid: exit %d: %s", code, errs)
+	}
+	for _, bad := range [][]string{{"--blend", "1.5"}, {"--blend", "NaN"}} {
+		if code, _, _ := runCLI(t, "", append([]string{"train", "evidence", "--from", model, "--kind", "turns=" + sub, "--out", blended}, bad...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+	if code, _, _ := runCLI(t, "", "train", "evidence", "--from", model, "--blend", "0.5", "--out", blended); code != 2 {
+		t.Errorf("--blend without --kind: exit %d, want 2", code)
+	}
 	for _, extra := range [][]string{{"--floors", "0,0.01", "--stops", "0,0.5"}, {"--calibrate", "auto", "--calibrate-kinds", "--calibration-bins", "5"}} {
 		again := filepath.Join(dir, "mk2.json")
 		args := append([]string{"train", "evidence", "--data", data, "--limit", "24", "--pool", "40", "--scorer", "bm25", "--budgets", "150", "--from", combined, "--out", again}, extra...)

@@ -8,6 +8,8 @@ import (
 	"github.com/ctxsel/ctxsel/embed/embedders"
 	"github.com/ctxsel/ctxsel/score"
 	"io"
+	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -53,7 +55,8 @@ choose the floor and stop of the calibrated model again with --from. With
 --from MODEL --kind turns=FILE,table=FILE the models in FILE score the units
 of the passages the splitter reads as that kind of text (evidence.RouteOf:
 turns, table rows), MODEL everything else (evidence.Model.Kinds, format
-version 4); without --data the combined model is written as it is, with
+version 4), --blend W giving each of them the prose model's weight W in its
+units' log-odds (a fit has none: the shipped turns model's 0.5 is set so); without --data the combined model is written as it is, with
 --data its floor and stop are chosen again (or, with --calibrate, it is
 calibrated) as for any --from model. Settings within --tie-tolerance of the best mean gain tie, and the
 cheapest of them (fewest passages, then the smaller hop) is chosen. Test questions are never read.
@@ -92,6 +95,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	sampleN := fs.Int("sample", 0, "use only N questions of each file, chosen by a hash of their id (0 = all)")
 	from := fs.String("from", "", "fit nothing: choose only the floor and stop of this model file again on validation")
 	kindList := fs.String("kind", "", "with --from: models by kind of text, KIND=FILE comma-separated (kinds: "+strings.Join(evidence.RouteKinds(), ", ")+")")
+	blend := fs.Float64("blend", -1, "with --kind: the blend weight w of each model given (the prose model's share of its units' log-odds, 0…1; a fit carries none: without --blend a kind's model is scored alone)")
 	folds := fs.Int("folds", 0, "cross-validate: cut train and validation into this many folds by question id (0: the fixed split)")
 	fold := fs.Int("fold", 0, "with --folds: the fold that validates (0 … folds-1)")
 	encoding := fs.String("encoding", token.Default, "token encoding: "+strings.Join(token.Encodings, ", "))
@@ -102,8 +106,11 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 	if *kindList != "" && *from == "" {
 		return usageError{errors.New("train evidence: --kind needs --from (the model of everything else)")}
 	}
+	if *blend != -1 && (*kindList == "" || math.IsNaN(*blend) || *blend < 0 || *blend > 1) {
+		return usageError{fmt.Errorf("train evidence: --blend %v: want 0 ≤ w ≤ 1, with --kind", *blend)}
+	}
 	if *kindList != "" && *data == "" && *out != "" && *calibrate == "" {
-		m, err := combineKinds(*from, *kindList)
+		m, err := combineKinds(*from, *kindList, *blend, stderr)
 		if err != nil {
 			return err
 		}
@@ -183,7 +190,7 @@ cheapest of them (fewest passages, then the smaller hop) is chosen. Test questio
 			return fmt.Errorf("train evidence: %w", err)
 		}
 		if *kindList != "" {
-			if opt.From, err = combineKinds(*from, *kindList); err != nil {
+			if opt.From, err = combineKinds(*from, *kindList, *blend, stderr); err != nil {
 				return err
 			}
 		}
@@ -300,9 +307,12 @@ func calibrateEvidence(ctx context.Context, opt evidencetrain.Options, method st
 	return nil
 }
 
-// combineKinds is --from FILE --kind KIND=FILE,…: the model of FILE with
-// the models by kind of text read from the others.
-func combineKinds(from, list string) (*evidence.Model, error) {
+// combineKinds is --from FILE --kind KIND=FILE,… [--blend W]: the model
+// of FILE with the models by kind of text read from the others, each
+// given blend weight W (blend < 0: as read). A replaced kind's model that
+// had a blend the new one lacks is named on warn, since a fit carries
+// none and the shipped turns model has one.
+func combineKinds(from, list string, blend float64, warn io.Writer) (*evidence.Model, error) {
 	top, err := readEvidenceModel("--from", from)
 	if err != nil {
 		return nil, fmt.Errorf("train evidence: %w", err)
@@ -318,6 +328,17 @@ func combineKinds(from, list string) (*evidence.Model, error) {
 		}
 		if kinds[kind], err = readEvidenceModel("--kind "+kind, path); err != nil {
 			return nil, fmt.Errorf("train evidence: %w", err)
+		}
+		sub := kinds[kind]
+		if blend >= 0 {
+			sub.Blend = blend
+			sub.Provenance = maps.Clone(sub.Provenance)
+			if sub.Provenance == nil {
+				sub.Provenance = map[string]string{}
+			}
+			sub.Provenance["blend"] = fmt.Sprintf("%g, set by train evidence --blend", blend)
+		} else if old := top.Kinds[kind]; old != nil && old.Blend != 0 && sub.Blend == 0 {
+			fmt.Fprintf(warn, "train evidence: note: the %s model replaced had blend %g, %s has none (--blend W sets one)\n", kind, old.Blend, path)
 		}
 	}
 	m, err := evidencetrain.Combine(top, kinds)
