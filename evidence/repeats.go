@@ -72,15 +72,19 @@ func newRepeatIndex(ps []passage, ss []sentence) *repeatIndex {
 	// a turn's sentences by document and text, for their copies a chunk
 	// holds without the turn's prefix
 	turnSentences := map[string][]int{}
+	bare := make([]string, len(ss)) // title and text of a sentence under no context line
 	for i, x := range ss {
 		r.passage[i] = x.passage
 		if title := ps[x.passage].title; title != "" {
 			texts[i] = repeatKey(x.text)
 			if texts[i] != "" {
+				doc := title + "\x00" + texts[i]
 				turn := turnOf(ss, x)
 				r.keys[i] = title + "\x00" + turn + texts[i]
 				if turn != "" {
-					turnSentences[title+"\x00"+texts[i]] = append(turnSentences[title+"\x00"+texts[i]], i)
+					turnSentences[doc] = append(turnSentences[doc], i)
+				} else if x.kind != Context {
+					bare[i] = doc
 				}
 			}
 		}
@@ -89,10 +93,10 @@ func newRepeatIndex(ps []passage, ss []sentence) *repeatIndex {
 	// prefix, which the turn's copy in the chunk before sends with them:
 	// that copy is the one to send.
 	for i, x := range ss {
-		if r.keys[i] == "" || x.kind == Context || turnOf(ss, x) != "" {
+		if bare[i] == "" {
 			continue
 		}
-		for _, j := range turnSentences[ps[x.passage].title+"\x00"+texts[i]] {
+		for _, j := range turnSentences[bare[i]] {
 			if ss[j].passage != x.passage {
 				r.fragmentOf[i] = append(r.fragmentOf[i], j)
 			}
@@ -113,13 +117,13 @@ func newRepeatIndex(ps []passage, ss []sentence) *repeatIndex {
 	}
 	for pi, p := range ps {
 		from, to := turnRest(p.text, p.units)
-		if to <= from || to > p.n {
+		if to <= from {
 			continue
 		}
 		if chunks[p.title] < 2 && !cutPrefix.MatchString(head(p.text)) && !heldElsewhere(ps, pi, p.text[p.units.Sentences[from][0]:p.units.Sentences[to-1][1]]) {
 			continue
 		}
-		for j := from; j < to && j < p.n; j++ {
+		for j := from; j < to; j++ {
 			if r.fragmentOf[p.first+j] == nil {
 				r.fragmentOf[p.first+j] = []int{}
 			}

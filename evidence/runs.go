@@ -207,16 +207,30 @@ func passagePrior(ps []passage, ss []sentence, val []float64, g float64) {
 	if g <= 0 || len(ps) == 0 {
 		return
 	}
-	lo, hi := ps[0].score, ps[0].score
-	for _, p := range ps[1:] {
-		lo, hi = min(lo, p.score), max(hi, p.score)
+	scores := make([]float64, len(ps))
+	for pi, p := range ps {
+		scores[pi] = p.score
+	}
+	scaleTurns(ss, val, g, scores, nil)
+}
+
+// scaleTurns multiplies the value (val) of every turn's sentence by 1 +
+// g × its passage's worth, min-max normalised among the passages in (nil:
+// all of them): the passage and chunk priors' shared step. Nothing
+// changes when those worths are all equal.
+func scaleTurns(ss []sentence, val []float64, g float64, worth []float64, in []bool) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for pi, w := range worth {
+		if in == nil || in[pi] {
+			lo, hi = min(lo, w), max(hi, w)
+		}
 	}
 	if !(hi > lo) || math.IsInf(hi-lo, 0) {
 		return
 	}
 	for i, x := range ss {
 		if x.kind == Turn {
-			val[i] *= 1 + g*(ps[x.passage].score-lo)/(hi-lo)
+			val[i] *= 1 + g*(worth[x.passage]-lo)/(hi-lo)
 		}
 	}
 }
@@ -252,8 +266,7 @@ func chunkPrior(ps []passage, ss []sentence, val []float64, g float64) {
 		pi := ss[t[0]].passage
 		turnValues[pi] = append(turnValues[pi], v)
 	}
-	worth := make([]float64, len(ps))
-	lo, hi := math.Inf(1), math.Inf(-1)
+	worth, in := make([]float64, len(ps)), make([]bool, len(ps))
 	for pi, vs := range turnValues {
 		if len(vs) == 0 {
 			continue
@@ -264,16 +277,9 @@ func chunkPrior(ps []passage, ss []sentence, val []float64, g float64) {
 			worth[pi] += v
 		}
 		worth[pi] /= float64(len(vs))
-		lo, hi = min(lo, worth[pi]), max(hi, worth[pi])
+		in[pi] = true
 	}
-	if !(hi > lo) || math.IsInf(hi-lo, 0) {
-		return
-	}
-	for i, x := range ss {
-		if x.kind == Turn {
-			val[i] *= 1 + g*(worth[x.passage]-lo)/(hi-lo)
-		}
-	}
+	scaleTurns(ss, val, g, worth, in)
 }
 
 // stretch is the contiguous window of turns of one passage (broad_stretch)
