@@ -156,22 +156,30 @@ func TestConvertPolicyQA(t *testing.T) {
 	}
 }
 
-// regroup --order document keeps the passages' order and joins them with
-// --sep; the default shuffles.
-func TestRegroupDocumentOrder(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in.jsonl.gz")
-	rec := dataset.Record{ID: "q", Question: "Who?", Genre: "dialogue"}
-	for i, turn := range []string{"A: one two three.", "B: four five six.", "A: seven eight nine.", "B: ten eleven twelve."} {
+// writeTurns writes rec with one passage a turn, the third gold, to
+// dir/in.jsonl.gz and returns that path.
+func writeTurns(t *testing.T, dir string, rec dataset.Record, turns []string) string {
+	t.Helper()
+	for i, turn := range turns {
 		p := dataset.Passage{ID: string(rune('a' + i)), Text: turn}
 		if i == 2 {
 			p.Gold, p.GoldSpans = true, [][2]int{{0, len(turn)}}
 		}
 		rec.Passages = append(rec.Passages, p)
 	}
+	in := filepath.Join(dir, "in.jsonl.gz")
 	if err := write(in, []dataset.Record{rec}); err != nil {
 		t.Fatal(err)
 	}
+	return in
+}
+
+// regroup --order document keeps the passages' order and joins them with
+// --sep; the default shuffles.
+func TestRegroupDocumentOrder(t *testing.T) {
+	dir := t.TempDir()
+	in := writeTurns(t, dir, dataset.Record{ID: "q", Question: "Who?", Genre: "dialogue"},
+		[]string{"A: one two three.", "B: four five six.", "A: seven eight nine.", "B: ten eleven twelve."})
 	out := filepath.Join(dir, "out.jsonl.gz")
 	var log bytes.Buffer
 	if err := regroup([]string{"--tokens", "14", "--order", "document", "--sep", `\n`, "--in", in, "--out", out}, &log); err != nil {
@@ -199,19 +207,8 @@ func TestRegroupDocumentOrder(t *testing.T) {
 // document's title.
 func TestChunkAsAnIndex(t *testing.T) {
 	dir := t.TempDir()
-	in := filepath.Join(dir, "in.jsonl.gz")
-	rec := dataset.Record{ID: "q", Question: "Who?", Genre: "dialogue", Meta: json.RawMessage(`{"episode":"s01_e01"}`)}
 	turns := []string{"A: one two three four five six seven.", "B: eight nine ten eleven twelve thirteen.", "A: yes.", "B: fourteen fifteen sixteen seventeen eighteen.", "A: nineteen twenty twenty-one twenty-two."}
-	for i, turn := range turns {
-		p := dataset.Passage{ID: string(rune('a' + i)), Text: turn}
-		if i == 2 {
-			p.Gold, p.GoldSpans = true, [][2]int{{0, len(turn)}}
-		}
-		rec.Passages = append(rec.Passages, p)
-	}
-	if err := write(in, []dataset.Record{rec}); err != nil {
-		t.Fatal(err)
-	}
+	in := writeTurns(t, dir, dataset.Record{ID: "q", Question: "Who?", Genre: "dialogue", Meta: json.RawMessage(`{"episode":"s01_e01"}`)}, turns)
 	out := filepath.Join(dir, "out.jsonl.gz")
 	var log bytes.Buffer
 	if err := chunkDoc([]string{"--chunker", "tokens:size=12,overlap=6", "--sep", `\n`, "--title-meta", "episode", "--in", in, "--out", out}, &log); err != nil {
