@@ -64,15 +64,21 @@ func (c *composed) cut(ctx context.Context, q TextQuery) (TextQuery, []int, stri
 	kept := slices.Sorted(slices.Values(stage.Indices))
 	cands := make([]Candidate, len(kept))
 	texts := make([]string, len(kept))
-	var headers []string
+	var headers, above []string
 	if q.Headers != nil {
 		headers = make([]string, len(kept))
+	}
+	if q.Above != nil {
+		above = make([]string, len(kept))
 	}
 	for i, idx := range kept {
 		cands[i] = q.Curve.cands[idx]
 		texts[i] = q.Texts[idx]
 		if headers != nil {
 			headers[i] = q.Headers[idx]
+		}
+		if above != nil {
+			above[i] = q.Above[idx]
 		}
 	}
 	curve, err := NewCurve(cands)
@@ -89,7 +95,7 @@ func (c *composed) cut(ctx context.Context, q TextQuery) (TextQuery, []int, stri
 			poolIndex[i] = q.PoolIndex[idx]
 		}
 	}
-	return TextQuery{Question: q.Question, Curve: curve, Texts: texts, Headers: headers, Caps: q.Caps, Order: q.Order, Pool: pool, PoolIndex: poolIndex}, kept, note, nil
+	return TextQuery{Question: q.Question, Curve: curve, Texts: texts, Headers: headers, Above: above, Caps: q.Caps, Order: q.Order, Pool: pool, PoolIndex: poolIndex}, kept, note, nil
 }
 
 // lift maps a selection over the kept passages back onto the whole curve.

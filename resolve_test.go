@@ -396,15 +396,15 @@ func (s spyQuery) SelectTexts(ctx context.Context, q ctxsel.TextQuery) (ctxsel.S
 	return ctxsel.StrategyTexts(cutoff.TopK(1)).SelectTexts(ctx, q)
 }
 
-// A composition hands its selector the kept passages' texts and headers,
-// and the whole curve as the pool, with each kept passage's index in it,
+// A composition hands its selector the kept passages' texts, headers and
+// lines above, and the whole curve as the pool, with each kept passage's index in it,
 // also when compositions nest.
 func TestCompositionCarriesPoolAndHeaders(t *testing.T) {
 	cands := make([]ctxsel.Candidate, 6)
-	texts, headers := make([]string, 6), make([]string, 6)
+	texts, headers, above := make([]string, 6), make([]string, 6), make([]string, 6)
 	for i := range cands {
 		cands[i] = ctxsel.Candidate{ID: fmt.Sprint("p", i), Score: float64(i % 4), Tokens: 10}
-		texts[i], headers[i] = fmt.Sprint("text ", i), fmt.Sprint("title ", i)
+		texts[i], headers[i], above[i] = fmt.Sprint("text ", i), fmt.Sprint("title ", i), fmt.Sprint("## section ", i)
 	}
 	curve, err := ctxsel.NewCurve(cands)
 	if err != nil {
@@ -413,20 +413,24 @@ func TestCompositionCarriesPoolAndHeaders(t *testing.T) {
 	var got ctxsel.TextQuery
 	inner := ctxsel.Compose(cutoff.TopK(2), ctxsel.Caps{}, spyQuery{&got}, "topk:k=2+spy")
 	outer := ctxsel.Compose(cutoff.TopK(4), ctxsel.Caps{}, inner, "topk:k=4+topk:k=2+spy")
-	if _, err := outer.SelectTexts(context.Background(), ctxsel.TextQuery{Question: "q", Curve: curve, Texts: texts, Headers: headers}); err != nil {
+	if _, err := outer.SelectTexts(context.Background(), ctxsel.TextQuery{Question: "q", Curve: curve, Texts: texts, Headers: headers, Above: above}); err != nil {
 		t.Fatal(err)
 	}
 	// scores 0 1 2 3 0 1: the top 4 are p3, p2, p1, p5; their top 2 p3, p2.
 	if got.Pool != curve || !slices.Equal(got.PoolIndex, []int{2, 3}) {
 		t.Fatalf("pool %p (whole %p), indices %v", got.Pool, curve, got.PoolIndex)
 	}
-	if !slices.Equal(got.Texts, []string{"text 2", "text 3"}) || !slices.Equal(got.Headers, []string{"title 2", "title 3"}) {
-		t.Fatalf("texts %q headers %q", got.Texts, got.Headers)
+	if !slices.Equal(got.Texts, []string{"text 2", "text 3"}) || !slices.Equal(got.Headers, []string{"title 2", "title 3"}) || !slices.Equal(got.Above, []string{"## section 2", "## section 3"}) {
+		t.Fatalf("texts %q headers %q above %q", got.Texts, got.Headers, got.Above)
 	}
-	// Headers must be one per candidate; a pool index must lie in the pool.
+	// Headers and Above must be one per candidate; a pool index must lie in the pool.
 	bad := ctxsel.TextQuery{Question: "q", Curve: curve, Texts: texts, Headers: headers[:2]}
 	if err := bad.Validate(); !errors.Is(err, ctxsel.ErrInvalidInput) {
 		t.Fatalf("2 headers for 6: %v", err)
+	}
+	bad = ctxsel.TextQuery{Question: "q", Curve: curve, Texts: texts, Above: above[:5]}
+	if err := bad.Validate(); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("5 above texts for 6: %v", err)
 	}
 	bad = ctxsel.TextQuery{Question: "q", Curve: curve, Texts: texts, Pool: curve, PoolIndex: []int{0, 1, 2, 3, 4, 6}}
 	if err := bad.Validate(); !errors.Is(err, ctxsel.ErrInvalidInput) {

@@ -141,14 +141,19 @@ type Evidence struct {
 	Header *[2]int `json:"header,omitempty"`
 	// Title is the header sent when the passage's text has none of its
 	// own and its source gave one (TextQuery.Headers: an index's document
-	// title and section); it is the only text sent that is not the
-	// passage's.
+	// title).
 	Title string `json:"title,omitempty"`
+	// Above are the lines of the passage's document above it that are sent
+	// with it, after the Title (TextQuery.Above: its heading path, the
+	// header of a table it starts inside). Title and Above are the only
+	// text sent that is not the passage's.
+	Above string `json:"above,omitempty"`
 	// Spans are the kept sentences, byte offsets [start, end) into the
 	// passage, in document order, disjoint.
 	Spans [][2]int `json:"spans"`
-	// Text is what is sent: the header (or Title), a line break, then the
-	// kept sentences in document order, a gap between them marked by " … ".
+	// Text is what is sent: the Title, Above and the header (each when
+	// sent, each followed by a line break), then the kept sentences in
+	// document order, a gap between them marked by " … ".
 	Text string `json:"text"`
 	// Tokens is the exact token count of Text; PassageTokens that of the
 	// whole passage.

@@ -18,8 +18,14 @@ type TextQuery struct {
 	// selector that shows each passage under a header when the text has
 	// none of its own; "" for none.
 	Headers []string
-	Caps    Caps
-	Order   Order
+	// Above, when set, holds one per candidate: the lines of its document
+	// above its text that the text needs to be read (chunk.Above: the
+	// heading path over it and, when it starts among a table's rows, the
+	// table's header), "\n"-joined; "" for none. A selector that prunes
+	// sends them before what it keeps of the passage.
+	Above []string
+	Caps  Caps
+	Order Order
 	// Pool is set when Curve holds only the passages a strategy kept
 	// (Compose): the whole curve they were cut from, PoolIndex[i] the
 	// index in Pool of Curve's passage i. A selector whose features read
@@ -40,6 +46,9 @@ func (q TextQuery) Validate() error {
 	}
 	if q.Headers != nil && len(q.Headers) != q.Curve.Len() {
 		return invalidf("%d headers for %d candidates", len(q.Headers), q.Curve.Len())
+	}
+	if q.Above != nil && len(q.Above) != q.Curve.Len() {
+		return invalidf("%d above texts for %d candidates", len(q.Above), q.Curve.Len())
 	}
 	if q.Pool != nil {
 		if len(q.PoolIndex) != q.Curve.Len() {

@@ -353,6 +353,11 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 		for i, h := range hits {
 			tq.Texts[i], tq.Headers[i] = h.Text, Header(h)
 		}
+		if ar, ok := store.(index.AboveReader); ok {
+			if tq.Above, err = ar.Above(ctx, hits); err != nil {
+				return a, fmt.Errorf("what lies above the chunks: %w", err)
+			}
+		}
 		// A selector that reads the texts packs within what the window
 		// leaves for passages (it chose its sentences for that room); a
 		// strategy keeps its own caps and is fitted below.

@@ -108,6 +108,9 @@ type passage struct {
 	text   string
 	units  Units
 	header string // "" when none is sent
+	// above are the lines of its document above it that it needs
+	// (TextQuery.Above), sent after the header; "" when none is sent.
+	above string
 	// route is the kind of text whose model scores its units (RouteOf,
 	// when the selector's model has a model for it; "": the top model).
 	route string
@@ -162,7 +165,11 @@ func (s *Selector) candidates(q ctxsel.TextQuery, ps []passage, ss []sentence, s
 		if err := checkText(q.Curve.Candidate(idx).ID, text); err != nil {
 			return nil, nil, err
 		}
-		u := SplitUnits(text, s.units)
+		var above string
+		if q.Above != nil {
+			above = q.Above[idx]
+		}
+		u := splitUnits(text, s.units, !opensTable(above))
 		if len(u.Sentences) == 0 {
 			continue // empty: nothing to send
 		}
@@ -178,6 +185,15 @@ func (s *Selector) candidates(q ctxsel.TextQuery, ps []passage, ss []sentence, s
 		if p.title != "" && header {
 			p.header = p.title
 			p.headerTokens = s.counter.Count(p.header) + 1
+		}
+		if header {
+			// not in headerTokens: packing values a passage's units as
+			// before, where charging its lines above to its first unit
+			// kept a mid-document chunk shut whose lines above are 40
+			// tokens (the manual of docs/ask.md, its best-ranked chunk);
+			// the exact count of the text sent includes them, and units
+			// are given back until it fits
+			p.above = aboveText(above)
 		}
 		for j, sp := range u.Sentences {
 			t := text[sp[0]:sp[1]]

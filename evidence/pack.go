@@ -500,20 +500,30 @@ func Joiner(text string, u Units, j int) string {
 // kept sentences (indices among its sentences, ascending), joined by the
 // passage's own white space where they are adjacent and by Gap where
 // sentences were left out between them. Every other byte is the passage's,
-// but for a header the source gave (a line of its own, "… " opening the
-// next when the passage's first sentences were left out).
+// but for a header the source gave and the lines above the passage it
+// needs (lines of their own, in that order, before its own header; "… "
+// opening the next when the passage's first sentences were left out).
 func passageText(p passage, kept []int) string {
 	var b strings.Builder
 	prevEnd, prevIndex := -1, -2 // the last piece written: its end and its sentence index (-1: the header)
+	if p.header != "" && p.units.Header == nil {
+		// a title the source gave: a line of its own
+		b.WriteString(p.header)
+		b.WriteByte('\n')
+	}
+	if p.above != "" {
+		// the lines above the passage it needs: lines of their own
+		b.WriteString(p.above)
+		b.WriteByte('\n')
+	}
 	if p.header != "" && p.units.Header != nil {
 		b.WriteString(p.header)
 		prevEnd, prevIndex = p.units.Header[1], -1
-	} else if p.header != "" { // a title the source gave: a line of its own
-		b.WriteString(p.header)
-		b.WriteByte('\n')
-		if len(kept) > 0 && kept[0] > 0 {
-			b.WriteString(strings.TrimLeft(Gap, " "))
-		}
+	} else if b.Len() > 0 && len(kept) > 0 && kept[0] > 0 && (p.above == "" || Joiner(p.text, p.units, kept[0]) == Gap) {
+		// (under lines above it, a row or a turn that starts its line
+		// opens on its own line, as after any gap in such a text: a
+		// table under its header stays a table)
+		b.WriteString(strings.TrimLeft(Gap, " "))
 	}
 	for _, j := range kept {
 		sp := p.units.Sentences[j]

@@ -796,6 +796,7 @@ func (s *Selector) selectFrom(ctx context.Context, q ctxsel.TextQuery, prep *Pre
 				ev.Title = p.header
 			}
 		}
+		ev.Above = p.above
 		repeats := 0
 		for j := range p.n {
 			x := ss[p.first+j]

@@ -108,19 +108,27 @@ const DefaultUnits = AllUnits &^ RowUnits
 // implied): a text whose structures are all off is cut into sentences
 // exactly as before the units.
 func SplitUnits(text string, on Structures) Units {
+	return splitUnits(text, on, true)
+}
+
+// splitUnits is SplitUnits, reading the text's first line as its header
+// only when titled: a text known to start inside a table (the source gave
+// its header: TextQuery.Above) starts with a row or a row's cut rest,
+// never a title.
+func splitUnits(text string, on Structures, titled bool) Units {
 	ls := splitLines(text)
 	if blocks, ok := structure(text, ls, on|SentenceUnits); ok {
-		return withHeader(text, splitStructured(text, ls, blocks, on|SentenceUnits))
+		return withHeader(text, splitStructured(text, ls, blocks, on|SentenceUnits), titled)
 	}
-	return splitProse(text)
+	return splitProse(text, titled)
 }
 
 // splitProse cuts text into sentences, as Split did before the units: the
-// title line as the header, headings marked.
-func splitProse(text string) Units {
+// title line as the header (when titled), headings marked.
+func splitProse(text string, titled bool) Units {
 	sents := chunk.SplitSentences(text)
 	var u Units
-	if len(sents) > 1 {
+	if len(sents) > 1 && titled {
 		if h := headerLine(text); h != nil && sents[0] == *h {
 			u.Header, sents = h, sents[1:]
 		}
@@ -138,10 +146,10 @@ func splitProse(text string) Units {
 }
 
 // withHeader takes a structured split's first unit as the header when it
-// is the text's header line (a title or a Markdown heading before the
+// is the text's header line and the text may have one (titled) (a title or a Markdown heading before the
 // rest), and marks the units that open a section.
-func withHeader(text string, u Units) Units {
-	if len(u.Sentences) > 1 && u.Kinds[0] == Sentence {
+func withHeader(text string, u Units, titled bool) Units {
+	if len(u.Sentences) > 1 && u.Kinds[0] == Sentence && titled {
 		if h := headerLine(text); h != nil && u.Sentences[0] == *h {
 			u.Header = h
 			u.Sentences, u.Kinds, u.Needs, u.Groups = u.Sentences[1:], u.Kinds[1:], u.Needs[1:], u.Groups[1:]
@@ -271,6 +279,26 @@ var runsOnWord = map[string]bool{"a": true, "an": true, "the": true, "of": true,
 // single spaces.
 func headerText(h string) string {
 	return strings.Join(strings.Fields(h), " ")
+}
+
+// aboveText is the lines a source gave above a passage (TextQuery.Above)
+// as they are sent: each line's white space runs made single spaces,
+// blank lines dropped.
+func aboveText(a string) string {
+	var lines []string
+	for _, l := range strings.Split(a, "\n") {
+		if l = headerText(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// opensTable reports lines above a passage (TextQuery.Above) that end in a
+// table's rule: the passage starts among that table's rows.
+func opensTable(above string) bool {
+	last := strings.TrimSpace(above[strings.LastIndexByte(above, '\n')+1:])
+	return strings.Contains(last, "|") && tableRule.MatchString(last)
 }
 
 // turnRest is the units [from, to) of u that are the rest of a turn the

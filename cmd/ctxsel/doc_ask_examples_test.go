@@ -57,7 +57,8 @@ func askExamples(doc string) []askExample {
 // directory, no LLM) and checks the page shows exactly what ask prints,
 // and that what it shows is what the page says of it: every kept line of
 // the chat carries its turn's "[time] Name:", and the kept table row
-// arrives under its table's header row and rule. -update-ask-examples
+// arrives under its table's header row and rule, also from a chunk the
+// index cut inside the table. -update-ask-examples
 // rewrites the output blocks (after a model or packing change), the
 // claims are checked all the same.
 func TestAskExampleDocs(t *testing.T) {
@@ -76,8 +77,8 @@ func TestAskExampleDocs(t *testing.T) {
 	}
 	doc := string(raw)
 	examples := askExamples(doc)
-	if len(examples) != 2 {
-		t.Fatalf("found %d index add + ask examples with output in docs/ask.md's \"Chat logs and tables\"; want the chat log and the table", len(examples))
+	if len(examples) != 3 {
+		t.Fatalf("found %d index add + ask examples with output in docs/ask.md's \"Chat logs and tables\"; want the chat log, the table and the table an index cut", len(examples))
 	}
 	tmp := t.TempDir()
 	t.Chdir("../..") // paths as a reader runs them, and as ask prints them
@@ -99,6 +100,7 @@ func TestAskExampleDocs(t *testing.T) {
 	}
 	checkChatExample(t, got[0])
 	checkTableExample(t, got[1])
+	checkCutTableExample(t, got[2])
 	if *updateAskExamples {
 		for i := len(examples) - 1; i >= 0; i-- {
 			doc = doc[:examples[i].outFrom] + got[i] + "\n" + doc[examples[i].outTo:]
@@ -183,5 +185,36 @@ func checkTableExample(t *testing.T, out string) {
 	row := slices.Index(lines, "| Half plot | 125 m² | €120 | yes | 1 year |")
 	if hdr < 0 || row < hdr+2 || !strings.HasPrefix(lines[hdr+1], "|---") {
 		t.Errorf("the table example does not send the half plot's row under its table's header and rule:\n%s", out)
+	}
+}
+
+// checkCutTableExample: in the manual whose error table the index cut
+// into chunks, every row sent from any chunk arrives under the table's
+// header row and rule and its section's heading, and the row asked about
+// is sent.
+func checkCutTableExample(t *testing.T, out string) {
+	t.Helper()
+	const hdr, rule, section = "| Code | Meaning | What to do |", "| --- | --- | --- |", "### 2.1 Error codes"
+	passages, asked := 0, false
+	for _, block := range regexp.MustCompile(`(?m)^\[\d+\] `).Split(out, -1)[1:] {
+		lines := sentLines(block)
+		at := slices.Index(lines, hdr)
+		rows := false
+		for i, l := range lines {
+			if !strings.HasPrefix(l, "| E") {
+				continue
+			}
+			rows = true
+			if at < 0 || i < at+2 || lines[at+1] != rule || !slices.Contains(lines[:at], section) {
+				t.Errorf("the cut table example sends the row %q without its section, header row and rule:\n%s", l, block)
+			}
+			asked = asked || strings.HasPrefix(l, "| E52 |")
+		}
+		if rows && !strings.Contains(block, "bytes 0–") {
+			passages++ // a chunk after the document's first
+		}
+	}
+	if passages == 0 || !asked {
+		t.Errorf("the cut table example sends rows from %d chunks cut inside the table, the asked row: %v; want both:\n%s", passages, asked, out)
 	}
 }

@@ -1,0 +1,88 @@
+package ask_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxsel/ctxsel/ask"
+	"github.com/ctxsel/ctxsel/chunk"
+	"github.com/ctxsel/ctxsel/index"
+	"github.com/ctxsel/ctxsel/index/indextest"
+	"github.com/ctxsel/ctxsel/index/ingest"
+	"github.com/ctxsel/ctxsel/token"
+)
+
+// manual writes a Markdown manual whose error table is longer than a
+// chunk, under a section path.
+func manual(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("# Router Guide\n\n## 1. Installation\n\nUnpack the router and connect the cable.\n\n## 2. Configuration\n\n### 2.3 Error codes\n\n")
+	b.WriteString("| Code | Meaning | Action |\n| --- | --- | --- |\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "| E%d | fault %d of the watchdog | restart service %d |\n", 100+i, i, i%7)
+	}
+	b.WriteString("\n## 3. Maintenance\n\nClean the vents every six months.\n")
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "router.md"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// TestAskSendsWhatIsAbove: a chunk an index cut inside a table is sent
+// with the table's header row and its section path, under the document's
+// title, however the chunker cut it.
+func TestAskSendsWhatIsAbove(t *testing.T) {
+	s, err := index.OpenDir(filepath.Join(t.TempDir(), "idx"), index.DirOptions{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tk, _ := token.New("")
+	c, _ := chunk.NewTokens(tk, 120, 20)
+	in := &ingest.Ingester{Store: s, Embedder: indextest.HashEmbedder{}, Chunker: c, Encoding: tk.Encoding()}
+	if _, err := in.Add(ctx, []string{manual(t)}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := ask.Ask(ctx, s, indextest.HashEmbedder{}, "What does error code E141 mean, the fault of the watchdog?", ask.Options{Strategy: "evidence:budget=2000,floor=0,stop=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const header = "| Code | Meaning | Action |\n| --- | --- | --- |"
+	rows, cut := 0, 0
+	for i, ev := range a.Selection.Evidence {
+		if !strings.Contains(ev.Text, "| E1") {
+			continue
+		}
+		rows++
+		first := strings.Index(ev.Text, "| E1")
+		if h := strings.Index(ev.Text, header); h < 0 || h > first {
+			t.Errorf("passage %s sends rows without their header:\n%s", a.Selection.IDs[i], ev.Text)
+		}
+		if !strings.Contains(ev.Text[:first], "### 2.3 Error codes") {
+			t.Errorf("passage %s sends rows without their section:\n%s", a.Selection.IDs[i], ev.Text)
+		}
+		if ev.Above != "" {
+			cut++
+			if ev.Title != "router" {
+				t.Errorf("passage %s: title %q: want the file's name, as without the lines above", a.Selection.IDs[i], ev.Title)
+			}
+			if !strings.HasPrefix(ev.Text, "router\n# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n"+header+"\n") {
+				t.Errorf("passage %s: sent text opens\n%s", a.Selection.IDs[i], ev.Text[:min(len(ev.Text), 200)])
+			}
+		}
+	}
+	if rows < 3 || cut < 2 {
+		t.Fatalf("%d passages with rows, %d of them cut inside the table: want several", rows, cut)
+	}
+	// the prompt holds what is sent
+	for _, ev := range a.Selection.Evidence {
+		if ev.Above != "" && !strings.Contains(a.Prompt, ev.Above) {
+			t.Errorf("the prompt lacks %q", ev.Above)
+		}
+	}
+}
