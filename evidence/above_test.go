@@ -62,6 +62,11 @@ func TestAboveIsSent(t *testing.T) {
 		}
 	}
 
+	// valid UTF-8 only
+	q.Above = []string{"## \xff", ""}
+	if _, err := newSelector(t, "evidence:budget=400").SelectTexts(context.Background(), q); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Errorf("invalid UTF-8 above a passage: %v", err)
+	}
 	// one per candidate
 	q.Above = q.Above[:1]
 	if _, err := newSelector(t, "evidence:budget=400").SelectTexts(context.Background(), q); !errors.Is(err, ctxsel.ErrInvalidInput) {

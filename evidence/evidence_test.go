@@ -140,25 +140,41 @@ func checkPruned(t *testing.T, text string, ev ctxsel.Evidence) {
 // of on.
 func checkPrunedUnits(t *testing.T, text string, ev ctxsel.Evidence, on evidence.Structures) {
 	t.Helper()
-	u := evidence.SplitUnits(text, on)
+	checkPrunedUnitsAbove(t, text, "", ev, on)
+}
+
+// checkPrunedUnitsAbove is checkPrunedUnits for a passage the source gave
+// lines above (TextQuery.Above): they are sent as given, spaces made
+// single, after the title.
+func checkPrunedUnitsAbove(t *testing.T, text, above string, ev ctxsel.Evidence, on evidence.Structures) {
+	t.Helper()
+	u := evidence.SplitUnitsAbove(text, on, above)
 	index := map[[2]int]int{}
 	for i, s := range u.Sentences {
 		index[s] = i
 	}
 	var b strings.Builder
 	prevEnd, prevIndex := -1, -2
+	if ev.Title != "" { // a title the source gave: a line of its own
+		if ev.Header != nil {
+			t.Fatalf("a title %q and a header %v", ev.Title, *ev.Header)
+		}
+		b.WriteString(ev.Title + "\n")
+	}
+	if ev.Above != "" {
+		if want := evidence.AboveText(above); ev.Above != want {
+			t.Fatalf("above %q sent as %q", above, ev.Above)
+		}
+		b.WriteString(ev.Above + "\n")
+	}
 	if ev.Header != nil {
 		if u.Header == nil || *u.Header != *ev.Header {
 			t.Fatalf("header %v, the passage's is %v", *ev.Header, u.Header)
 		}
 		b.WriteString(text[ev.Header[0]:ev.Header[1]])
 		prevEnd, prevIndex = ev.Header[1], -1
-	}
-	if ev.Title != "" { // a title the source gave: a line of its own
-		b.WriteString(ev.Title + "\n")
-		if len(ev.Spans) > 0 && index[ev.Spans[0]] > 0 {
-			b.WriteString(strings.TrimLeft(evidence.Gap, " "))
-		}
+	} else if b.Len() > 0 && len(ev.Spans) > 0 && index[ev.Spans[0]] > 0 && (ev.Above == "" || evidence.Joiner(text, u, index[ev.Spans[0]]) == evidence.Gap) {
+		b.WriteString(strings.TrimLeft(evidence.Gap, " "))
 	}
 	for _, sp := range ev.Spans {
 		j, ok := index[sp]

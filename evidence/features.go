@@ -167,7 +167,9 @@ func (s *Selector) candidates(q ctxsel.TextQuery, ps []passage, ss []sentence, s
 		}
 		var above string
 		if q.Above != nil {
-			above = q.Above[idx]
+			if above = q.Above[idx]; !utf8.ValidString(above) {
+				return nil, nil, fmt.Errorf("%w: evidence: the lines above passage %q are not valid UTF-8", ctxsel.ErrInvalidInput, q.Curve.Candidate(idx).ID)
+			}
 		}
 		u := splitUnits(text, s.units, !opensTable(above))
 		if len(u.Sentences) == 0 {

@@ -63,14 +63,24 @@ func FuzzSelect(f *testing.F) {
 		// an early stop, and a and b chunks of one document (repeats)
 		s = newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",stop="+stops[int(budget)%3])
 		fuzzOne(t, c, s, evidence.DefaultModel().Units(), "who was born in London?", a, b, budget, []string{"Doc", "Doc", ""})
+		// lines above the passages, as a source gives them (any text: a
+		// table's header and rule, headings, b itself)
+		s = newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",header="+itoa(int(budget)%2))
+		fuzzOneAbove(t, c, s, evidence.DefaultModel().Units(), "who was born in London?", a, b, budget, []string{"Doc", "", "Doc"},
+			[]string{"# Guide\n## Births\n| City | Born |\n| --- | --- |", b, ""})
 	})
 }
 
 func fuzzOne(t *testing.T, c interface{ Count(string) int }, s ctxsel.TextSelector, on evidence.Structures, question, a, b string, budget uint16, headers []string) {
 	t.Helper()
+	fuzzOneAbove(t, c, s, on, question, a, b, budget, headers, nil)
+}
+
+func fuzzOneAbove(t *testing.T, c interface{ Count(string) int }, s ctxsel.TextSelector, on evidence.Structures, question, a, b string, budget uint16, headers, above []string) {
+	t.Helper()
 	{
 		q := query(t, question, a, b, "London\nLondon is a city. Ada was born there.")
-		q.Headers = headers
+		q.Headers, q.Above = headers, above
 		sel, err := s.SelectTexts(context.Background(), q)
 		if err != nil {
 			if !errors.Is(err, ctxsel.ErrInvalidInput) {
@@ -86,7 +96,11 @@ func fuzzOne(t *testing.T, c interface{ Count(string) int }, s ctxsel.TextSelect
 		}
 		total := 0
 		for i, ev := range sel.Evidence {
-			checkPrunedUnits(t, q.Texts[sel.Indices[i]], ev, on)
+			var ab string
+			if above != nil {
+				ab = above[sel.Indices[i]]
+			}
+			checkPrunedUnitsAbove(t, q.Texts[sel.Indices[i]], ab, ev, on)
 			if c.Count(ev.Text) != ev.Tokens {
 				t.Fatalf("inexact count for %q", ev.Text)
 			}

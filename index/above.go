@@ -10,8 +10,9 @@ import (
 // AboveReader is a Store that knows its documents' texts, so it can say,
 // for found chunks, what lies above each in its document that the chunk
 // needs to be read (chunk.Above: its heading path, the header of a table
-// it starts inside). The embedded index is one; a Weaviate collection,
-// which keeps chunks and not documents, is not.
+// it starts inside). The embedded index is one, from the documents' texts
+// it keeps; a Weaviate collection (index/weaviate) is one from what each
+// chunk kept when it was written.
 type AboveReader interface {
 	// Above returns one string per hit, "" where none is needed or where
 	// the hit is not a chunk the index holds now.

@@ -335,6 +335,8 @@ func TestIntegration(t *testing.T) {
 		compareCurves(t, q+" bm25 (after changes)", dl, wl, 1+lexical.Default.K1, 0.005*dl[0].Score)
 	}
 
+	aboveParity(t, ds, ws)
+
 	// a mismatched model is refused by both
 	bad := index.Config{Model: "other", Chunker: "sentences:max_tokens=60", Encoding: "cl100k_base"}
 	for _, s := range []index.Store{ds, ws} {
@@ -347,6 +349,77 @@ func TestIntegration(t *testing.T) {
 	requestsPerAsk(t, host, "CtxselParity")
 	if err := ws.(*weaviate.Store).Drop(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// aboveParity adds a Markdown document whose table runs over many chunks
+// to both stores and checks that both say the same lines lie above each
+// chunk (index.AboveReader: the embedded index from the document's text,
+// the collection from what each chunk kept when written), that chunks
+// inside the table get its header, and that ask sends the same prompt
+// from both; then removes it.
+func aboveParity(t *testing.T, ds, ws index.Store) {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	b.WriteString("# Field guide\n\n## Volcanoes\n\n| Name | Country | Last eruption |\n| --- | --- | --- |\n")
+	for i := range 80 {
+		fmt.Fprintf(&b, "| Volcano v%d | country c%d | eruption in %d |\n", i, i%9, 1900+i)
+	}
+	b.WriteString("\n## Rivers\n\nThe river delta holds the flood's sediment.\n")
+	const id = "guide/field.md"
+	fill(t, []index.Store{ds, ws}, map[string]string{id: b.String()})
+	all, err := ds.Search(ctx, noisyVector("volcano country eruption"), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hits []index.Hit
+	for _, h := range all {
+		if h.Doc == id {
+			hits = append(hits, h)
+		}
+	}
+	da, err := ds.(index.AboveReader).Above(ctx, hits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wa, err := ws.(index.AboveReader).Above(ctx, hits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := 0
+	for i, h := range hits {
+		if da[i] != wa[i] {
+			t.Errorf("%s: above %q from the embedded index, %q from weaviate", h.ID(), da[i], wa[i])
+		}
+		if da[i] == "# Field guide\n## Volcanoes\n| Name | Country | Last eruption |\n| --- | --- | --- |" {
+			tables++
+		}
+	}
+	if len(hits) < 5 || tables < 3 {
+		t.Fatalf("%d chunks of the guide, %d of them inside its table: want several", len(hits), tables)
+	}
+	for _, q := range []string{"Which country is volcano v57 in?", "When did volcano v33 last erupt?"} {
+		opts := ask.Options{Strategy: "evidence:budget=200", Retriever: index.Dense}
+		da, err := ask.Ask(ctx, ds, noisyEmbedder{}, q, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wa, err := ask.Ask(ctx, ws, noisyEmbedder{}, q, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if da.Prompt != wa.Prompt {
+			t.Errorf("%q: prompts differ across back ends:\n%s\n---\n%s", q, da.Prompt, wa.Prompt)
+		}
+		if !strings.Contains(da.Prompt, "| Name | Country | Last eruption |") {
+			t.Errorf("%q: no table header in the prompt:\n%s", q, da.Prompt)
+		}
+	}
+	for _, s := range []index.Store{ds, ws} {
+		if n, err := s.Remove(ctx, []string{id}); err != nil || n != 1 {
+			t.Fatalf("remove %s: %d %v", id, n, err)
+		}
 	}
 }
 

@@ -263,6 +263,7 @@ const (
 	pCharEnd    = "charEnd"
 	pTokens     = "tokens"
 	pText       = "text"
+	pAbove      = "above" // chunk.Above at the chunk's start: the lines of its document above it it needs
 	pTerms      = "terms"
 	pSource     = "source"
 	pSourceHash = "sourceHash"
@@ -299,7 +300,7 @@ func (s *Store) createClass(ctx context.Context, cfg index.Config) error {
 		},
 		Properties: []*models.Property{
 			text(pDoc, true), num(pChunkIndex), num(pStart), num(pEnd), num(pCharStart), num(pCharEnd), num(pTokens),
-			text(pText, false), terms, text(pSource, true), text(pSourceHash, false), text(pDocHash, false), num(pDocChunks), num(pDocBytes),
+			text(pText, false), text(pAbove, false), terms, text(pSource, true), text(pSourceHash, false), text(pDocHash, false), num(pDocChunks), num(pDocBytes),
 			{Name: pAdded, DataType: []string{"date"}},
 		},
 	}
@@ -350,6 +351,9 @@ func (s *Store) Add(ctx context.Context, cfg index.Config, docs []index.Document
 			return fmt.Errorf("weaviate %s: %w", s.location, err)
 		}
 	}
+	if err := s.ensureAbove(ctx); err != nil {
+		return err
+	}
 	now := time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
 	var batch []*models.Object
 	flush := func() error {
@@ -376,13 +380,18 @@ func (s *Store) Add(ctx context.Context, cfg index.Config, docs []index.Document
 		return err
 	}
 	for _, d := range docs {
+		starts := make([]int, len(d.Chunks))
+		for i, c := range d.Chunks {
+			starts[i] = c.Start
+		}
+		above := chunk.AboveAll(d.Text, starts)
 		for i, c := range d.Chunks {
 			batch = append(batch, &models.Object{
 				Class: s.class,
 				ID:    strfmt.UUID(ChunkUUID(d.ID, i)),
 				Properties: map[string]any{
 					pDoc: d.ID, pChunkIndex: c.Index, pStart: c.Start, pEnd: c.End, pCharStart: c.CharStart, pCharEnd: c.CharEnd,
-					pTokens: c.Tokens, pText: c.Text, pTerms: strings.Join(lexical.Terms(c.Text), " "), pSource: d.Source, pSourceHash: d.SourceHash, pDocHash: d.Hash,
+					pTokens: c.Tokens, pText: c.Text, pAbove: above[i], pTerms: strings.Join(lexical.Terms(c.Text), " "), pSource: d.Source, pSourceHash: d.SourceHash, pDocHash: d.Hash,
 					pDocChunks: len(d.Chunks), pDocBytes: len(d.Text), pAdded: now,
 				},
 				Vector: models.C11yVector(index.Normalize(d.Vectors[i])),
@@ -665,6 +674,77 @@ func (s *Store) Search(ctx context.Context, vec []float32, limit int) ([]index.H
 	}
 	index.SortHits(hits)
 	return hits, nil
+}
+
+// hasAbove reports a collection whose chunks keep what lies above them
+// (pAbove): one made before it keeps none until its documents are added
+// again.
+func hasAbove(cl *models.Class) bool {
+	for _, p := range cl.Properties {
+		if p.Name == pAbove {
+			return true
+		}
+	}
+	return false
+}
+
+// ensureAbove adds pAbove to a collection made before it, so that the
+// chunks written now keep it (Weaviate's own guess of a new property's
+// type and index is not left to its auto-schema).
+func (s *Store) ensureAbove(ctx context.Context) error {
+	_, cl, ok, err := s.schema(ctx)
+	if err != nil || !ok || hasAbove(cl) {
+		return err
+	}
+	no := false
+	prop := &models.Property{Name: pAbove, DataType: []string{"text"}, Tokenization: "field", IndexFilterable: &no, IndexSearchable: &no}
+	err = s.client.Schema().PropertyCreator().WithClassName(s.class).WithProperty(prop).Do(ctx)
+	s.forget(true)
+	if err != nil {
+		return s.errf("add the property "+pAbove, err)
+	}
+	return nil
+}
+
+var _ index.AboveReader = (*Store)(nil)
+
+// aboveBatch is how many chunks one Above query reads.
+const aboveBatch = 100
+
+// Above implements index.AboveReader from what each chunk kept when it
+// was written (pAbove), for the hits whose chunk is the one stored now;
+// "" for every hit of a collection made before chunks kept it.
+func (s *Store) Above(ctx context.Context, hits []index.Hit) ([]string, error) {
+	out := make([]string, len(hits))
+	_, cl, ok, err := s.schema(ctx)
+	if err != nil || !ok || !hasAbove(cl) {
+		return out, err
+	}
+	for lo := 0; lo < len(hits); lo += aboveBatch {
+		part := hits[lo:min(lo+aboveBatch, len(hits))]
+		ids := make([]string, len(part))
+		for i, h := range part {
+			ids[i] = ChunkUUID(h.Doc, h.Index)
+		}
+		where := filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(ids...)
+		fs := append(fields(pStart, pEnd, pText, pAbove), graphql.Field{Name: "_additional", Fields: fields("id")})
+		objs, err := s.getObjects(ctx, s.client.GraphQL().Get().WithClassName(s.class).WithWhere(where).WithFields(fs...).WithLimit(len(ids)))
+		if err != nil {
+			return nil, err
+		}
+		byID := make(map[string]map[string]any, len(objs))
+		for _, o := range objs {
+			byID[str(additional(o), "id")] = o
+		}
+		for i, h := range part {
+			o := byID[ids[i]]
+			if o == nil || num(o, pStart) != h.Start || num(o, pEnd) != h.End || str(o, pText) != h.Text {
+				continue // not the chunk the collection holds now
+			}
+			out[lo+i] = str(o, pAbove)
+		}
+	}
+	return out, nil
 }
 
 // Close implements index.Store.

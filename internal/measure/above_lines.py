@@ -41,16 +41,16 @@ for f in sorted(os.listdir(d), key=lambda x:int(x.split('.')[0]) if x.endswith('
         # rows: kept spans that are table rows
         for sp in ev['spans']:
             s=p['text'][sp[0]:sp[1]]
-            if not s.startswith('|') or rule.match(s.strip()): continue
+            if not s.startswith('|') or rule.match(s.strip()) or '\n' in s: continue  # a header and its rule: a context unit
             off=p['start']+sp[0]
             h=table_header(text, off)
             if h is None or h==s.strip(): continue
             rows+=1
             at=sent.find(s)
-            if at>=0 and h in sent[:at]: headed+=1
+            if at>=0 and ' '.join(h.split()) in ' '.join(sent[:at].split()): headed+=1  # spaces as sent: runs made single
         if ev['spans'] and p['start']>0:
-            off=p['start']+ev['spans'][0][0]
-            h=section(text, off)
+            off=p['start']+ev['spans'][0][1]  # its end: a kept heading is its own section
+            h=section(text, off+1)
             if h is not None:
                 secs+=1
                 if h in sent or h.lstrip('#').strip()==(ev.get('title') or '').lstrip('#').strip(): known+=1
