@@ -4,6 +4,7 @@ package weaviate_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -336,6 +337,7 @@ func TestIntegration(t *testing.T) {
 	}
 
 	aboveParity(t, ds, ws)
+	olderCollection(t, host, "CtxselParity")
 
 	// a mismatched model is refused by both
 	bad := index.Config{Model: "other", Chunker: "sentences:max_tokens=60", Encoding: "cl100k_base"}
@@ -420,6 +422,77 @@ func aboveParity(t *testing.T, ds, ws index.Store) {
 		if n, err := s.Remove(ctx, []string{id}); err != nil || n != 1 {
 			t.Fatalf("remove %s: %d %v", id, n, err)
 		}
+	}
+}
+
+// olderCollection makes, beside class, a collection as ctxsel made them
+// before chunks kept their lines above (class's schema without the
+// property), and checks that Above answers "" for its chunks without
+// failing, and that the next add gives it the property and the lines.
+func olderCollection(t *testing.T, host, class string) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := http.Get("http://" + host + "/v1/schema/" + class)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cl map[string]any
+	err = json.NewDecoder(res.Body).Decode(&cl)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, _ := cl["properties"].([]any)
+	kept := props[:0]
+	for _, p := range props {
+		if m, _ := p.(map[string]any); m["name"] != "above" {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) != len(props)-1 {
+		t.Fatalf("the collection's schema has no property above: %v", props)
+	}
+	cl["class"], cl["properties"] = "CtxselOlder", kept
+	body, _ := json.Marshal(cl)
+	res, err = http.Post("http://"+host+"/v1/schema", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("create the older collection: %s", res.Status)
+	}
+	old, err := index.Open(ctx, "weaviate://"+host+"/CtxselOlder", index.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.(*weaviate.Store).Drop(ctx)
+	text := "# Guide\n\n| Code | Meaning |\n| --- | --- |\n" + strings.Repeat("| E1 | a fault of the watchdog |\n", 40)
+	hit := index.Hit{}
+	hit.Doc, hit.Text = "guide.md", "x"
+	if got, err := old.(index.AboveReader).Above(ctx, []index.Hit{hit}); err != nil || len(got) != 1 || got[0] != "" {
+		t.Fatalf("Above over a collection without the property: %q %v", got, err)
+	}
+	fill(t, []index.Store{old}, map[string]string{"guide.md": text})
+	hits, err := old.Search(ctx, noisyVector("watchdog fault"), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := old.(index.AboveReader).Above(ctx, hits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, h := range hits {
+		if want := chunk.Above(text, h.Start); got[i] != want {
+			t.Errorf("%s: above %q after the add, want %q", h.ID(), got[i], want)
+		}
+		if got[i] != "" {
+			n++
+		}
+	}
+	if len(hits) < 3 || n < 2 {
+		t.Errorf("%d chunks, %d with lines above: want several", len(hits), n)
 	}
 }
 
