@@ -63,14 +63,7 @@ func lexicalParity(t *testing.T, ds, ws index.Store, questions, strategies []str
 		}
 		for _, spec := range strategies {
 			opts := ask.Options{Strategy: spec, Retriever: index.Hybrid, Fusion: fusion.MinMax}
-			da, err := ask.Ask(ctx, ds, noisyEmbedder{}, q, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wa, err := ask.Ask(ctx, ws, noisyEmbedder{}, q, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			da, wa := askBoth(t, ds, ws, q, opts)
 			if def, err := ask.Ask(ctx, ws, noisyEmbedder{}, q, ask.Options{Strategy: spec}); err != nil || !slices.Equal(def.Selection.IDs, wa.Selection.IDs) {
 				t.Errorf("%q %s: weaviate's default hybrid is not its relativeScoreFusion: %v", q, spec, err)
 			}

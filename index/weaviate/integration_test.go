@@ -290,14 +290,7 @@ func TestIntegration(t *testing.T) {
 		compareHits(t, q, dh, wh)
 		for _, spec := range strategies {
 			for _, order := range []ctxsel.Order{ctxsel.RankOrder, ctxsel.EdgesOrder} {
-				da, err := ask.Ask(ctx, ds, noisyEmbedder{}, q, ask.Options{Strategy: spec, Order: order, Retriever: index.Dense})
-				if err != nil {
-					t.Fatal(err)
-				}
-				wa, err := ask.Ask(ctx, ws, noisyEmbedder{}, q, ask.Options{Strategy: spec, Order: order, Retriever: index.Dense})
-				if err != nil {
-					t.Fatal(err)
-				}
+				da, wa := askBoth(t, ds, ws, q, ask.Options{Strategy: spec, Order: order, Retriever: index.Dense})
 				if !slices.Equal(da.Selection.IDs, wa.Selection.IDs) || da.Prompt != wa.Prompt {
 					t.Errorf("%q %s %s: selections differ: %s", q, spec, order, diffIDs(da.Selection.IDs, wa.Selection.IDs))
 				}
@@ -402,15 +395,7 @@ func aboveParity(t *testing.T, ds, ws index.Store) {
 		t.Fatalf("%d chunks of the guide, %d of them inside its table: want several", len(hits), tables)
 	}
 	for _, q := range []string{"Which country is volcano v57 in?", "When did volcano v33 last erupt?"} {
-		opts := ask.Options{Strategy: "evidence:budget=200", Retriever: index.Dense}
-		da, err := ask.Ask(ctx, ds, noisyEmbedder{}, q, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wa, err := ask.Ask(ctx, ws, noisyEmbedder{}, q, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		da, wa := askBoth(t, ds, ws, q, ask.Options{Strategy: "evidence:budget=200", Retriever: index.Dense})
 		if da.Prompt != wa.Prompt {
 			t.Errorf("%q: prompts differ across back ends:\n%s\n---\n%s", q, da.Prompt, wa.Prompt)
 		}
@@ -494,6 +479,20 @@ func olderCollection(t *testing.T, host, class string) {
 	if len(hits) < 3 || n < 2 {
 		t.Errorf("%d chunks, %d with lines above: want several", len(hits), n)
 	}
+}
+
+// askBoth asks q of the embedded index ds and the collection ws alike.
+func askBoth(t *testing.T, ds, ws index.Store, q string, opts ask.Options) (fromDir, fromWeaviate ask.Answer) {
+	t.Helper()
+	da, err := ask.Ask(context.Background(), ds, noisyEmbedder{}, q, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wa, err := ask.Ask(context.Background(), ws, noisyEmbedder{}, q, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return da, wa
 }
 
 // requestsPerAsk checks the Store's per-process knowledge of the
