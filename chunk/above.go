@@ -10,8 +10,8 @@ import (
 // starting there needs to be read, "\n"-joined ("" when it needs none):
 // the Markdown heading path over start (the nearest ATX heading of each
 // level above it, outermost first; a heading the start cuts counts as
-// above) and, when start falls among the rows of a Markdown table whose
-// header lies above it, that table's header row and its rule. A chunker
+// above) and, when start falls on the rule or among the rows of a Markdown
+// table whose header lies above it, that table's header row and its rule. A chunker
 // cuts by tokens, so a chunk in the middle of a section or of a long table
 // otherwise reaches the reader without the section it is in or the names
 // of its columns.
@@ -107,6 +107,12 @@ func (sc *aboveScan) at(text string, start, lineStart int) string {
 	}
 	first = strings.TrimSuffix(first, "\r")
 	table := sc.fence == "" && sc.inTable && strings.Contains(first, "|") && strings.TrimSpace(first) != ""
+	header, rule := sc.header, sc.rule
+	if r := strings.TrimSpace(first); sc.fence == "" && !table && sc.prevPipe != "" && len(r) <= maxAboveLine && aboveRule.MatchString(r) {
+		// start on or in a table's rule: its header row is above, its rows
+		// below
+		table, header, rule = true, sc.prevPipe, r
+	}
 	path := sc.path
 	if sc.fence == "" && !table {
 		if start == lineStart {
@@ -129,8 +135,8 @@ func (sc *aboveScan) at(text string, start, lineStart int) string {
 	for _, h := range path {
 		lines = append(lines, h.text)
 	}
-	if table && len(sc.header)+len(sc.rule) <= maxAboveLine {
-		lines = append(lines, sc.header, sc.rule)
+	if table && len(header)+len(rule) <= maxAboveLine {
+		lines = append(lines, header, rule)
 	}
 	return strings.Join(lines, "\n")
 }

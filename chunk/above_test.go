@@ -57,7 +57,10 @@ func TestAbove(t *testing.T) {
 		{"a table row's start", at("| E101"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
 		{"inside a row", at("fan fault"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
 		{"the first row", at("| E100"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
-		{"the rule: the header is the chunk's", at("| --- | --- |\n| E100"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes"},
+		// a chunk that opens on the rule or cuts it holds rows, its header row above
+		{"the rule's start: the header is above", at("| --- | --- |\n| E100"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
+		{"inside the rule", at("| --- | --- |\n| E100") + 3, "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
+		{"the rule's line break", at("\n| E100"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
 		{"after the table", at("After the table"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes"},
 		{"in code: no table, no heading from it", at("| in | code |"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes"},
 		{"its own heading ends the path of its level", at("## 3. Maintenance"), "# Router Guide"},
@@ -125,3 +128,4 @@ func FuzzAbove(f *testing.F) {
 		}
 	})
 }
+
