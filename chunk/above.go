@@ -37,6 +37,10 @@ func AboveAll(text string, starts []int) []string {
 	slices.SortStableFunc(order, func(a, b int) int { return starts[a] - starts[b] })
 	var sc aboveScan
 	fed := 0 // text[:fed] is read, fed at a line's start
+	// the last start answered, the start of its line and its answer: the
+	// text is read once however long its lines (one line to the end of a
+	// text whose lines end in "\r" alone)
+	prev, prevLine, prevOut := 0, 0, ""
 	for _, i := range order {
 		start := starts[i]
 		if start <= 0 || start > len(text) {
@@ -44,13 +48,24 @@ func AboveAll(text string, starts []int) []string {
 		}
 		// the line start falls in, whole: a heading it cuts is above it,
 		// and a table row it cuts or starts continues the table
-		lineStart := strings.LastIndexByte(text[:start], '\n') + 1
+		lineStart := prevLine
+		if j := strings.LastIndexByte(text[prev:start], '\n'); j >= 0 {
+			lineStart = prev + j + 1
+		}
+		if lineStart == prevLine && prev > 0 && (start == prev || start > lineStart && prev > lineStart) {
+			// what lies above a start inside a line is that of any start
+			// inside it
+			out[i] = prevOut
+			prev = start
+			continue
+		}
 		for fed < lineStart {
 			end := fed + strings.IndexByte(text[fed:], '\n') // a line break before lineStart ends every line here
 			sc.line(strings.TrimSuffix(text[fed:end], "\r"))
 			fed = end + 1
 		}
 		out[i] = sc.at(text, start, lineStart)
+		prev, prevLine, prevOut = start, lineStart, out[i]
 	}
 	return out
 }

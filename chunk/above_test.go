@@ -110,6 +110,18 @@ func FuzzAbove(f *testing.F) {
 		if all := chunk.AboveAll(text, []int{other, start, other}); all[1] != got || all[0] != all[2] || all[0] != chunk.Above(text, other) {
 			t.Fatalf("AboveAll %q, Above %q and %q", all, got, chunk.Above(text, other))
 		}
+		if len(text) <= 512 {
+			// every start at once: starts sharing a line share its answer
+			starts := make([]int, len(text)+2)
+			for k := range starts {
+				starts[k] = k - 1
+			}
+			for k, a := range chunk.AboveAll(text, starts) {
+				if want := chunk.Above(text, k-1); a != want {
+					t.Fatalf("AboveAll at %d: %q, Above %q", k-1, a, want)
+				}
+			}
+		}
 		if got == "" {
 			return
 		}
@@ -129,3 +141,22 @@ func FuzzAbove(f *testing.F) {
 	})
 }
 
+// BenchmarkAboveAllLines is AboveAll over every chunk start of a 2 MiB
+// document whose lines end in "\n" against the same document with "\r"
+// line ends (old Mac text: one line to AboveAll): a pass over the text,
+// not over it once per start, makes the two alike.
+func BenchmarkAboveAllLines(b *testing.B) {
+	line := "| E100 | a fault of some part, with what to do about it |\n"
+	lf := strings.Repeat(line, (2<<20)/len(line))
+	var starts []int
+	for s := 1; s < len(lf); s += 2000 { // 600-token chunks sharing 100
+		starts = append(starts, s)
+	}
+	for _, tc := range []struct{ name, text string }{{"lf", lf}, {"cr", strings.ReplaceAll(lf, "\n", "\r")}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				chunk.AboveAll(tc.text, starts)
+			}
+		})
+	}
+}
