@@ -131,11 +131,15 @@ func (sc *aboveScan) at(text string, start, lineStart int) string {
 	path := sc.path
 	if sc.fence == "" && !table {
 		if start == lineStart {
-			// the chunk's own first heading (after blank lines) ends the
-			// headings above of its level and deeper
-			first = strings.TrimLeft(text[start:], " \t\r\n")
-			if i := strings.IndexByte(first, '\n'); i >= 0 {
-				first = first[:i]
+			// the chunk's own first heading (after blank lines, up to
+			// maxAboveLine bytes of them) ends the headings above of its
+			// level and deeper; indented, its line is code
+			for rest := text[start:]; len(rest) >= len(text)-start-maxAboveLine; {
+				line, after, found := strings.Cut(rest, "\n")
+				if first = line; strings.TrimSpace(line) != "" || !found {
+					break
+				}
+				rest = after
 			}
 		}
 		if titledHeading(first) {

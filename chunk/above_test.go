@@ -91,6 +91,13 @@ func TestAboveCRLFAndLimits(t *testing.T) {
 	if got := chunk.Above(split, strings.Index(split, "| e")); got != "" {
 		t.Errorf("a table after a blank line took the one before's header: %q", got)
 	}
+	// an indented code line is no heading, where a chunk opens on it too
+	code := "# Guide\n## Setup\n\n    # install the tools\n    make tools\n"
+	for _, at := range []int{strings.Index(code, "    # install"), strings.Index(code, "\n    # install"), strings.Index(code, "# install")} {
+		if got := chunk.Above(code, at); got != "# Guide\n## Setup" {
+			t.Errorf("a chunk at %d, in indented code: %q", at, got)
+		}
+	}
 	// "#hashtag" and an empty "#" are no headings
 	tags := "#hashtag here\n#\n## Real\ntext\n"
 	if got := chunk.Above(tags, strings.Index(tags, "text")); got != "## Real" {
