@@ -10,8 +10,8 @@ import (
 // starting there needs to be read, "\n"-joined ("" when it needs none):
 // the Markdown heading path over start (the nearest ATX heading of each
 // level above it, outermost first; a heading the start cuts counts as
-// above) and, when start falls among the rows of a Markdown table whose
-// header lies above it, that table's header row and its rule. A chunker
+// above) and, when start falls on the rule or among the rows of a Markdown
+// table whose header lies above it, that table's header row and its rule. A chunker
 // cuts by tokens, so a chunk in the middle of a section or of a long table
 // otherwise reaches the reader without the section it is in or the names
 // of its columns.
@@ -37,6 +37,10 @@ func AboveAll(text string, starts []int) []string {
 	slices.SortStableFunc(order, func(a, b int) int { return starts[a] - starts[b] })
 	var sc aboveScan
 	fed := 0 // text[:fed] is read, fed at a line's start
+	// the last start answered, the start of its line and its answer: the
+	// text is read once however long its lines (one line to the end of a
+	// text whose lines end in "\r" alone)
+	prev, prevLine, prevOut := 0, 0, ""
 	for _, i := range order {
 		start := starts[i]
 		if start <= 0 || start > len(text) {
@@ -44,13 +48,24 @@ func AboveAll(text string, starts []int) []string {
 		}
 		// the line start falls in, whole: a heading it cuts is above it,
 		// and a table row it cuts or starts continues the table
-		lineStart := strings.LastIndexByte(text[:start], '\n') + 1
+		lineStart := prevLine
+		if j := strings.LastIndexByte(text[prev:start], '\n'); j >= 0 {
+			lineStart = prev + j + 1
+		}
+		if lineStart == prevLine && prev > 0 && (start == prev || start > lineStart && prev > lineStart) {
+			// what lies above a start inside a line is that of any start
+			// inside it
+			out[i] = prevOut
+			prev = start
+			continue
+		}
 		for fed < lineStart {
 			end := fed + strings.IndexByte(text[fed:], '\n') // a line break before lineStart ends every line here
 			sc.line(strings.TrimSuffix(text[fed:end], "\r"))
 			fed = end + 1
 		}
 		out[i] = sc.at(text, start, lineStart)
+		prev, prevLine, prevOut = start, lineStart, out[i]
 	}
 	return out
 }
@@ -107,14 +122,24 @@ func (sc *aboveScan) at(text string, start, lineStart int) string {
 	}
 	first = strings.TrimSuffix(first, "\r")
 	table := sc.fence == "" && sc.inTable && strings.Contains(first, "|") && strings.TrimSpace(first) != ""
+	header, rule := sc.header, sc.rule
+	if r := strings.TrimSpace(first); sc.fence == "" && !table && sc.prevPipe != "" && len(r) <= maxAboveLine && aboveRule.MatchString(r) {
+		// start on or in a table's rule: its header row is above, its rows
+		// below
+		table, header, rule = true, sc.prevPipe, r
+	}
 	path := sc.path
 	if sc.fence == "" && !table {
 		if start == lineStart {
-			// the chunk's own first heading (after blank lines) ends the
-			// headings above of its level and deeper
-			first = strings.TrimLeft(text[start:], " \t\r\n")
-			if i := strings.IndexByte(first, '\n'); i >= 0 {
-				first = first[:i]
+			// the chunk's own first heading (after blank lines, up to
+			// maxAboveLine bytes of them) ends the headings above of its
+			// level and deeper; indented, its line is code
+			for rest := text[start:]; len(rest) >= len(text)-start-maxAboveLine; {
+				line, after, found := strings.Cut(rest, "\n")
+				if first = line; strings.TrimSpace(line) != "" || !found {
+					break
+				}
+				rest = after
 			}
 		}
 		if titledHeading(first) {
@@ -129,8 +154,8 @@ func (sc *aboveScan) at(text string, start, lineStart int) string {
 	for _, h := range path {
 		lines = append(lines, h.text)
 	}
-	if table && len(sc.header)+len(sc.rule) <= maxAboveLine {
-		lines = append(lines, sc.header, sc.rule)
+	if table && len(header)+len(rule) <= maxAboveLine {
+		lines = append(lines, header, rule)
 	}
 	return strings.Join(lines, "\n")
 }

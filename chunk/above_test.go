@@ -57,7 +57,10 @@ func TestAbove(t *testing.T) {
 		{"a table row's start", at("| E101"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
 		{"inside a row", at("fan fault"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
 		{"the first row", at("| E100"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
-		{"the rule: the header is the chunk's", at("| --- | --- |\n| E100"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes"},
+		// a chunk that opens on the rule or cuts it holds rows, its header row above
+		{"the rule's start: the header is above", at("| --- | --- |\n| E100"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
+		{"inside the rule", at("| --- | --- |\n| E100") + 3, "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
+		{"the rule's line break", at("\n| E100"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
 		{"after the table", at("After the table"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes"},
 		{"in code: no table, no heading from it", at("| in | code |"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes"},
 		{"its own heading ends the path of its level", at("## 3. Maintenance"), "# Router Guide"},
@@ -88,6 +91,13 @@ func TestAboveCRLFAndLimits(t *testing.T) {
 	if got := chunk.Above(split, strings.Index(split, "| e")); got != "" {
 		t.Errorf("a table after a blank line took the one before's header: %q", got)
 	}
+	// an indented code line is no heading, where a chunk opens on it too
+	code := "# Guide\n## Setup\n\n    # install the tools\n    make tools\n"
+	for _, at := range []int{strings.Index(code, "    # install"), strings.Index(code, "\n    # install"), strings.Index(code, "# install")} {
+		if got := chunk.Above(code, at); got != "# Guide\n## Setup" {
+			t.Errorf("a chunk at %d, in indented code: %q", at, got)
+		}
+	}
 	// "#hashtag" and an empty "#" are no headings
 	tags := "#hashtag here\n#\n## Real\ntext\n"
 	if got := chunk.Above(tags, strings.Index(tags, "text")); got != "## Real" {
@@ -107,6 +117,18 @@ func FuzzAbove(f *testing.F) {
 		if all := chunk.AboveAll(text, []int{other, start, other}); all[1] != got || all[0] != all[2] || all[0] != chunk.Above(text, other) {
 			t.Fatalf("AboveAll %q, Above %q and %q", all, got, chunk.Above(text, other))
 		}
+		if len(text) <= 512 {
+			// every start at once: starts sharing a line share its answer
+			starts := make([]int, len(text)+2)
+			for k := range starts {
+				starts[k] = k - 1
+			}
+			for k, a := range chunk.AboveAll(text, starts) {
+				if want := chunk.Above(text, k-1); a != want {
+					t.Fatalf("AboveAll at %d: %q, Above %q", k-1, a, want)
+				}
+			}
+		}
 		if got == "" {
 			return
 		}
@@ -124,4 +146,24 @@ func FuzzAbove(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkAboveAllLines is AboveAll over every chunk start of a 2 MiB
+// document whose lines end in "\n" against the same document with "\r"
+// line ends (old Mac text: one line to AboveAll): a pass over the text,
+// not over it once per start, makes the two alike.
+func BenchmarkAboveAllLines(b *testing.B) {
+	line := "| E100 | a fault of some part, with what to do about it |\n"
+	lf := strings.Repeat(line, (2<<20)/len(line))
+	var starts []int
+	for s := 1; s < len(lf); s += 2000 { // 600-token chunks sharing 100
+		starts = append(starts, s)
+	}
+	for _, tc := range []struct{ name, text string }{{"lf", lf}, {"cr", strings.ReplaceAll(lf, "\n", "\r")}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				chunk.AboveAll(tc.text, starts)
+			}
+		})
+	}
 }

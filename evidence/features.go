@@ -119,7 +119,11 @@ type passage struct {
 	title string
 	// headerTokens are the tokens of the header and the line break after it.
 	headerTokens int
-	first, n     int // its sentences are sents[first : first+n]
+	// aboveTokens are those of above and the line break after it: not
+	// charged while packing, but no pick opens the passage that they
+	// leave no room for
+	aboveTokens int
+	first, n    int // its sentences are sents[first : first+n]
 	// The second hop: joined says it joined the candidates by the hop;
 	// links maps each of its titles (titleKey: its own, its sections')
 	// that an anchor names to the best such anchor's first-pass
@@ -196,6 +200,9 @@ func (s *Selector) candidates(q ctxsel.TextQuery, ps []passage, ss []sentence, s
 			// the exact count of the text sent includes them, and units
 			// are given back until it fits
 			p.above = aboveText(above)
+			if p.above != "" {
+				p.aboveTokens = s.counter.Count(p.above) + 1
+			}
 		}
 		for j, sp := range u.Sentences {
 			t := text[sp[0]:sp[1]]

@@ -245,6 +245,17 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 		}
 		return c
 	}
+	// above is what a pick m needs of what is left besides its cost: when
+	// it opens its passage, the lines above it, which are not charged (a
+	// chunk's lines above would make its units dearer than the first
+	// chunk's) but must fit, or the exact count gives back every pick
+	// after it, then it
+	above := func(m []int) int {
+		if p := ss[m[0]].passage; !pk.opened[p] {
+			return ps[p].aboveTokens
+		}
+		return 0
+	}
 	one := make([]int, 1)
 	cost := func(i int) int { one[0] = i; return costOf(one) }
 	pk.expected = expectedEvidence(ss, set.floor, rp)
@@ -279,7 +290,7 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 			open++
 		}
 	}
-	if len(first) > 0 && costOf(first) <= left {
+	if len(first) > 0 && costOf(first)+above(first) <= left {
 		keepPick(first)
 		pk.stretched = len(first)
 		// its edge turns lend their neighbours as kept turns do
@@ -295,7 +306,7 @@ func pack(ps []passage, ss []sentence, set packSettings, repeats *repeatIndex, c
 			return false
 		}
 		c := costOf(m)
-		if c > left {
+		if c+above(m) > left {
 			return false
 		}
 		if pri := priority(p, c, set.beta); pri > bestPri {

@@ -875,7 +875,7 @@ func passageWhy(ev ctxsel.Evidence, rank, repeats int, units bool, route string)
 func tooLong(q ctxsel.TextQuery, ps []passage, ss []sentence, budget int) error {
 	short := 0
 	for i, x := range ss {
-		if i == 0 || x.tokens+ps[x.passage].headerTokens < ss[short].tokens+ps[ss[short].passage].headerTokens {
+		if over := func(x sentence) int { return x.tokens + ps[x.passage].headerTokens + ps[x.passage].aboveTokens }; i == 0 || over(x) < over(ss[short]) {
 			short = i
 		}
 	}
@@ -885,7 +885,10 @@ func tooLong(q ctxsel.TextQuery, ps []passage, ss []sentence, budget int) error 
 	if p.n == 1 {
 		what = fmt.Sprintf("the shortest, passage %q, is one sentence of %d tokens", q.Curve.Candidate(p.input).ID, x.tokens-joinerTokens)
 	}
-	if p.headerTokens > 0 {
+	switch {
+	case p.aboveTokens > 0:
+		what += fmt.Sprintf(" (%d more for its header and the lines above it)", p.headerTokens+p.aboveTokens)
+	case p.headerTokens > 0:
 		what += fmt.Sprintf(" (%d more for its header)", p.headerTokens)
 	}
 	return fmt.Errorf("%w: evidence: no sentence of the %d candidate passages fits in the budget of %d tokens: %s; raise the budget, send whole passages (a passage strategy), or split such text before selecting",

@@ -394,6 +394,20 @@ func aboveParity(t *testing.T, ds, ws index.Store) {
 	if len(hits) < 5 || tables < 3 {
 		t.Fatalf("%d chunks of the guide, %d of them inside its table: want several", len(hits), tables)
 	}
+	// more hits than one query reads (aboveBatch), each chunk several times
+	var many []index.Hit
+	for len(many) < 250 {
+		many = append(many, hits...)
+	}
+	wm, err := ws.(index.AboveReader).Above(ctx, many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range many {
+		if want := da[i%len(hits)]; wm[i] != want {
+			t.Errorf("%s, hit %d of %d: above %q, want %q", h.ID(), i, len(many), wm[i], want)
+		}
+	}
 	for _, q := range []string{"Which country is volcano v57 in?", "When did volcano v33 last erupt?"} {
 		da, wa := askBoth(t, ds, ws, q, ask.Options{Strategy: "evidence:budget=200", Retriever: index.Dense})
 		if da.Prompt != wa.Prompt {
@@ -455,10 +469,30 @@ func olderCollection(t *testing.T, host, class string) {
 	text := "# Guide\n\n| Code | Meaning |\n| --- | --- |\n" + strings.Repeat("| E1 | a fault of the watchdog |\n", 40)
 	hit := index.Hit{}
 	hit.Doc, hit.Text = "guide.md", "x"
-	if got, err := old.(index.AboveReader).Above(ctx, []index.Hit{hit}); err != nil || len(got) != 1 || got[0] != "" {
-		t.Fatalf("Above over a collection without the property: %q %v", got, err)
+	// another process's Store, which read the schema before the property
+	// was added
+	other, err := index.Open(ctx, "weaviate://"+host+"/CtxselOlder", index.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []index.Store{old, other} {
+		if got, err := s.(index.AboveReader).Above(ctx, []index.Hit{hit}); err != nil || len(got) != 1 || got[0] != "" {
+			t.Fatalf("Above over a collection without the property: %q %v", got, err)
+		}
 	}
 	fill(t, []index.Store{old}, map[string]string{"guide.md": text})
+	// the server refuses the property a second time, which is what other's
+	// schema says it lacks
+	res, err = http.Post("http://"+host+"/v1/schema/CtxselOlder/properties", "application/json", strings.NewReader(`{"name":"above","dataType":["text"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode == http.StatusOK {
+		t.Errorf("the server took the property above twice")
+	}
+	// its next add finds the property there: no error
+	fill(t, []index.Store{other}, map[string]string{"guide2.md": text})
 	hits, err := old.Search(ctx, noisyVector("watchdog fault"), 100)
 	if err != nil {
 		t.Fatal(err)

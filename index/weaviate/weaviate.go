@@ -701,6 +701,11 @@ func (s *Store) ensureAbove(ctx context.Context) error {
 	err = s.client.Schema().PropertyCreator().WithClassName(s.class).WithProperty(prop).Do(ctx)
 	s.forget(true)
 	if err != nil {
+		// another writer may have added it since this Store read the
+		// schema (kept per process): the server refuses it twice
+		if _, cl, ok, rerr := s.schema(ctx); rerr == nil && ok && hasAbove(cl) {
+			return nil
+		}
 		return s.errf("add the property "+pAbove, err)
 	}
 	return nil
