@@ -96,7 +96,7 @@ func (sc *aboveScan) line(line string) {
 	switch {
 	case sc.inTable && strings.Contains(line, "|") && strings.TrimSpace(line) != "":
 		return // a row
-	case sc.prevPipe != "" && aboveRule.MatchString(strings.TrimSpace(line)):
+	case sc.prevPipe != "" && isRule(strings.TrimSpace(line)):
 		sc.header, sc.rule, sc.inTable, sc.prevPipe = sc.prevPipe, strings.TrimSpace(line), true, ""
 		return
 	}
@@ -123,7 +123,7 @@ func (sc *aboveScan) at(text string, start, lineStart int) string {
 	first = strings.TrimSuffix(first, "\r")
 	table := sc.fence == "" && sc.inTable && strings.Contains(first, "|") && strings.TrimSpace(first) != ""
 	header, rule := sc.header, sc.rule
-	if r := strings.TrimSpace(first); sc.fence == "" && !table && sc.prevPipe != "" && len(r) <= maxAboveLine && aboveRule.MatchString(r) {
+	if r := strings.TrimSpace(first); sc.fence == "" && !table && sc.prevPipe != "" && len(r) <= maxAboveLine && isRule(r) {
 		// start on or in a table's rule: its header row is above, its rows
 		// below
 		table, header, rule = true, sc.prevPipe, r
@@ -189,4 +189,18 @@ var (
 // titledHeading reports an ATX heading with text after its marks.
 func titledHeading(s string) bool {
 	return heading(s) && strings.TrimSpace(strings.TrimLeft(s, "#")) != ""
+}
+
+// isRule reports a table's rule line (aboveRule), trimmed; the bytes are
+// looked at first, so that a table's rows, each after a line holding "|",
+// cost no pattern match.
+func isRule(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '|', ':', '-', ' ', '\t':
+		default:
+			return false
+		}
+	}
+	return strings.Contains(s, "---") && aboveRule.MatchString(s)
 }
