@@ -15,19 +15,29 @@ import (
 	"github.com/ctxsel/ctxsel/token"
 )
 
-// manual writes a Markdown manual whose error table is longer than a
-// chunk, under a section path.
-func manual(t *testing.T) string {
+// manual writes a manual whose error table is longer than a chunk, under
+// a section path: as Markdown (ext "md") or as HTML ("html"), which
+// ingestion writes as the same Markdown.
+func manual(t *testing.T, ext string) string {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString("# Router Guide\n\n## 1. Installation\n\nUnpack the router and connect the cable.\n\n## 2. Configuration\n\n### 2.3 Error codes\n\n")
-	b.WriteString("| Code | Meaning | Action |\n| --- | --- | --- |\n")
-	for i := range 60 {
-		fmt.Fprintf(&b, "| E%d | fault %d of the watchdog | restart service %d |\n", 100+i, i, i%7)
+	if ext == "html" {
+		b.WriteString("<html><body><h1>Router Guide</h1><h2>1. Installation</h2><p>Unpack the router and connect the cable.</p><h2>2. Configuration</h2><h3>2.3 Error codes</h3>")
+		b.WriteString("<table><thead><tr><th>Code</th><th>Meaning</th><th>Action</th></tr></thead><tbody>")
+		for i := range 60 {
+			fmt.Fprintf(&b, "<tr><td>E%d</td><td>fault %d of the watchdog</td><td>restart service %d</td></tr>", 100+i, i, i%7)
+		}
+		b.WriteString("</tbody></table><h2>3. Maintenance</h2><p>Clean the vents every six months.</p></body></html>")
+	} else {
+		b.WriteString("# Router Guide\n\n## 1. Installation\n\nUnpack the router and connect the cable.\n\n## 2. Configuration\n\n### 2.3 Error codes\n\n")
+		b.WriteString("| Code | Meaning | Action |\n| --- | --- | --- |\n")
+		for i := range 60 {
+			fmt.Fprintf(&b, "| E%d | fault %d of the watchdog | restart service %d |\n", 100+i, i, i%7)
+		}
+		b.WriteString("\n## 3. Maintenance\n\nClean the vents every six months.\n")
 	}
-	b.WriteString("\n## 3. Maintenance\n\nClean the vents every six months.\n")
 	src := t.TempDir()
-	if err := os.WriteFile(filepath.Join(src, "router.md"), []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(src, "router."+ext), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return src
@@ -35,8 +45,14 @@ func manual(t *testing.T) string {
 
 // TestAskSendsWhatIsAbove: a chunk an index cut inside a table is sent
 // with the table's header row and its section path, under the document's
-// title, however the chunker cut it.
+// title, however the chunker cut it, from a Markdown file or a web page.
 func TestAskSendsWhatIsAbove(t *testing.T) {
+	for _, ext := range []string{"md", "html"} {
+		t.Run(ext, func(t *testing.T) { askSendsWhatIsAbove(t, ext) })
+	}
+}
+
+func askSendsWhatIsAbove(t *testing.T, ext string) {
 	s, err := index.OpenDir(filepath.Join(t.TempDir(), "idx"), index.DirOptions{Create: true})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +61,7 @@ func TestAskSendsWhatIsAbove(t *testing.T) {
 	tk, _ := token.New("")
 	c, _ := chunk.NewTokens(tk, 120, 20)
 	in := &ingest.Ingester{Store: s, Embedder: indextest.HashEmbedder{}, Chunker: c, Encoding: tk.Encoding()}
-	if _, err := in.Add(ctx, []string{manual(t)}); err != nil {
+	if _, err := in.Add(ctx, []string{manual(t, ext)}); err != nil {
 		t.Fatal(err)
 	}
 	a, err := ask.Ask(ctx, s, indextest.HashEmbedder{}, "What does error code E141 mean, the fault of the watchdog?", ask.Options{Strategy: "evidence:budget=2000,floor=0,stop=0"})

@@ -27,6 +27,7 @@ func FuzzParseOffsets(f *testing.F) {
 	f.Add("a.md", []byte("# T\r\n\r\nCafé crème. Déjà vu.\r\n"))
 	f.Add("a.jsonl", []byte(`{"id":"x","text":"\ufeffA\r\nB. C."}`+"\n"))
 	f.Add("a.html", []byte("\ufeff<p>A.\r\nB.</p><p>C.</p>"))
+	f.Add("a.html", []byte("<title>T</title><h1>T</h1><h2>A<br>b</h2><p>C.</p><h3> </h3><pre><h4>x</h4></pre>"))
 	f.Add("a.txt", []byte("Caf\xe9"))
 	f.Fuzz(func(t *testing.T, name string, raw []byte) {
 		if !supported(name) || strings.HasSuffix(strings.ToLower(name), ".gz") {

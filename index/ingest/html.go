@@ -11,7 +11,8 @@ import (
 
 // HTMLText extracts the readable text of an HTML document: the title on
 // the first line, then the body's text with block elements (paragraphs,
-// headings, list items, table rows, …) on lines of their own, runs of white
+// headings, list items, table rows, …) on lines of their own, a heading
+// as a Markdown heading ("## " for <h2>, its text on one line), runs of white
 // space collapsed outside <pre>, a data table as a Markdown table (a header
 // row, a rule, a line a row: htmltable.go), and scripts, styles, templates,
 // SVG and other non-text content dropped.
@@ -77,6 +78,16 @@ func HTMLText(r io.Reader) (string, error) {
 			case atom.Br:
 				brk(1)
 				return
+			case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+				// a heading as Markdown writes it, so that a chunk of the
+				// page is read under its heading path (evidence's units,
+				// chunk.Above) as a Markdown file's is
+				if t := strings.Join(strings.Fields(headingText(n)), " "); t != "" && !pre {
+					brk(breakBefore(n.DataAtom))
+					write(strings.Repeat("#", headingLevel(n.DataAtom)) + " " + t)
+					brk(breakBefore(n.DataAtom))
+					return
+				}
 			case atom.Table:
 				if md, ok := markdownTable(n); ok {
 					// a data table as Markdown (htmltable.go), its caption above it
@@ -108,10 +119,48 @@ func HTMLText(r io.Reader) (string, error) {
 	}
 	walk(doc, false)
 	body := strings.TrimSpace(string(buf))
-	if title != "" && !strings.HasPrefix(body, title) {
+	if title != "" && !strings.HasPrefix(body, title) && !strings.HasPrefix(body, "# "+title) {
 		body = title + "\n\n" + body
 	}
 	return body, nil
+}
+
+// headingText is a heading's text, a <br> in it a space.
+func headingText(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		switch {
+		case n.Type == html.TextNode:
+			b.WriteString(n.Data)
+		case n.Type == html.ElementNode && n.DataAtom == atom.Br:
+			b.WriteByte(' ')
+		case n.Type == html.ElementNode && unreadable(n.DataAtom):
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
+// headingLevel is the level of a heading element (1 for <h1>).
+func headingLevel(a atom.Atom) int {
+	switch a {
+	case atom.H1:
+		return 1
+	case atom.H2:
+		return 2
+	case atom.H3:
+		return 3
+	case atom.H4:
+		return 4
+	case atom.H5:
+		return 5
+	}
+	return 6
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' }

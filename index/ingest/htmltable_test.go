@@ -49,7 +49,7 @@ func TestHTMLTables(t *testing.T) {
 			"Before.\n\nOpening hours\n\n| Day | Hours |\n| --- | --- |\n| Mon | 9–17 |\n\nAfter."},
 		{"a layout table holding a data table: the outer as blocks, the inner a table",
 			`<table><tr><td><h2>Prices</h2><table><tr><th>Item</th><th>Price</th></tr><tr><td>Tea</td><td>2</td></tr></table></td><td>Side bar</td></tr><tr><td>Footer</td><td>x</td></tr></table>`,
-			"Prices\n\n| Item | Price |\n| --- | --- |\n| Tea | 2 |\n\nSide bar\nFooter\nx"},
+			"## Prices\n\n| Item | Price |\n| --- | --- |\n| Tea | 2 |\n\nSide bar\nFooter\nx"},
 		{"one column is a list, not a table",
 			`<table><tr><td>only</td></tr><tr><td>one column</td></tr></table>`,
 			"only\none column"},

@@ -85,7 +85,7 @@ wind deposits sand.</p><script>var x = "hidden";</script><ul><li>Sahara</li><li>
 	if hits[0].Doc != "web/page.html" || strings.Contains(hits[0].Text, "hidden") || strings.Contains(hits[0].Text, "color") {
 		t.Fatalf("html hit %+v", hits[0])
 	}
-	if !strings.HasPrefix(hits[0].Text, "Deserts\n\nSand dunes\n\nDunes form where wind deposits sand.\n\nSahara\nGobi") {
+	if !strings.HasPrefix(hits[0].Text, "Deserts\n\n# Sand dunes\n\nDunes form where wind deposits sand.\n\nSahara\nGobi") {
 		t.Fatalf("html text %q", hits[0].Text)
 	}
 	// a text file's chunks are its bytes (offsets into the file), without
