@@ -902,9 +902,13 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 		candTokens += q.Curve.TokensOf(p.input)
 	}
 	nOpen := 0
-	for _, o := range pk.opened {
+	included := "headers and gap markers included"
+	for pi, o := range pk.opened {
 		if o {
 			nOpen++
+			if ps[pi].above != "" {
+				included = "headers, the lines above passages and gap markers included"
+			}
 		}
 	}
 	priceOf := "score"
@@ -918,8 +922,8 @@ func (s *Selector) explain(q ctxsel.TextQuery, ps []passage, ss []sentence, pk *
 	if prep.joined > 0 {
 		from += fmt.Sprintf(", and %d the second hop added, named by the best first-pass sentences", prep.joined)
 	}
-	reason := fmt.Sprintf("kept %d of %d sentences from %d of %d candidate passages (%s; %d tokens): %d of %d budget tokens (headers and gap markers included); sentences chosen by %s",
-		len(pk.order), len(ss), nOpen, candidates+prep.joined, from, candTokens, pk.total, budget, priceOf)
+	reason := fmt.Sprintf("kept %d of %d sentences from %d of %d candidate passages (%s; %d tokens): %d of %d budget tokens (%s); sentences chosen by %s",
+		len(pk.order), len(ss), nOpen, candidates+prep.joined, from, candTokens, pk.total, budget, included, priceOf)
 	switch {
 	case gated:
 		reason += fmt.Sprintf("; neither the floor nor the stop cut: the candidates' p sum to %.3f, under min_expected=%g (the model has not found the evidence)", expected, s.minExp)

@@ -23,7 +23,7 @@ const DepModel = "evidence.model"
 // params declares the spec's parameters (ctxsel.SelectorDefs lists
 // them); Resolve checks a spec against them before New reads it.
 var params = []ctxsel.ParamDef{
-	{Name: "budget", Kind: ctxsel.IntegerParam, Min: 1, Max: ctxsel.MaxIntParam, Required: true, Doc: "tokens all pruned passages may take together, headers and gap markers included"},
+	{Name: "budget", Kind: ctxsel.IntegerParam, Min: 1, Max: ctxsel.MaxIntParam, Required: true, Doc: "tokens all pruned passages may take together, headers, lines above passages and gap markers included"},
 	{Name: "passages", Kind: ctxsel.IntegerParam, Min: 1, Max: ctxsel.MaxIntParam, DefaultDoc: "model (" + modelDefault(func(m *Model) string { return strconv.Itoa(m.Passages) }) + ")", Doc: "how many of the curve's best passages are candidates; after a strategy (topk:k=30+evidence:…) every passage it kept is"},
 	{Name: "header", Kind: ctxsel.BoolParam, Default: 1, Doc: "1 sends each kept passage's header (its title line, or the title its source gives: ask, the document's) once; 0 none"},
 	{Name: "neighbors", Kind: ctxsel.BoolParam, DefaultDoc: "model (" + modelDefault(func(m *Model) string { return strconv.Itoa(m.Neighbors) }) + ")", Doc: "1 sends a kept sentence's predecessor with it"},
