@@ -20,7 +20,7 @@ import (
 // over maxAboveLine bytes is not taken (no heading is that long, and such a
 // table header costs more than it says). The rules are those of package
 // evidence's units: an ATX heading ("#" to "######", a space, text), a
-// table as a line holding "|" over a rule ("| --- | --- |") and the lines
+// table as a line holding "|" over a rule (IsTableRule) and the lines
 // holding "|" below it. Pure: any text, any start (out of range gives "").
 func Above(text string, start int) string {
 	return AboveAll(text, []int{start})[0]
@@ -96,7 +96,7 @@ func (sc *aboveScan) line(line string) {
 	switch {
 	case sc.inTable && strings.Contains(line, "|") && strings.TrimSpace(line) != "":
 		return // a row
-	case sc.prevPipe != "" && isRule(strings.TrimSpace(line)):
+	case sc.prevPipe != "" && IsTableRule(strings.TrimSpace(line)):
 		sc.header, sc.rule, sc.inTable, sc.prevPipe = sc.prevPipe, strings.TrimSpace(line), true, ""
 		return
 	}
@@ -123,7 +123,7 @@ func (sc *aboveScan) at(text string, start, lineStart int) string {
 	first = strings.TrimSuffix(first, "\r")
 	table := sc.fence == "" && sc.inTable && strings.Contains(first, "|") && strings.TrimSpace(first) != ""
 	header, rule := sc.header, sc.rule
-	if r := strings.TrimSpace(first); sc.fence == "" && !table && sc.prevPipe != "" && len(r) <= maxAboveLine && isRule(r) {
+	if r := strings.TrimSpace(first); sc.fence == "" && !table && sc.prevPipe != "" && len(r) <= maxAboveLine && IsTableRule(r) {
 		// start on or in a table's rule: its header row is above, its rows
 		// below
 		table, header, rule = true, sc.prevPipe, r
@@ -182,19 +182,19 @@ type pathHeading struct {
 // maxAboveLine is the longest line Above takes, in bytes.
 const maxAboveLine = 1000
 
-var (
-	aboveRule = regexp.MustCompile(`^\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$|^\|[ \t]*:?-{3,}:?[ \t]*\|[ \t]*$`)
-)
+// tableRule is a Markdown table's separator row: "|---|:--:|", "--- | ---".
+var tableRule = regexp.MustCompile(`^\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$|^\|[ \t]*:?-{3,}:?[ \t]*\|[ \t]*$`)
 
 // titledHeading reports an ATX heading with text after its marks.
 func titledHeading(s string) bool {
 	return heading(s) && strings.TrimSpace(strings.TrimLeft(s, "#")) != ""
 }
 
-// isRule reports a table's rule line (aboveRule), trimmed; the bytes are
-// looked at first, so that a table's rows, each after a line holding "|",
+// IsTableRule reports a Markdown table's separator row ("|---|:--:|",
+// "--- | ---"), s trimmed: the rule Above and package evidence's units
+// read a table by. The bytes are looked at first, so that a table's rows
 // cost no pattern match.
-func isRule(s string) bool {
+func IsTableRule(s string) bool {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '|', ':', '-', ' ', '\t':
@@ -202,5 +202,5 @@ func isRule(s string) bool {
 			return false
 		}
 	}
-	return strings.Contains(s, "---") && aboveRule.MatchString(s)
+	return strings.Contains(s, "---") && tableRule.MatchString(s)
 }

@@ -136,8 +136,6 @@ var (
 	logLine = regexp.MustCompile(`^(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}[.,\]\s]|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} )`)
 	// a subtitle cue's timing: "00:00:01,000 --> 00:00:04,000" (SRT), "00:01.000 --> 00:04.000" (VTT)
 	cueTiming = regexp.MustCompile(`^(?:\d{1,2}:)?\d{2}:\d{2}[.,]\d{3}[ \t]+-->[ \t]+(?:\d{1,2}:)?\d{2}:\d{2}[.,]\d{3}`)
-	// a Markdown table's separator row: "|---|:--:|", "--- | ---"
-	tableRule = regexp.MustCompile(`^\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$|^\|[ \t]*:?-{3,}:?[ \t]*\|[ \t]*$`)
 	// a list item: "- x", "* x", "+ x", "1. x", "2) x"
 	// (a number's item starts with no digit or bracket: "438)  (134,605)" is a cut-off table cell)
 	listItem = regexp.MustCompile(`^[ \t]*(?:[-*+•][ \t]+\S|\d{1,3}[.)][ \t]+[^\s\d(\[\x{00a0}])`)
@@ -331,7 +329,7 @@ func structure(text string, ls []line, on Structures) (blocks []block, ok bool) 
 			blocks = append(blocks, block{kind: Code, from: i, to: j + 1})
 			structured, i = true, j+1
 			continue
-		case rows && i+1 < len(ls) && strings.Contains(s, "|") && tableRule.MatchString(strings.TrimSpace(at(i+1))):
+		case rows && i+1 < len(ls) && strings.Contains(s, "|") && chunk.IsTableRule(strings.TrimSpace(at(i+1))):
 			j := i + 2
 			for j < len(ls) && strings.Contains(at(j), "|") && !blank(j) && !(code && isFence(at(j))) {
 				j++

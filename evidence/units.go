@@ -298,7 +298,7 @@ func aboveText(a string) string {
 // table's rule: the passage starts among that table's rows.
 func opensTable(above string) bool {
 	last := strings.TrimSpace(above[strings.LastIndexByte(above, '\n')+1:])
-	return strings.Contains(last, "|") && tableRule.MatchString(last)
+	return strings.Contains(last, "|") && chunk.IsTableRule(last)
 }
 
 // turnRest is the units [from, to) of u that are the rest of a turn the
