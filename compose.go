@@ -63,24 +63,10 @@ func (c *composed) cut(ctx context.Context, q TextQuery) (TextQuery, []int, stri
 	}
 	kept := slices.Sorted(slices.Values(stage.Indices))
 	cands := make([]Candidate, len(kept))
-	texts := make([]string, len(kept))
-	var headers, above []string
-	if q.Headers != nil {
-		headers = make([]string, len(kept))
-	}
-	if q.Above != nil {
-		above = make([]string, len(kept))
-	}
 	for i, idx := range kept {
 		cands[i] = q.Curve.cands[idx]
-		texts[i] = q.Texts[idx]
-		if headers != nil {
-			headers[i] = q.Headers[idx]
-		}
-		if above != nil {
-			above[i] = q.Above[idx]
-		}
 	}
+	texts, headers, above := pickOf(q.Texts, kept), pickOf(q.Headers, kept), pickOf(q.Above, kept)
 	curve, err := NewCurve(cands)
 	if err != nil {
 		return TextQuery{}, nil, "", err
@@ -96,6 +82,19 @@ func (c *composed) cut(ctx context.Context, q TextQuery) (TextQuery, []int, stri
 		}
 	}
 	return TextQuery{Question: q.Question, Curve: curve, Texts: texts, Headers: headers, Above: above, Caps: q.Caps, Order: q.Order, Pool: pool, PoolIndex: poolIndex}, kept, note, nil
+}
+
+// pickOf is xs[kept[0]], xs[kept[1]], …; nil for nil xs (a query's
+// optional per-candidate strings stay unset).
+func pickOf(xs []string, kept []int) []string {
+	if xs == nil {
+		return nil
+	}
+	out := make([]string, len(kept))
+	for i, idx := range kept {
+		out[i] = xs[idx]
+	}
+	return out
 }
 
 // lift maps a selection over the kept passages back onto the whole curve.

@@ -873,9 +873,11 @@ func passageWhy(ev ctxsel.Evidence, rank, repeats int, units bool, route string)
 
 // tooLong is the error for a budget no sentence fits in.
 func tooLong(q ctxsel.TextQuery, ps []passage, ss []sentence, budget int) error {
+	// what a sentence needs of the budget to be sent alone
+	alone := func(x sentence) int { return x.tokens + ps[x.passage].headerTokens + ps[x.passage].aboveTokens }
 	short := 0
 	for i, x := range ss {
-		if over := func(x sentence) int { return x.tokens + ps[x.passage].headerTokens + ps[x.passage].aboveTokens }; i == 0 || over(x) < over(ss[short]) {
+		if i == 0 || alone(x) < alone(ss[short]) {
 			short = i
 		}
 	}

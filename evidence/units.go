@@ -145,9 +145,10 @@ func splitProse(text string, titled bool) Units {
 	return u
 }
 
-// withHeader takes a structured split's first unit as the header when it
-// is the text's header line and the text may have one (titled) (a title or a Markdown heading before the
-// rest), and marks the units that open a section.
+// withHeader takes a structured split's first unit as the header when the
+// text may have one (titled) and it is the text's header line (a title or
+// a Markdown heading before the rest), and marks the units that open a
+// section.
 func withHeader(text string, u Units, titled bool) Units {
 	if len(u.Sentences) > 1 && u.Kinds[0] == Sentence && titled {
 		if h := headerLine(text); h != nil && u.Sentences[0] == *h {

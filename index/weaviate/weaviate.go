@@ -273,13 +273,17 @@ const (
 	pAdded      = "added"
 )
 
+// textProperty is a text property read back, never searched (BM25 reads
+// pTerms alone), filterable or not.
+func textProperty(name string, filterable bool) *models.Property {
+	no := false
+	return &models.Property{Name: name, DataType: []string{"text"}, Tokenization: "field", IndexFilterable: &filterable, IndexSearchable: &no}
+}
+
 func (s *Store) createClass(ctx context.Context, cfg index.Config) error {
 	desc, _ := json.Marshal(map[string]any{"ctxsel": 1, "config": cfg})
 	yes, no := true, false
-	text := func(name string, filterable bool) *models.Property {
-		return &models.Property{Name: name, DataType: []string{"text"}, Tokenization: "field",
-			IndexFilterable: &filterable, IndexSearchable: &no}
-	}
+	text := textProperty
 	num := func(name string) *models.Property {
 		return &models.Property{Name: name, DataType: []string{"int"}, IndexFilterable: &yes}
 	}
@@ -696,9 +700,7 @@ func (s *Store) ensureAbove(ctx context.Context) error {
 	if err != nil || !ok || hasAbove(cl) {
 		return err
 	}
-	no := false
-	prop := &models.Property{Name: pAbove, DataType: []string{"text"}, Tokenization: "field", IndexFilterable: &no, IndexSearchable: &no}
-	err = s.client.Schema().PropertyCreator().WithClassName(s.class).WithProperty(prop).Do(ctx)
+	err = s.client.Schema().PropertyCreator().WithClassName(s.class).WithProperty(textProperty(pAbove, false)).Do(ctx)
 	s.forget(true)
 	if err != nil {
 		// another writer may have added it since this Store read the
