@@ -81,7 +81,21 @@ func (c *composed) cut(ctx context.Context, q TextQuery) (TextQuery, []int, stri
 			poolIndex[i] = q.PoolIndex[idx]
 		}
 	}
-	return TextQuery{Question: q.Question, Curve: curve, Texts: texts, Headers: headers, Above: above, Caps: q.Caps, Order: q.Order, Pool: pool, PoolIndex: poolIndex}, kept, note, nil
+	var aboveOf func(context.Context, []int) ([]string, error)
+	if of := q.AboveOf; of != nil {
+		// asked by the kept passages' indices: the source's are kept's
+		aboveOf = func(ctx context.Context, indices []int) ([]string, error) {
+			outer := make([]int, len(indices))
+			for i, j := range indices {
+				if j < 0 || j >= len(kept) {
+					return nil, invalidf("candidate %d outside the %d kept", j, len(kept))
+				}
+				outer[i] = kept[j]
+			}
+			return of(ctx, outer)
+		}
+	}
+	return TextQuery{Question: q.Question, Curve: curve, Texts: texts, Headers: headers, Above: above, AboveOf: aboveOf, Caps: q.Caps, Order: q.Order, Pool: pool, PoolIndex: poolIndex}, kept, note, nil
 }
 
 // pickOf is xs[kept[0]], xs[kept[1]], …; nil for nil xs (a query's

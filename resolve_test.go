@@ -438,6 +438,70 @@ func TestCompositionCarriesPoolAndHeaders(t *testing.T) {
 	}
 }
 
+// A source that gives the lines above as asked (TextQuery.AboveOf) is asked,
+// through nested compositions, for the passages the selector reads, by
+// their indices in the source's candidates; AboveFor reads either form.
+func TestCompositionAsksAboveOf(t *testing.T) {
+	cands := make([]ctxsel.Candidate, 6)
+	texts, above := make([]string, 6), make([]string, 6)
+	for i := range cands {
+		cands[i] = ctxsel.Candidate{ID: fmt.Sprint("p", i), Score: float64(i % 4), Tokens: 10}
+		texts[i], above[i] = fmt.Sprint("text ", i), fmt.Sprint("## section ", i)
+	}
+	curve, err := ctxsel.NewCurve(cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked [][]int
+	of := func(_ context.Context, indices []int) ([]string, error) {
+		asked = append(asked, slices.Clone(indices))
+		out := make([]string, len(indices))
+		for i, j := range indices {
+			out[i] = above[j]
+		}
+		return out, nil
+	}
+	var got ctxsel.TextQuery
+	inner := ctxsel.Compose(cutoff.TopK(2), ctxsel.Caps{}, spyQuery{&got}, "topk:k=2+spy")
+	outer := ctxsel.Compose(cutoff.TopK(4), ctxsel.Caps{}, inner, "topk:k=4+topk:k=2+spy")
+	if _, err := outer.SelectTexts(context.Background(), ctxsel.TextQuery{Question: "q", Curve: curve, Texts: texts, AboveOf: of}); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 0 || got.Above != nil || got.AboveOf == nil {
+		t.Fatalf("asked %v before the selector read any; above %q", asked, got.Above)
+	}
+	// the selector's passages 1 and 0 are the source's 3 and 2
+	lines, err := got.AboveFor(context.Background(), []int{1, 0})
+	if err != nil || !slices.Equal(lines, []string{"## section 3", "## section 2"}) || !slices.Equal(asked[0], []int{3, 2}) {
+		t.Fatalf("AboveFor: %q, %v; the source asked %v", lines, err, asked)
+	}
+	if _, err := got.AboveFor(context.Background(), []int{2}); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("a passage outside the 2 kept: %v", err)
+	}
+	// Above read the same way; neither: nil
+	q := ctxsel.TextQuery{Question: "q", Curve: curve, Texts: texts, Above: above}
+	if lines, err := q.AboveFor(context.Background(), []int{5, 0}); err != nil || !slices.Equal(lines, []string{"## section 5", "## section 0"}) {
+		t.Fatalf("AboveFor over Above: %q, %v", lines, err)
+	}
+	if lines, err := (ctxsel.TextQuery{Curve: curve, Texts: texts}).AboveFor(context.Background(), []int{1}); lines != nil || err != nil {
+		t.Fatalf("no lines above: %q, %v", lines, err)
+	}
+	// both forms, a source that fails, one that answers short
+	q.AboveOf = of
+	if err := q.Validate(); !errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Fatalf("Above and AboveOf: %v", err)
+	}
+	q.Above = nil
+	q.AboveOf = func(context.Context, []int) ([]string, error) { return nil, errors.New("segment unreadable") }
+	if _, err := q.AboveFor(context.Background(), []int{1}); err == nil || !strings.Contains(err.Error(), "segment unreadable") {
+		t.Fatalf("a failing source: %v", err)
+	}
+	q.AboveOf = func(context.Context, []int) ([]string, error) { return []string{"x"}, nil }
+	if _, err := q.AboveFor(context.Background(), []int{1, 2}); err == nil {
+		t.Fatal("one line for two passages accepted")
+	}
+}
+
 func TestOptionalDep(t *testing.T) {
 	deps := ctxsel.DepsOf(map[string]any{"n": 3, "s": "x"})
 	if v, ok, err := ctxsel.OptionalDep[int](deps, "n"); v != 3 || !ok || err != nil {

@@ -24,8 +24,15 @@ type TextQuery struct {
 	// table's header), "\n"-joined; "" for none. A selector that prunes
 	// sends them before what it keeps of the passage.
 	Above []string
-	Caps  Caps
-	Order Order
+	// AboveOf, when set instead of Above, gives the lines above the
+	// candidates a selector reads, when it reads them: one string per
+	// index asked, in order. A source that reads them at a cost (an index
+	// reading its documents, a collection asked over the network) gives
+	// them this way, so that a selector reading 20 of 1,000 candidates asks
+	// for 20 (AboveFor reads either).
+	AboveOf func(ctx context.Context, indices []int) ([]string, error)
+	Caps    Caps
+	Order   Order
 	// Pool is set when Curve holds only the passages a strategy kept
 	// (Compose): the whole curve they were cut from, PoolIndex[i] the
 	// index in Pool of Curve's passage i. A selector whose features read
@@ -50,6 +57,9 @@ func (q TextQuery) Validate() error {
 	if q.Above != nil && len(q.Above) != q.Curve.Len() {
 		return invalidf("%d above texts for %d candidates", len(q.Above), q.Curve.Len())
 	}
+	if q.Above != nil && q.AboveOf != nil {
+		return invalidf("both the lines above the candidates and a function giving them")
+	}
 	if q.Pool != nil {
 		if len(q.PoolIndex) != q.Curve.Len() {
 			return invalidf("%d pool indices for %d candidates", len(q.PoolIndex), q.Curve.Len())
@@ -61,6 +71,34 @@ func (q TextQuery) Validate() error {
 		}
 	}
 	return q.Caps.Validate()
+}
+
+// AboveFor is the lines above each candidate of indices (Above, or what
+// AboveOf gives for them); nil when the query has neither.
+func (q TextQuery) AboveFor(ctx context.Context, indices []int) ([]string, error) {
+	for _, i := range indices {
+		if i < 0 || i >= q.Curve.Len() {
+			return nil, invalidf("candidate %d outside the %d candidates", i, q.Curve.Len())
+		}
+	}
+	switch {
+	case q.Above != nil:
+		out := make([]string, len(indices))
+		for k, i := range indices {
+			out[k] = q.Above[i]
+		}
+		return out, nil
+	case q.AboveOf != nil && len(indices) > 0:
+		out, err := q.AboveOf(ctx, indices)
+		if err != nil {
+			return nil, fmt.Errorf("the lines above the passages: %w", err)
+		}
+		if len(out) != len(indices) {
+			return nil, fmt.Errorf("the lines above the passages: %d for %d passages", len(out), len(indices))
+		}
+		return out, nil
+	}
+	return nil, nil
 }
 
 // TextSelector is the second kind of selector: one that reads the question

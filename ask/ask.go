@@ -15,6 +15,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ctxsel/ctxsel"
@@ -354,8 +355,43 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 			tq.Texts[i], tq.Headers[i] = h.Text, Header(h)
 		}
 		if ar, ok := store.(index.AboveReader); ok {
-			if tq.Above, err = ar.Above(ctx, hits); err != nil {
-				return a, fmt.Errorf("what lies above the chunks: %w", err)
+			// read for the passages the selector reads, when it reads them
+			// (the evidence selector: 20 and its second hop's, of up to
+			// 1,000 candidates)
+			// (each read once: the selector may be asked again with a
+			// lower cap)
+			var mu sync.Mutex
+			read := map[int]string{}
+			tq.AboveOf = func(ctx context.Context, indices []int) ([]string, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				var want []int
+				for _, j := range indices {
+					if _, ok := read[j]; !ok {
+						read[j], want = "", append(want, j) // once, however often asked
+					}
+				}
+				if len(want) > 0 {
+					hs := make([]index.Hit, len(want))
+					for i, j := range want {
+						hs[i] = hits[j]
+					}
+					above, err := ar.Above(ctx, hs)
+					if err != nil {
+						for _, j := range want {
+							delete(read, j)
+						}
+						return nil, fmt.Errorf("what lies above the chunks: %w", err)
+					}
+					for i, j := range want {
+						read[j] = above[i]
+					}
+				}
+				out := make([]string, len(indices))
+				for i, j := range indices {
+					out[i] = read[j]
+				}
+				return out, nil
 			}
 		}
 		// A selector that reads the texts packs within what the window

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Above returns the lines of text above byte offset start that a chunk
@@ -11,7 +13,10 @@ import (
 // the Markdown heading path over start (the nearest ATX heading of each
 // level above it, outermost first; a heading the start cuts counts as
 // above) and, when start falls on the rule or among the rows of a Markdown
-// table whose header lies above it, that table's header row and its rule. A chunker
+// table whose header lies above it, that table's header row and its rule
+// (where start cuts the header row, that row whole);
+// when it falls among the rows of a space-aligned table or a financial
+// statement (TableReader) below its header, that header's lines. A chunker
 // cuts by tokens, so a chunk in the middle of a section or of a long table
 // otherwise reaches the reader without the section it is in or the names
 // of its columns.
@@ -21,13 +26,16 @@ import (
 // table header costs more than it says). The rules are those of package
 // evidence's units: an ATX heading ("#" to "######", a space, text), a
 // table as a line holding "|" over a rule (IsTableRule) and the lines
-// holding "|" below it. Pure: any text, any start (out of range gives "").
+// holding "|" below it, TableReader's tables among the lines that hold no
+// "|". Pure: any text, any start (out of range gives "").
 func Above(text string, start int) string {
 	return AboveAll(text, []int{start})[0]
 }
 
 // AboveAll is Above at each of starts (in any order), in one pass over
-// text: an index asks it for every chunk of a document it found.
+// text (and, where it holds cell gaps, a reading of its lines near the
+// starts for text tables): an index asks it for every chunk of a document
+// it found.
 func AboveAll(text string, starts []int) []string {
 	out := make([]string, len(starts))
 	order := make([]int, len(starts))
@@ -36,6 +44,7 @@ func AboveAll(text string, starts []int) []string {
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return starts[a] - starts[b] })
 	var sc aboveScan
+	tables := newTextTables(text)
 	fed := 0 // text[:fed] is read, fed at a line's start
 	// the last start answered, the start of its line and its answer: the
 	// text is read once however long its lines (one line to the end of a
@@ -55,7 +64,7 @@ func AboveAll(text string, starts []int) []string {
 		if lineStart == prevLine && prev > 0 && (start == prev || start > lineStart && prev > lineStart) {
 			// what lies above a start inside a line is that of any start
 			// inside it
-			out[i] = prevOut
+			out[i] = withTable(prevOut, tables.headerAt(text, start))
 			prev = start
 			continue
 		}
@@ -64,8 +73,9 @@ func AboveAll(text string, starts []int) []string {
 			sc.line(strings.TrimSuffix(text[fed:end], "\r"))
 			fed = end + 1
 		}
-		out[i] = sc.at(text, start, lineStart)
-		prev, prevLine, prevOut = start, lineStart, out[i]
+		prevOut = sc.at(text, start, lineStart)
+		out[i] = withTable(prevOut, tables.headerAt(text, start))
+		prev, prevLine = start, lineStart
 	}
 	return out
 }
@@ -128,6 +138,20 @@ func (sc *aboveScan) at(text string, start, lineStart int) string {
 		// below
 		table, header, rule = true, sc.prevPipe, r
 	}
+	// a table's header row the start cuts (its rule the next line): the
+	// row whole above the chunk, which holds the rule and the rows
+	cutHeader := ""
+	if h := strings.TrimSpace(first); sc.fence == "" && !table && start > lineStart && strings.Contains(h, "|") && len(h) <= maxAboveLine {
+		if nl := strings.IndexByte(text[lineStart:], '\n'); nl >= 0 {
+			next := text[lineStart+nl+1:]
+			if i := strings.IndexByte(next, '\n'); i >= 0 {
+				next = next[:i]
+			}
+			if r := strings.TrimSpace(next); len(r) <= maxAboveLine && IsTableRule(r) {
+				cutHeader = h
+			}
+		}
+	}
 	path := sc.path
 	if sc.fence == "" && !table {
 		if start == lineStart {
@@ -156,6 +180,9 @@ func (sc *aboveScan) at(text string, start, lineStart int) string {
 	}
 	if table && len(header)+len(rule) <= maxAboveLine {
 		lines = append(lines, header, rule)
+	}
+	if cutHeader != "" {
+		lines = append(lines, cutHeader)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -203,4 +230,168 @@ func IsTableRule(s string) bool {
 		}
 	}
 	return strings.Contains(s, "---") && tableRule.MatchString(s)
+}
+
+// textTables are the space-aligned tables and statements of a text that
+// have a header (TableReader), read as starts ask for them: a table a
+// start falls in begins after the last barrier line above it (a line no
+// table holds nor opens: prose), so the lines before that barrier need
+// not be read, and ask, which wants a few chunks of each document, reads
+// little of it.
+type textTables struct {
+	text       string
+	lines      []string
+	lineStarts []int // each line's first byte
+	r          *TableReader
+	tables     []textTable // in text order
+	next       int         // the first table a later start may fall in
+	read       int         // the lines before it are read
+	fence      string      // the fence open at line read, "" outside code
+}
+
+// textTable is one table's lines: its header [from, body), its rows [body, to).
+type textTable struct{ from, body, to int }
+
+// newTextTables splits text into lines for its tables (nil when no line of
+// text can hold a cell gap: the cheap test first).
+func newTextTables(text string) *textTables {
+	if !strings.Contains(text, "  ") && !strings.Contains(text, "\t") && !strings.Contains(text, "\u00a0") {
+		return nil
+	}
+	n := strings.Count(text, "\n") + 1
+	t := &textTables{text: text, lines: make([]string, 0, n), lineStarts: make([]int, 0, n)}
+	for at := 0; ; {
+		t.lineStarts = append(t.lineStarts, at)
+		nl := strings.IndexByte(text[at:], '\n')
+		if nl < 0 {
+			t.lines = append(t.lines, strings.TrimSuffix(text[at:], "\r"))
+			break
+		}
+		t.lines = append(t.lines, strings.TrimSuffix(text[at:at+nl], "\r"))
+		at += nl + 1
+	}
+	t.r = NewTableReader(t.lines, true)
+	return t
+}
+
+// barrier reports line k one no table holds or opens: no cell gap (so no
+// aligned table's line, and no statement opens on it) and a statement's
+// end (prose, stmtOther).
+func (t *textTables) barrier(k int) bool {
+	s := t.lines[k]
+	return !strings.Contains(s, "  ") && !strings.Contains(s, "\u00a0") && strings.IndexByte(s, '\t') < 0 && t.r.kind(k) == stmtOther
+}
+
+// fenceLine reads line k for the fences of code blocks, as readTo does.
+func (t *textTables) fenceLine(k int) {
+	s := t.lines[k]
+	lead := strings.TrimLeft(s, " \t")
+	switch {
+	case t.fence != "":
+		if strings.HasPrefix(lead, t.fence) {
+			t.fence = ""
+		}
+	case isFence(s):
+		t.fence = lead[:3]
+	}
+}
+
+// readTo reads the tables that begin at or before line l, in text order,
+// from the last barrier line before l on (the fences of the lines it
+// skips still read).
+func (t *textTables) readTo(l int) {
+	for b := l - 1; b >= t.read; b-- {
+		if t.barrier(b) {
+			// the fences of the lines skipped (none where their text holds
+			// no fence's marker: the cheap test first)
+			if skipped := t.text[t.lineStarts[t.read] : t.lineStarts[b]+len(t.lines[b])]; strings.Contains(skipped, "```") || strings.Contains(skipped, "~~~") {
+				for k := t.read; k <= b; k++ {
+					t.fenceLine(k)
+				}
+			}
+			t.read = b + 1
+			break
+		}
+	}
+	i := t.read
+	for i <= l && i < len(t.lines) {
+		s := t.lines[i]
+		if t.fence == "" && !isFence(s) && !strings.Contains(s, "|") { // a Markdown table's line is aboveScan's
+			if j := t.r.AlignedEnd(i); j > i {
+				t.tables = append(t.tables, textTable{i, i + 1, j})
+				i = j
+				continue
+			}
+			if j, hdr := t.r.StatementEnd(i); j > i {
+				if hdr > 0 {
+					t.tables = append(t.tables, textTable{i, i + hdr, j})
+				}
+				i = j
+				continue
+			}
+		}
+		t.fenceLine(i)
+		i++
+	}
+	t.read = max(t.read, i)
+}
+
+// withTable is what lies above a chunk: the lines aboveScan gives, then
+// a text table's header.
+func withTable(above, header string) string {
+	if header == "" || above == "" {
+		return above + header
+	}
+	return above + "\n" + header
+}
+
+// headerAt is the header of the table whose rows hold the chunk starting
+// at start of text, its lines "\n"-joined, white space at their ends
+// removed ("" when none); where the start cuts the header itself, the
+// header's lines above the chunk's first whole line (the chunk holds the
+// rest). The chunk's first text decides: a start in the line break after
+// a table's last row is after the table (up to maxAboveLine bytes of white
+// space are looked past). Starts come in text order.
+func (t *textTables) headerAt(text string, start int) string {
+	if t == nil {
+		return ""
+	}
+	first := start
+	for first < len(text) && first-start <= maxAboveLine {
+		r, n := utf8.DecodeRuneInString(text[first:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		first += n
+	}
+	if first == len(text) || first-start > maxAboveLine {
+		return ""
+	}
+	line, found := slices.BinarySearch(t.lineStarts, first)
+	if !found {
+		line-- // first is inside the line before
+	}
+	t.readTo(line)
+	for t.next < len(t.tables) && t.tables[t.next].to <= line {
+		t.next++
+	}
+	if t.next == len(t.tables) || line < t.tables[t.next].from {
+		return ""
+	}
+	tb := t.tables[t.next]
+	upto := tb.body
+	if line < tb.body {
+		// in the header: the lines above the chunk's, and the line the
+		// start cuts whole
+		if upto = line; start > t.lineStarts[line] && strings.TrimSpace(text[t.lineStarts[line]:start]) != "" {
+			upto++
+		}
+	}
+	var hdr []string
+	for _, s := range t.lines[tb.from:upto] {
+		if s = strings.TrimRight(s, " \t\u00a0"); strings.TrimSpace(s) != "" {
+			hdr = append(hdr, s)
+		}
+	}
+	return strings.Join(hdr, "\n")
 }

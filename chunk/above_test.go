@@ -37,14 +37,21 @@ After the table.
 Clean the vents.
 `
 
-func TestAbove(t *testing.T) {
-	at := func(s string) int {
-		i := strings.Index(aboveDoc, s)
+// offsetIn is a function giving the offset of a string in doc (the test
+// fails where it is not there).
+func offsetIn(t *testing.T, doc string) func(string) int {
+	return func(s string) int {
+		t.Helper()
+		i := strings.Index(doc, s)
 		if i < 0 {
 			t.Fatalf("%q not in the document", s)
 		}
 		return i
 	}
+}
+
+func TestAbove(t *testing.T) {
+	at := offsetIn(t, aboveDoc)
 	tests := []struct {
 		name  string
 		start int
@@ -56,6 +63,8 @@ func TestAbove(t *testing.T) {
 		{"under a section", at("Unpack"), "# Router Guide\n## 1. Installation"},
 		{"a table row's start", at("| E101"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
 		{"inside a row", at("fan fault"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
+		{"inside the header row: the row whole, the rule in the chunk", at("Meaning |\n| ---"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |"},
+		{"the header row's start: in the chunk", at("| Code |"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes"},
 		{"the first row", at("| E100"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
 		// a chunk that opens on the rule or cuts it holds rows, its header row above
 		{"the rule's start: the header is above", at("| --- | --- |\n| E100"), "# Router Guide\n## 2. Configuration\n### 2.3 Error codes\n| Code | Meaning |\n| --- | --- |"},
@@ -105,6 +114,81 @@ func TestAboveCRLFAndLimits(t *testing.T) {
 	}
 }
 
+// A space-aligned table (a PDF export's) and a filing's statement: their
+// header lines are above every chunk that starts among their rows.
+const textTablesDoc = `## Results
+
+Region          Units      Revenue     Margin
+North           1,200      $ 45,000    12.1%
+South             950      $ 31,500     9.8%
+East            1,430      $ 52,250    13.4%
+West              610      $ 20,100     7.2%   
+
+Prose after the table, with  two spaces.
+
+                                     December 31,
+                                  2024           2023
+Cash and cash equivalents     $  1,234       $  1,100
+
+Accounts receivable               567            498
+Inventories                       890            812
+Total current assets          $  2,691       $  2,410
+
+The end.
+`
+
+func TestAboveTextTables(t *testing.T) {
+	at := offsetIn(t, textTablesDoc)
+	aligned := "## Results\nRegion          Units      Revenue     Margin"
+	stmt := "## Results\n                                     December 31,\n                                  2024           2023"
+	tests := []struct {
+		name  string
+		start int
+		want  string
+	}{
+		{"the aligned table's header line", at("Region"), "## Results"},
+		{"the blank line above it", at("\nRegion"), "## Results"},
+		{"inside its header line: the line whole", at("Units"), aligned},
+		{"its first row", at("North"), aligned},
+		{"inside a row", at("31,500"), aligned},
+		{"its last row", at("West"), aligned},
+		{"prose after it", at("Prose after"), "## Results"},
+		{"the line break after its last row: prose next", at("\n\nProse after"), "## Results"},
+		{"inside its last row's trailing spaces", at("7.2%") + 4, "## Results"},
+		{"the statement's first header line", at("                                     December"), "## Results"},
+		{"inside its first header line: the line whole", at("31,\n"), "## Results\n                                     December 31,"},
+		{"its second header line: the first above", at("2024"), "## Results\n                                     December 31,"},
+		{"its first row", at("Cash and"), stmt},
+		{"a blank line between rows", at("\nAccounts") + 1, stmt},
+		{"a row after a blank line", at("Inventories"), stmt},
+		{"inside its last row", at("2,691"), stmt},
+		{"after the statement", at("The end"), "## Results"},
+		{"the line break after its last row", at("\n\nThe end"), "## Results"},
+	}
+	for _, tc := range tests {
+		if got := chunk.Above(textTablesDoc, tc.start); got != tc.want {
+			t.Errorf("%s (at %d): got\n%s\nwant\n%s", tc.name, tc.start, got, tc.want)
+		}
+	}
+	// the same in fenced code: no table
+	fenced := "```\n" + textTablesDoc + "```\n"
+	if got := chunk.Above(fenced, strings.Index(fenced, "South")); got != "" {
+		t.Errorf("in code: %q", got)
+	}
+	// a Markdown table padded with spaces is aboveScan's, not an aligned table
+	md := "| Region  | Units  | Revenue  |\n| ---  | ---  | ---  |\n| North  | 1,200  | 45,000  |\n| South  | 950  | 31,500  |\n| East  | 1,430  | 52,250  |\n"
+	if got, want := chunk.Above(md, strings.Index(md, "| East")), "| Region  | Units  | Revenue  |\n| ---  | ---  | ---  |"; got != want {
+		t.Errorf("padded Markdown table: got %q, want %q", got, want)
+	}
+	// AboveAll answers every start as Above does, in any order
+	starts := []int{at("West"), at("Cash and"), at("North"), at("The end"), at("Inventories")}
+	for k, got := range chunk.AboveAll(textTablesDoc, starts) {
+		if want := chunk.Above(textTablesDoc, starts[k]); got != want {
+			t.Errorf("AboveAll at %d: %q, Above %q", starts[k], got, want)
+		}
+	}
+}
+
 // FuzzAbove checks that Above never panics, that every line it returns is
 // a line of the text above the start's line end, trimmed, and that AboveAll
 // gives each start what Above does.
@@ -112,6 +196,7 @@ func FuzzAbove(f *testing.F) {
 	f.Add(aboveDoc, 120, 40)
 	f.Add("| a |\n| --- |\n| b |", 15, 3)
 	f.Add("# a\n```\n## b", 12, 5)
+	f.Add(textTablesDoc, 200, 520)
 	f.Fuzz(func(t *testing.T, text string, start, other int) {
 		got := chunk.Above(text, start)
 		if all := chunk.AboveAll(text, []int{other, start, other}); all[1] != got || all[0] != all[2] || all[0] != chunk.Above(text, other) {
@@ -141,7 +226,8 @@ func FuzzAbove(f *testing.F) {
 			lines[strings.TrimSpace(l)] = true
 		}
 		for _, l := range strings.Split(got, "\n") {
-			if !lines[l] {
+			// a text table's header keeps its indent (its columns' edges)
+			if !lines[strings.TrimSpace(l)] {
 				t.Fatalf("line %q is not a line above %d", l, start)
 			}
 		}

@@ -10,6 +10,12 @@
 //	sentences:max_tokens=600              whole sentences packed up to a token limit
 //	semantic:threshold=0.75,max_tokens=600  split where adjacent sentences stop being similar (Context-Picker)
 //
+// Beside them, what a chunk needs from its document to be read: Above (the
+// heading path and a cut table's header over a chunk's start), and the
+// readers of the text it is cut from that Above and package evidence share:
+// SplitSentences, IsTableRule and TableReader (the space-aligned tables and
+// statements of PDF and filing exports).
+//
 // Token counts use a Tokenizer, normally token.New("") (tiktoken cl100k_base).
 // Input must be valid UTF-8; anything else is rejected with an error wrapping
 // ctxsel.ErrInvalidInput (callers that read files should clean text first,

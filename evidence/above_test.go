@@ -3,12 +3,15 @@ package evidence_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/evidence"
 )
 
@@ -220,5 +223,145 @@ func TestAboveBudgetStress(t *testing.T) {
 		if total != sel.Tokens || total > budget {
 			t.Fatalf("trial %d (budget %d%s): %d tokens sent (%d said), over the budget", trial, budget, spec, total, sel.Tokens)
 		}
+	}
+}
+
+// A PDF export's space-aligned table and a filing's statement, each cut by
+// a chunk's start below its header: with chunk.Above's lines above, the
+// chunk's first line is a row (not taken for the header nor the title),
+// and the rows go out under the header the source gave.
+func TestAboveTextTable(t *testing.T) {
+	doc := "## Results by region\n\n" +
+		"Region          Units      Revenue     Margin\n" +
+		"North           1,200      $ 45,000    12.1%\n" +
+		"South             950      $ 31,500     9.8%\n" +
+		"East            1,430      $ 52,250    13.4%\n" +
+		"West              610      $ 20,100     7.2%\n" +
+		"Central           880      $ 33,900    10.5%\n\n" +
+		"                                     December 31,\n" +
+		"                                  2024           2023\n" +
+		"Cash and cash equivalents     $  1,234       $  1,100\n\n" +
+		"Receivables and stock on hand\n" +
+		"Accounts receivable               567            498\n" +
+		"Inventories                       890            812\n" +
+		"Total current assets          $  2,691       $  2,410\n"
+	alignedHeader := "Region Units Revenue Margin"
+	for _, tc := range []struct {
+		name, from, question, row, header string
+	}{
+		{"aligned, at a row's start", "South", "What revenue did the East region make?", "East            1,430      $ 52,250    13.4%", alignedHeader},
+		{"aligned, a row cut", "31,500", "What revenue did the East region make?", "East            1,430      $ 52,250    13.4%", alignedHeader},
+		{"statement", "Accounts receivable", "How much were inventories at December 31, 2024?", "Inventories                       890            812", "December 31,\n2024 2023"},
+		{"statement, at a label line", "Receivables and", "How much were inventories at December 31, 2024?", "Inventories                       890            812", "December 31,\n2024 2023"},
+		{"statement, its header cut", "2024           2023", "How much were inventories at December 31, 2024?", "Inventories                       890            812", "December 31,"},
+	} {
+		start := strings.Index(doc, tc.from)
+		above := chunk.Above(doc, start)
+		text := doc[start:]
+		if !strings.Contains(evidence.AboveText(above), tc.header) {
+			t.Fatalf("%s: chunk.Above gives %q, want the table's header %q", tc.name, above, tc.header)
+		}
+		u := evidence.SplitUnitsAbove(text, evidence.AllUnits, above)
+		if u.Header != nil {
+			t.Errorf("%s: the passage's first line %q is taken for its title", tc.name, text[u.Header[0]:u.Header[1]])
+		}
+		for j, sp := range u.Sentences {
+			if line := text[sp[0]:sp[1]]; u.Kind(j) == evidence.Context && strings.Contains(line, "$") && !strings.Contains(tc.name, "statement") {
+				t.Errorf("%s: the row %q is read as the table's header", tc.name, line)
+			}
+		}
+		q := query(t, tc.question, text, "Clean the vents every six months. Replace the battery every three years.")
+		q.Headers = []string{"report", "manual"}
+		q.Above = []string{above, ""}
+		sel, err := newSelector(t, "evidence:budget=300,floor=0,stop=0").SelectTexts(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := sel.Evidence[indexOf(sel.Indices, 0)]
+		checkPrunedUnitsAbove(t, text, above, ev, evidence.AllUnits)
+		at := strings.Index(ev.Text, tc.row)
+		if h := strings.Index(ev.Text, tc.header); at < 0 || h < 0 || h > at {
+			t.Errorf("%s: sent\n%s\nwant %q under %q", tc.name, ev.Text, tc.row, tc.header)
+		}
+		if c := strings.Index(ev.Text, "2024"); strings.Contains(tc.name, "statement") && (c < 0 || c > at) {
+			t.Errorf("%s: sent\n%s\nwant the columns' years above %q", tc.name, ev.Text, tc.row)
+		}
+	}
+	// without the lines above, the aligned chunk's first row is its header (as before)
+	text := doc[strings.Index(doc, "South"):]
+	if u := evidence.SplitUnits(text, evidence.AllUnits); u.Kind(0) != evidence.Context {
+		t.Errorf("without lines above, the first line is a %v", u.Kind(0))
+	}
+}
+
+// A chunk whose start cuts a Markdown table's header row holds the row's
+// rest, the rule and the rows: the whole header row is sent above them.
+func TestAboveCutHeaderRow(t *testing.T) {
+	doc := "## Error codes\n\n| Code | Meaning | Action |\n| --- | --- | --- |\n| E104 | fault 4 of the watchdog | restart 4 |\n| E105 | fault 5 of the fan | clean 5 |\n"
+	start := strings.Index(doc, "Action |")
+	above := chunk.Above(doc, start)
+	if want := "## Error codes\n| Code | Meaning | Action |"; above != want {
+		t.Fatalf("chunk.Above %q, want %q", above, want)
+	}
+	text := doc[start:]
+	q := query(t, "What does error E105 mean?", text, "Clean the vents every six months. Replace the battery every three years.")
+	q.Headers, q.Above = []string{"manual", "manual"}, []string{above, ""}
+	sel, err := newSelector(t, "evidence:budget=300,floor=0,stop=0").SelectTexts(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := sel.Evidence[indexOf(sel.Indices, 0)]
+	checkPrunedUnitsAbove(t, text, above, ev, evidence.AllUnits)
+	if h, r := strings.Index(ev.Text, "| Code | Meaning | Action |"), strings.Index(ev.Text, "| E105 |"); h < 0 || r < 0 || h > r {
+		t.Errorf("sent\n%s\nwant the header row above the row E105", ev.Text)
+	}
+}
+
+// A source that gives the lines above as asked (TextQuery.AboveOf) is asked
+// for the passages the selector reads (its 20 best, and the second hop's),
+// not for every candidate, and the selection is the one Above gives.
+func TestAboveOfAskedForWhatIsRead(t *testing.T) {
+	texts := make([]string, 200)
+	above := make([]string, 200)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("| E%d | fault %d of the watchdog | restart %d |\n| E%d | fault %d of the fan | clean %d |", 100+2*i, i, i, 101+2*i, i, i)
+		above[i] = fmt.Sprintf("## Error codes, part %d\n| Code | Meaning | Action |\n| --- | --- | --- |", i)
+	}
+	q := query(t, "What does error E105 mean?", texts...)
+	q.Above = above
+	s := newSelector(t, "evidence:budget=300,floor=0,stop=0")
+	want, err := s.SelectTexts(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []int
+	q.Above = nil
+	q.AboveOf = func(_ context.Context, indices []int) ([]string, error) {
+		asked = append(asked, indices...)
+		out := make([]string, len(indices))
+		for i, j := range indices {
+			out[i] = above[j]
+		}
+		return out, nil
+	}
+	got, err := s.SelectTexts(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with AboveOf: %+v\nwith Above: %+v", got, want)
+	}
+	if len(asked) == 0 || len(asked) > evidence.DefaultModel().Passages+evidence.DefaultModel().Hop {
+		t.Errorf("asked for the lines above %d passages of %d (%v); want the ones read", len(asked), len(texts), asked)
+	}
+	for _, i := range got.Indices {
+		if !slices.Contains(asked, i) {
+			t.Errorf("passage %d sent without its lines above being asked for", i)
+		}
+	}
+	// a source that fails fails the selection, with its error
+	q.AboveOf = func(context.Context, []int) ([]string, error) { return nil, errors.New("segment unreadable") }
+	if _, err := s.SelectTexts(context.Background(), q); err == nil || !strings.Contains(err.Error(), "segment unreadable") {
+		t.Errorf("a failing source: %v", err)
 	}
 }

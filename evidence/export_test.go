@@ -8,7 +8,7 @@ func PreUnitsSplit(text string) Units { return splitProse(text, true) }
 // SplitUnitsAbove is SplitUnits as the selector splits a passage the
 // source gave lines above (TextQuery.Above).
 func SplitUnitsAbove(text string, on Structures, above string) Units {
-	return splitUnits(text, on, !opensTable(above))
+	return splitUnits(text, on, tableAbove(above, text))
 }
 
 // AboveText is the lines above as they are sent.

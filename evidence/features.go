@@ -156,7 +156,7 @@ type sentence struct {
 // candidates splits the candidate passages (input indices, best first) into
 // units and returns them with their sentences in order, after ps and ss
 // (passages split before: the second hop adds to the first pass's).
-func (s *Selector) candidates(q ctxsel.TextQuery, ps []passage, ss []sentence, set []int, header bool) ([]passage, []sentence, error) {
+func (s *Selector) candidates(ctx context.Context, q ctxsel.TextQuery, ps []passage, ss []sentence, set []int, header bool) ([]passage, []sentence, error) {
 	// A passage's rank is read from the whole curve (the pool when the
 	// query is a composition's), as the model was fitted.
 	whole, at := shape(q)
@@ -164,18 +164,22 @@ func (s *Selector) candidates(q ctxsel.TextQuery, ps []passage, ss []sentence, s
 	for r, idx := range whole.Top(whole.Len()) {
 		rank[idx] = r
 	}
-	for _, idx := range set {
+	aboves, err := q.AboveFor(ctx, set) // read for these passages only
+	if err != nil {
+		return nil, nil, fmt.Errorf("evidence: %w", err)
+	}
+	for k, idx := range set {
 		text := q.Texts[idx]
 		if err := checkText(q.Curve.Candidate(idx).ID, text); err != nil {
 			return nil, nil, err
 		}
 		var above string
-		if q.Above != nil {
-			if above = q.Above[idx]; !utf8.ValidString(above) {
+		if aboves != nil {
+			if above = aboves[k]; !utf8.ValidString(above) {
 				return nil, nil, fmt.Errorf("%w: evidence: the lines above passage %q are not valid UTF-8", ctxsel.ErrInvalidInput, q.Curve.Candidate(idx).ID)
 			}
 		}
-		u := splitUnits(text, s.units, !opensTable(above))
+		u := splitUnits(text, s.units, tableAbove(above, text))
 		if len(u.Sentences) == 0 {
 			continue // empty: nothing to send
 		}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/evidence"
 )
 
@@ -32,6 +33,10 @@ func FuzzSelect(f *testing.F) {
 	// the rest of a turn, and the same words in two turns
 	f.Add("[10:01] Ann: Was Ada born in London? Yes.\n[10:02] Bo: Yes.\n[10:03] Cy: In 1815, and then\nshe moved.",
 		"and then\nshe moved.\n[10:04] Dee: Yes.\n[10:05] Ann: London, yes.", uint16(300))
+	// a space-aligned table and a statement, each cut by b's start below
+	// its header
+	f.Add("Results\n\nCity       Born      Year\nLondon     Ada       1815\n", "Paris      Bo        1820\nRome       Cy        1830\n", uint16(120))
+	f.Add("                 December 31,\n              2024        2023\nLondon     $ 1,200     $ 900\n\n", "Paris         800         700\nRome          500         400\nTotal     $ 2,500     $ 2,000\n", uint16(90))
 	// a wide, decaying prior (broad_reach=9, broad_decay=1 below)
 	f.Add("Meeting\n[10:01] Ann: London then.\n[10:02] Bo: Okay.\n[10:03] Cy: Ada was born there. In 1815.\n[10:04] Dee: Right.\n[10:05] Eve: London, yes.", "Title\nA second passage.", uint16(200))
 	c := counter(f)
@@ -64,10 +69,12 @@ func FuzzSelect(f *testing.F) {
 		s = newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",stop="+stops[int(budget)%3])
 		fuzzOne(t, c, s, evidence.DefaultModel().Units(), "who was born in London?", a, b, budget, []string{"Doc", "Doc", ""})
 		// lines above the passages, as a source gives them (any text: a
-		// table's header and rule, headings, b itself)
+		// table's header and rule, headings, b itself; and for b, what
+		// chunk.Above finds above it where a and b are one document's
+		// text, b a chunk cut at a's end)
 		s = newSelector(t, "evidence:budget="+itoa(1+int(budget)%2000)+",header="+itoa(int(budget)%2))
 		fuzzOneAbove(t, c, s, evidence.DefaultModel().Units(), "who was born in London?", a, b, budget, []string{"Doc", "", "Doc"},
-			[]string{"# Guide\n## Births\n| City | Born |\n| --- | --- |", b, ""})
+			[]string{"# Guide\n## Births\n| City | Born |\n| --- | --- |", chunk.Above(a+b, len(a)), b})
 	})
 }
 

@@ -587,7 +587,7 @@ func (s *Selector) SelectPrepared(ctx context.Context, q ctxsel.TextQuery, p *Pr
 // second hop.
 func (s *Selector) prepare(ctx context.Context, q ctxsel.TextQuery) (*Prepared, error) {
 	set, from := s.candidateSet(q)
-	ps, ss, err := s.candidates(q, nil, nil, set, !s.opt.NoHeader)
+	ps, ss, err := s.candidates(ctx, q, nil, nil, set, !s.opt.NoHeader)
 	if err != nil {
 		return nil, err
 	}
@@ -628,7 +628,7 @@ func (s *Selector) secondHop(ctx context.Context, q ctxsel.TextQuery, set []int,
 	for i, l := range join {
 		added[i] = l.input
 	}
-	ps, ss, err := s.candidates(q, prep.ps, prep.ss, added, !s.opt.NoHeader)
+	ps, ss, err := s.candidates(ctx, q, prep.ps, prep.ss, added, !s.opt.NoHeader)
 	if err != nil {
 		return err
 	}

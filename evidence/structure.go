@@ -141,15 +141,6 @@ var (
 	listItem = regexp.MustCompile(`^[ \t]*(?:[-*+•][ \t]+\S|\d{1,3}[.)][ \t]+[^\s\d(\[\x{00a0}])`)
 	// a Markdown heading: "# Title" … "###### Title"
 	atxHeading = regexp.MustCompile(`^#{1,6}[ \t]+\S`)
-	// cells of a space-aligned table: runs of two or more spaces (no-break
-	// spaces too, as filings exported to text have them), or tabs
-	cellGap = regexp.MustCompile(`[ \x{00a0}]{2,}|\t+`)
-	// a statement's value cell: an amount ("1,234", "$(65,664,000)",
-	// "(100.0)%", "2.81"), a date ("10/1/2029"), or a dash or mark for
-	// none ("-", "—", "n/a", "NM", "*")
-	valueCell = regexp.MustCompile(`^(?:\(?[$€£¥]?[ \x{00a0}]?\(?[-–—+]?\d[\d,]*(?:\.\d+)?\)?[ \x{00a0}]?%?\)?|\d{1,2}/\d{1,2}/\d{2,4}|[$€£¥]?[ \x{00a0}]?[-–—]+|n/a|N/A|NA|NM|nil|\*)$`)
-	// a column header's year: "2024"
-	yearCell = regexp.MustCompile(`^(?:19|20)\d\d$`)
 )
 
 // ircNick is an IRC client's speaker: the nick in angle brackets, maybe
@@ -190,27 +181,12 @@ func discordName(s string) string {
 }
 
 // Least lines that make a structure: turns of one rule (two distinct
-// speakers for namedTurn and discordTurn), log events, aligned table rows.
+// speakers for namedTurn and discordTurn), log events (tables:
+// chunk.TableReader).
 const (
-	turnMin     = 2
-	namedMin    = 3
-	logMin      = 2
-	alignedMin  = 3
-	alignedCell = 3
-	// a statement (stmtTable): at most this many column-header lines,
-	// label lines in a row between two rows, and blank lines in a row
-	stmtHeaders = 4
-	stmtLabels  = 6
-	stmtBlanks  = 8
-	// the longest header or label line (trimmed), and the most words in it
-	stmtLabelLen   = 100
-	stmtLabelWords = 12
-	stmtShortLabel = 3 // a label ending in "." ("Inc.", "Co., Ltd.") has no more words
-	// the longest line read as a statement row
-	stmtRowLen = 1000
-	// the most lines a statement spans (a longer one goes on as another,
-	// headerless): bounds the lines read from each line it may open on
-	stmtMaxLines = 2000
+	turnMin  = 2
+	namedMin = 3
+	logMin   = 2
 )
 
 // splitLines cuts text into lines (without "\n" or a "\r" before it).
@@ -233,6 +209,15 @@ func splitLines(text string) []line {
 		start = end + 1
 	}
 	return ls
+}
+
+// lineTexts is each line of text in ls, its line break left out.
+func lineTexts(text string, ls []line) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = text[l.start:l.end]
+	}
+	return out
 }
 
 func head(s string) string {
@@ -261,11 +246,13 @@ type block struct {
 	rule       *regexp.Regexp
 	log        bool // one event a line, no prefix
 	cue        bool
-	headerRows int // a table's header lines (header row and separator)
-	// stmt holds a statement's line kinds (stmtTable; nil for any other
-	// block): its headerRows lines are its column header, each a context
-	// line of its own, the lines after them its rows (stmtRows)
-	stmt *stmtKinds
+	headerRows int  // a table's header lines (header row and separator)
+	aligned    bool // a space-aligned table (its first line the header)
+	// stmt reads a statement's lines (chunk.TableReader.StatementEnd; nil
+	// for any other block): its headerRows lines are its column header,
+	// each a context line of its own, the lines after them its rows
+	// (stmtRows)
+	stmt *chunk.TableReader
 }
 
 // structure reads text's lines into blocks; ok is false when nothing in
@@ -301,7 +288,7 @@ func structure(text string, ls []line, on Structures) (blocks []block, ok bool) 
 		}
 	}
 	structured := false
-	var stmts *stmtKinds // the lines' stmtKind, read once when a statement is looked for
+	var tables *chunk.TableReader // reads the lines' tables, each line's statement kind once
 	prose := func(i int) {
 		if n := len(blocks); n > 0 && blocks[n-1].kind == Sentence && blocks[n-1].to == i {
 			blocks[n-1].to = i + 1
@@ -387,16 +374,16 @@ func structure(text string, ls []line, on Structures) (blocks []block, ok bool) 
 			continue
 		}
 		if j := i; rows {
-			if j = alignedTable(text, ls, i, code); j > i {
-				blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: 1})
+			if tables == nil {
+				tables = chunk.NewTableReader(lineTexts(text, ls), code)
+			}
+			if j = tables.AlignedEnd(i); j > i {
+				blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: 1, aligned: true})
 				structured, i = true, j
 				continue
 			}
-			if stmts == nil {
-				stmts = newStmtKinds(text, ls, code)
-			}
-			if j, hdr := stmtTable(stmts, i); j > i {
-				blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: hdr, stmt: stmts})
+			if j, hdr := tables.StatementEnd(i); j > i {
+				blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: hdr, stmt: tables})
 				structured, i = true, j
 				continue
 			}
@@ -434,253 +421,31 @@ func isCueID(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) < 0
 }
 
-// alignedTable is the end (exclusive line) of a space-aligned table
-// starting at line i (a PDF or filing export): at least alignedMin lines,
-// each of alignedCell or more cells split by two spaces or a tab, all
-// with the same count, and a column edge (where cells start or end)
-// shared by every line; i when
-// there is none. code: a fence ends it (fences are read).
-func alignedTable(text string, ls []line, i int, code bool) int {
-	cells := func(k int) (int, []int) {
-		s := text[ls[k].start:ls[k].end]
-		lead := len(s) - len(strings.TrimLeft(s, " \t\u00a0"))
-		s = strings.TrimRight(s, " \t\u00a0")
-		if lead >= len(s) || len(s) > 400 {
-			return 0, nil
-		}
-		// a column is seen by where its cells start (left-aligned) or
-		// end (right-aligned numbers)
-		gaps := cellGap.FindAllStringIndex(s[lead:], -1)
-		var edges []int
-		for _, g := range gaps {
-			edges = append(edges, lead+g[0], lead+g[1])
-		}
-		return len(gaps) + 1, append(edges, len(s))
-	}
-	n, first := cells(i)
-	fence := func(k int) bool { return code && isFence(text[ls[k].start:ls[k].end]) }
-	if n < alignedCell || fence(i) {
-		return i
-	}
-	shared := first
-	j := i + 1
-	for ; j < len(ls) && !fence(j); j++ {
-		m, starts := cells(j)
-		if m != n {
-			break
-		}
-		next := slices.DeleteFunc(slices.Clone(shared), func(c int) bool { return !slices.Contains(starts, c) })
-		if len(next) == 0 {
-			break
-		}
-		shared = next
-	}
-	if j-i < alignedMin {
-		return i
-	}
-	return j
-}
-
-// stmtLine is what a line of a filing's statement is (stmtTable).
-type stmtLine uint8
-
-const (
-	stmtOther   stmtLine = iota // ends a statement: prose, a sentence
-	stmtBlank                   // white space only (no-break spaces too)
-	stmtRow                     // a label and two or more values
-	stmtRow1                    // a row with one value, or more labels than values: not counted
-	stmtHeader                  // a column header of one cell, indented: "December 31,"
-	stmtColumns                 // a column header in cells or with a year: "2024  2023"
-	stmtLabel                   // a label alone: a section ("Liabilities"), a wrapped label's rest
-)
-
-// stmtKind reads one line of a statement as a financial filing exported to
-// text writes it: cells split by two spaces or a tab, "$" a cell of its
-// own, values right-aligned.
-func stmtKind(s string) stmtLine {
-	t := strings.TrimFunc(s, unicode.IsSpace)
-	if t == "" {
-		return stmtBlank
-	}
-	if len(t) > stmtRowLen {
-		return stmtOther
-	}
-	cells := stmtCells(t)
-	values, years := 0, 0
-	for _, c := range cells {
-		if valueCell.MatchString(c) {
-			values++
-			if yearCell.MatchString(c) {
-				years++
-			}
-		}
-	}
-	if len(cells) == 0 {
-		return stmtBlank // zero-width spaces and "$" alone
-	}
-	// a row: two values or more, not all of them years (a header's
-	// "2024  2023"), and no more labels than values (a prose line split
-	// by double spaces has none)
-	if values >= 2 && values > years && 2*values >= len(cells) {
-		return stmtRow
-	}
-	last, _ := utf8.DecodeLastRuneInString(t)
-	words := len(strings.Fields(t))
-	if (strings.ContainsRune(".!?", last) && words > stmtShortLabel) || words > stmtLabelWords ||
-		len(strings.Join(cells, " ")) > stmtLabelLen {
-		return stmtOther // a sentence ("Inc." is a wrapped label's rest)
-	}
-	worded := strings.ContainsFunc(t, unicode.IsLetter) || years > 0
-	switch {
-	case values > years && len(cells) >= 2:
-		return stmtRow1 // "Total  $ 1,234", the other columns empty; "Rate:  —  4.67% – 4.71%"
-	case !worded:
-		return stmtOther // a page number, a number alone
-	case len(cells) >= 2 && !strings.ContainsRune(":;", last):
-		return stmtColumns
-	case len(s)-len(strings.TrimLeftFunc(s, unicode.IsSpace)) >= 2 && !strings.ContainsRune(":;", last):
-		return stmtHeader // indented
-	}
-	return stmtLabel
-}
-
-// stmtCells are the cells of a statement's line t (trimmed), empty ones
-// left out.
-func stmtCells(t string) []string {
-	var cells []string
-	for _, c := range cellGap.Split(t, -1) {
-		// zero-width spaces pad cells; "$" is the next amount's (one
-		// no-break space after "(5,070,686)" is no column gap)
-		c = strings.TrimFunc(c, func(r rune) bool { return unicode.IsSpace(r) || r == '\u200b' || r == '\ufeff' })
-		c = strings.TrimRightFunc(c, func(r rune) bool { return unicode.IsSpace(r) || r == '$' })
-		if c != "" && c != "%" { // an empty cell, the currency of the amount after it, the unit of the one before
-			cells = append(cells, c)
-		}
-	}
-	return cells
-}
-
-// stmtKinds reads each line's stmtKind once, when first asked: a text's
-// lines are read again from every line a statement may open on.
-type stmtKinds struct {
-	text string
-	ls   []line
-	code bool // a fence is no statement's line (fences are read)
-	of   []stmtLine
-	read []bool
-}
-
-func newStmtKinds(text string, ls []line, code bool) *stmtKinds {
-	return &stmtKinds{text: text, ls: ls, code: code, of: make([]stmtLine, len(ls)), read: make([]bool, len(ls))}
-}
-
-func (k *stmtKinds) at(i int) stmtLine {
-	if !k.read[i] {
-		s := k.text[k.ls[i].start:k.ls[i].end]
-		k.of[i], k.read[i] = stmtKind(s), true
-		if k.code && isFence(s) {
-			k.of[i] = stmtOther
-		}
-	}
-	return k.of[i]
-}
-
-// stmtTable is the end (exclusive line) of a statement starting at line i,
-// as filings exported to text write them: its column-header lines (up to
-// stmtHeaders: "Three Months Ended", "March 31,", "2024  2023"), then
-// alignedMin or more rows (a label and values, "$" a cell of its own,
-// cells empty or missing), blank lines between any two, label lines
-// between rows (a section, a label wrapped onto the next line); it ends
-// at its last row, before the columns of the next table ("2024  2023")
-// or prose. hdr counts the lines from i to its first row; i and 0
-// when there is none.
-func stmtTable(kinds *stmtKinds, i int) (end, hdr int) {
-	kind := kinds.at
-	if s := kinds.text[kinds.ls[i].start:kinds.ls[i].end]; !strings.Contains(s, "  ") && !strings.Contains(s, "\u00a0") && strings.IndexByte(s, '\t') < 0 {
-		return i, 0 // neither cells nor indented: no header, no row (prose's lines, read fast)
-	}
-	if k := kind(i); k != stmtHeader && k != stmtColumns && k != stmtRow {
-		// a table opens on its header or its first full row
-		return i, 0
-	}
-	// body: a row or a label seen (the header is above it)
-	headers, rows, labels, blanks, body := 0, 0, 0, 0, false
-lines:
-	for k := i; k < min(len(kinds.of), i+stmtMaxLines); k++ {
-		switch kind(k) {
-		case stmtBlank:
-			if blanks++; blanks > stmtBlanks {
-				break lines
-			}
-			continue
-		case stmtRow, stmtRow1:
-			if kind(k) == stmtRow {
-				rows++
-			}
-			// before the first full row, rows of one value count as
-			// labels: a run of them opens no statement (and a failed
-			// look ends soon, so the lines are read about once)
-			if labels++; rows > 0 {
-				labels = 0
-			} else if labels > stmtLabels {
-				break lines
-			}
-			end, body = k+1, true
-		case stmtHeader, stmtColumns:
-			switch {
-			case !body:
-				if headers++; headers > stmtHeaders {
-					return i, 0
-				}
-				hdr = k + 1 - i
-			case rows > 0 && kind(k) == stmtColumns:
-				break lines // the next table's columns
-			default:
-				if labels++; labels > stmtLabels {
-					break lines
-				}
-			}
-		case stmtLabel:
-			if labels, body = labels+1, true; labels > stmtLabels {
-				break lines
-			}
-		default:
-			break lines
-		}
-		blanks = 0
-	}
-	if rows < alignedMin {
-		return i, 0
-	}
-	return end, hdr
-}
-
 // stmtRows are the rows of a statement's body (its lines after the
 // header, trimmed spans): a line each, but a label wrapped onto more lines
 // stays with its row: a line that opens in lower case ("common", "shares")
 // continues the one before, and label lines before a row without a label
 // of its own (only values) are that row's label.
-func stmtRows(kinds *stmtKinds, from, to int) [][2]int {
+func stmtRows(text string, ls []line, tables *chunk.TableReader, from, to int) [][2]int {
 	var rows, labels [][2]int // labels: label lines waiting for the row they may open
 	for i := from; i < to; i++ {
-		l := kinds.ls[i]
-		s := kinds.text[l.start:l.end]
+		l := ls[i]
+		s := text[l.start:l.end]
 		t := strings.TrimFunc(s, unicode.IsSpace)
-		k := kinds.at(i)
-		if k == stmtBlank {
+		if tables.StatementBlank(i) {
 			continue
 		}
 		sp := [2]int{l.end - len(strings.TrimLeftFunc(s, unicode.IsSpace)), l.start + len(strings.TrimRightFunc(s, unicode.IsSpace))}
 		first, _ := utf8.DecodeRuneInString(t)
-		label := k != stmtRow && k != stmtRow1
+		label := !tables.StatementRow(i)
 		switch {
-		case label && len(labels) > 0 && (unicode.IsLower(first) || runsOnLabel(kinds.text[labels[len(labels)-1][0]:labels[len(labels)-1][1]])):
+		case label && len(labels) > 0 && (unicode.IsLower(first) || runsOnLabel(text[labels[len(labels)-1][0]:labels[len(labels)-1][1]])):
 			labels[len(labels)-1][1] = sp[1]
 		case label && len(labels) == 0 && len(rows) > 0 && unicode.IsLower(first):
 			rows[len(rows)-1][1] = sp[1]
 		case label:
 			labels = append(labels, sp)
-		case len(labels) > 0 && valueCell.MatchString(stmtCells(t)[0]):
+		case len(labels) > 0 && chunk.OpensWithValue(t):
 			rows = append(rows, [2]int{labels[0][0], sp[1]}) // only values: the labels above are its label
 			labels = labels[:0]
 		default:
@@ -781,7 +546,7 @@ func splitStructured(text string, ls []line, blocks []block, on Structures) Unit
 					ctx = append(ctx, len(u.Sentences)-1)
 				}
 			}
-			for _, sp := range stmtRows(bl.stmt, bl.from+bl.headerRows, bl.to) {
+			for _, sp := range stmtRows(text, ls, bl.stmt, bl.from+bl.headerRows, bl.to) {
 				add(sp, Row, needs(ctx...))
 			}
 		case bl.kind == Row:

@@ -108,16 +108,39 @@ const DefaultUnits = AllUnits &^ RowUnits
 // implied): a text whose structures are all off is cut into sentences
 // exactly as before the units.
 func SplitUnits(text string, on Structures) Units {
-	return splitUnits(text, on, true)
+	return splitUnits(text, on, notInTable)
 }
 
-// splitUnits is SplitUnits, reading the text's first line as its header
-// only when titled: a text known to start inside a table (the source gave
-// its header: TextQuery.Above) starts with a row or a row's cut rest,
-// never a title.
-func splitUnits(text string, on Structures, titled bool) Units {
+// inTable is where a passage starts, as the lines its source gave above
+// it tell (TextQuery.Above).
+type inTable uint8
+
+const (
+	notInTable      inTable = iota
+	inMarkdownTable         // its lines above end in a Markdown table's rule
+	inTextTable             // … in the header of a space-aligned table or a statement
+)
+
+// splitUnits is SplitUnits for a passage that starts where in says. A
+// text known to start inside a table (the source gave its header) starts
+// with a row or a row's cut rest, never a title; and a space-aligned
+// table's first line in it (on its first two lines: the first may be a
+// cut rest) is a row, its header the one above.
+func splitUnits(text string, on Structures, in inTable) Units {
 	ls := splitLines(text)
+	titled := in == notInTable
 	if blocks, ok := structure(text, ls, on|SentenceUnits); ok {
+		if in == inTextTable {
+			for k, bl := range blocks {
+				if bl.from > 1 {
+					break
+				}
+				if bl.aligned {
+					blocks[k].headerRows = 0
+					break
+				}
+			}
+		}
 		return withHeader(text, splitStructured(text, ls, blocks, on|SentenceUnits), titled)
 	}
 	return splitProse(text, titled)
@@ -295,12 +318,50 @@ func aboveText(a string) string {
 	return strings.Join(lines, "\n")
 }
 
-// opensTable reports lines above a passage (TextQuery.Above) that end in a
-// table's rule: the passage starts among that table's rows.
-func opensTable(above string) bool {
+// tableAbove is where a passage starts among a table's rows, as the lines
+// above it (TextQuery.Above) tell: they end in a Markdown table's rule, or
+// in the header of a space-aligned table or a statement (chunk.Above's
+// text tables) that reads on into the passage's first lines (after its
+// first line, which may be a row's cut rest).
+func tableAbove(above, text string) inTable {
+	if above == "" {
+		return notInTable
+	}
 	last := strings.TrimSpace(above[strings.LastIndexByte(above, '\n')+1:])
-	return strings.Contains(last, "|") && chunk.IsTableRule(last)
+	if strings.Contains(last, "|") && chunk.IsTableRule(last) {
+		return inMarkdownTable
+	}
+	if !strings.Contains(above, "  ") && !strings.Contains(above, "\t") && !strings.Contains(above, "\u00a0") {
+		return notInTable // no cells: no text table's header (the cheap test first)
+	}
+	al := strings.Split(above, "\n")
+	n := len(al)
+	var first []string // the passage's first lines: enough for a table's least rows, blank and label lines between
+	for _, l := range splitLines(text) {
+		if first = append(first, text[l.start:l.end]); len(first) == textTableLook {
+			break
+		}
+	}
+	for skip := 0; skip <= 1 && skip < len(first); skip++ {
+		r := chunk.NewTableReader(append(slices.Clip(al), first[skip:]...), true)
+		for k := max(0, n-stmtHeaderLook); k < n; k++ {
+			if k == n-1 && r.AlignedEnd(k) > n {
+				return inTextTable
+			}
+			if end, hdr := r.StatementEnd(k); end > n && k+hdr >= n {
+				return inTextTable
+			}
+		}
+	}
+	return notInTable
 }
+
+// How much tableAbove reads: a statement's header lines above, the
+// passage's lines.
+const (
+	stmtHeaderLook = 4
+	textTableLook  = 32
+)
 
 // turnRest is the units [from, to) of u that are the rest of a turn the
 // passage's start cut, as an index's chunker cuts a chat: in a passage of

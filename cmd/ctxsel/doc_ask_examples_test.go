@@ -77,8 +77,8 @@ func TestAskExampleDocs(t *testing.T) {
 	}
 	doc := string(raw)
 	examples := askExamples(doc)
-	if len(examples) != 3 {
-		t.Fatalf("found %d index add + ask examples with output in docs/ask.md's \"Chat logs and tables\"; want the chat log, the table and the table an index cut", len(examples))
+	if len(examples) != 4 {
+		t.Fatalf("found %d index add + ask examples with output in docs/ask.md's \"Chat logs and tables\"; want the chat log, the table, the table an index cut and the report's statement it cut", len(examples))
 	}
 	tmp := t.TempDir()
 	t.Chdir("../..") // paths as a reader runs them, and as ask prints them
@@ -101,6 +101,7 @@ func TestAskExampleDocs(t *testing.T) {
 	checkChatExample(t, got[0])
 	checkTableExample(t, got[1])
 	checkCutTableExample(t, got[2])
+	checkCutStatementExample(t, got[3])
 	if *updateAskExamples {
 		for i := len(examples) - 1; i >= 0; i-- {
 			doc = doc[:examples[i].outFrom] + got[i] + "\n" + doc[examples[i].outTo:]
@@ -186,6 +187,30 @@ func checkTableExample(t *testing.T, out string) {
 	if hdr < 0 || row < hdr+2 || !strings.HasPrefix(lines[hdr+1], "|---") {
 		t.Errorf("the table example does not send the half plot's row under its table's header and rule:\n%s", out)
 	}
+}
+
+// checkCutStatementExample: in the report whose balance sheet the index
+// cut into chunks, the asked row is sent, and from a chunk after the
+// document's first, under its statement's column header.
+func checkCutStatementExample(t *testing.T, out string) {
+	t.Helper()
+	for _, block := range regexp.MustCompile(`(?m)^\[\d+\] `).Split(out, -1)[1:] {
+		lines := sentLines(block)
+		row := slices.IndexFunc(lines, func(l string) bool {
+			return strings.HasPrefix(l, "Revolving credit facility") && strings.Contains(l, "3,500")
+		})
+		if row < 0 {
+			continue
+		}
+		if strings.Contains(block, "bytes 0–") {
+			continue // the document's first chunk holds its own header
+		}
+		if h, y := slices.Index(lines, "March 31, December 31,"), slices.Index(lines, "2024 2023"); h < 0 || y != h+1 || y > row {
+			t.Errorf("the cut statement example sends the revolving credit facility's row without its column header:\n%s", block)
+		}
+		return
+	}
+	t.Errorf("the cut statement example does not send the revolving credit facility's row from a chunk after the first:\n%s", out)
 }
 
 // checkCutTableExample: in the manual whose error table the index cut

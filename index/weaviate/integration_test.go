@@ -347,11 +347,11 @@ func TestIntegration(t *testing.T) {
 	}
 }
 
-// aboveParity adds a Markdown document whose table runs over many chunks
-// to both stores and checks that both say the same lines lie above each
+// aboveParity adds a Markdown document whose table runs over many chunks,
+// and a text report whose statement does, to both stores and checks that both say the same lines lie above each
 // chunk (index.AboveReader: the embedded index from the document's text,
 // the collection from what each chunk kept when written), that chunks
-// inside the table get its header, and that ask sends the same prompt
+// inside the tables get their headers, and that ask sends the same prompt
 // from both; then removes it.
 func aboveParity(t *testing.T, ds, ws index.Store) {
 	t.Helper()
@@ -362,15 +362,21 @@ func aboveParity(t *testing.T, ds, ws index.Store) {
 		fmt.Fprintf(&b, "| Volcano v%d | country c%d | eruption in %d |\n", i, i%9, 1900+i)
 	}
 	b.WriteString("\n## Rivers\n\nThe river delta holds the flood's sediment.\n")
-	const id = "guide/field.md"
-	fill(t, []index.Store{ds, ws}, map[string]string{id: b.String()})
+	const id, report = "guide/field.md", "reports/q1.txt"
+	// and a filing exported to text: a statement, columns aligned by spaces
+	var r strings.Builder
+	r.WriteString("BALANCE SHEETS\n\n                                         March 31,    December 31,\n                                              2024            2023\n")
+	for i := range 80 {
+		fmt.Fprintf(&r, "%-40s %10s %15s\n", fmt.Sprintf("Account a%d", i), fmt.Sprintf("%d,%03d", 1+i%9, i), fmt.Sprintf("%d,%03d", 2+i%7, 2*i))
+	}
+	fill(t, []index.Store{ds, ws}, map[string]string{id: b.String(), report: r.String()})
 	all, err := ds.Search(ctx, noisyVector("volcano country eruption"), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var hits []index.Hit
 	for _, h := range all {
-		if h.Doc == id {
+		if h.Doc == id || h.Doc == report {
 			hits = append(hits, h)
 		}
 	}
@@ -382,7 +388,7 @@ func aboveParity(t *testing.T, ds, ws index.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables := 0
+	tables, statements := 0, 0
 	for i, h := range hits {
 		if da[i] != wa[i] {
 			t.Errorf("%s: above %q from the embedded index, %q from weaviate", h.ID(), da[i], wa[i])
@@ -390,9 +396,12 @@ func aboveParity(t *testing.T, ds, ws index.Store) {
 		if da[i] == "# Field guide\n## Volcanoes\n| Name | Country | Last eruption |\n| --- | --- | --- |" {
 			tables++
 		}
+		if da[i] == "                                         March 31,    December 31,\n                                              2024            2023" {
+			statements++
+		}
 	}
-	if len(hits) < 5 || tables < 3 {
-		t.Fatalf("%d chunks of the guide, %d of them inside its table: want several", len(hits), tables)
+	if len(hits) < 10 || tables < 3 || statements < 3 {
+		t.Fatalf("%d chunks of the guide and the report, %d of them inside the guide's table and %d inside the report's statement: want several", len(hits), tables, statements)
 	}
 	// more hits than one query reads (aboveBatch), each chunk several times
 	var many []index.Hit
@@ -418,8 +427,8 @@ func aboveParity(t *testing.T, ds, ws index.Store) {
 		}
 	}
 	for _, s := range []index.Store{ds, ws} {
-		if n, err := s.Remove(ctx, []string{id}); err != nil || n != 1 {
-			t.Fatalf("remove %s: %d %v", id, n, err)
+		if n, err := s.Remove(ctx, []string{id, report}); err != nil || n != 2 {
+			t.Fatalf("remove %s and %s: %d %v", id, report, n, err)
 		}
 	}
 }
