@@ -337,12 +337,24 @@ func (t *textTables) readTo(l int) {
 }
 
 // withTable is what lies above a chunk: the lines aboveScan gives, then
-// a text table's header.
+// a text table's header, less the header's lines aboveScan gives already
+// (a heading with two spaces, "## Sales  2024", reads as a statement's
+// column line).
 func withTable(above, header string) string {
 	if header == "" || above == "" {
 		return above + header
 	}
-	return above + "\n" + header
+	given := strings.Split(above, "\n")
+	var lines []string
+	for _, l := range strings.Split(header, "\n") {
+		if !slices.Contains(given, strings.TrimSpace(l)) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return above
+	}
+	return above + "\n" + strings.Join(lines, "\n")
 }
 
 // headerAt is the header of the table whose rows hold the chunk starting

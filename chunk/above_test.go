@@ -189,6 +189,25 @@ func TestAboveTextTables(t *testing.T) {
 	}
 }
 
+// A heading with two spaces before a table reads, by the readers' rules,
+// as a statement's column line, so the table's header holds it: it is
+// given once, in the heading path.
+func TestAboveTextTableHeadingOnce(t *testing.T) {
+	doc := "# Report\n\n## Sales  2024\n\nRegion    Units     Revenue\nNorth     1,200     45,000\nSouth       950     31,500\nEast      1,430     52,250\n"
+	at := offsetIn(t, doc)
+	for _, tc := range []struct {
+		start int
+		want  string
+	}{
+		{at("Region"), "# Report\n## Sales  2024"},
+		{at("South"), "# Report\n## Sales  2024\nRegion    Units     Revenue"},
+	} {
+		if got := chunk.Above(doc, tc.start); got != tc.want {
+			t.Errorf("at %d: got %q, want %q", tc.start, got, tc.want)
+		}
+	}
+}
+
 // FuzzAbove checks that Above never panics, that every line it returns is
 // a line of the text above the start's line end, trimmed, and that AboveAll
 // gives each start what Above does.
