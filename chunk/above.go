@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
 	"strings"
@@ -42,7 +43,9 @@ func AboveAll(text string, starts []int) []string {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return starts[a] - starts[b] })
+	// compared, not subtracted: the difference of starts far out of range
+	// overflows
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(starts[a], starts[b]) })
 	var sc aboveScan
 	tables := newTextTables(text)
 	fed := 0 // text[:fed] is read, fed at a line's start

@@ -1,6 +1,7 @@
 package chunk_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -204,6 +205,19 @@ func TestAboveTextTableHeadingOnce(t *testing.T) {
 	} {
 		if got := chunk.Above(doc, tc.start); got != tc.want {
 			t.Errorf("at %d: got %q, want %q", tc.start, got, tc.want)
+		}
+	}
+}
+
+// AboveAll takes any starts, as Above does: far out of range ones too,
+// whose differences overflow an int (they were sorted by subtracting
+// them, which ordered the starts in range wrongly, and the scan panicked).
+func TestAboveAllExtremeStarts(t *testing.T) {
+	text := "# A\n\n## B\n\ntext one\n\n### C\n\nmore text here\n| a | b |\n| --- | --- |\n| 1 | 2 |\n"
+	starts := []int{math.MaxInt - 1, 17, 10, math.MinInt / 2, 55, math.MaxInt - 1, math.MaxInt, 35, 37, 2, 50, math.MaxInt - 1, 2, math.MaxInt - 1, 67, math.MinInt + 1, 23}
+	for k, got := range chunk.AboveAll(text, starts) {
+		if want := chunk.Above(text, starts[k]); got != want {
+			t.Errorf("at %d: AboveAll %q, Above %q", starts[k], got, want)
 		}
 	}
 }
