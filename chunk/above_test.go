@@ -209,6 +209,32 @@ func TestAboveTextTableHeadingOnce(t *testing.T) {
 	}
 }
 
+// A start in the indent of a Markdown table's header row cuts none of its
+// text: the chunk holds the row, which is not given again above it.
+func TestAboveIndentedHeaderRow(t *testing.T) {
+	doc := "## Codes\n\n  | Code | Meaning |\n  | --- | --- |\n  | E1 | fan |\n  | E2 | heat |\n"
+	row := strings.Index(doc, "  | Code")
+	for _, tc := range []struct {
+		start int
+		want  string
+	}{
+		{row, "## Codes"},
+		{row + 1, "## Codes"},
+		{row + 2, "## Codes"},
+		{row + 3, "## Codes\n| Code | Meaning |"},
+	} {
+		if got := chunk.Above(doc, tc.start); got != tc.want {
+			t.Errorf("at %d: got %q, want %q", tc.start, got, tc.want)
+		}
+	}
+	starts := []int{row + 3, row + 1, row + 2, row + 5, row}
+	for k, got := range chunk.AboveAll(doc, starts) {
+		if want := chunk.Above(doc, starts[k]); got != want {
+			t.Errorf("AboveAll at %d: %q, Above %q", starts[k], got, want)
+		}
+	}
+}
+
 // AboveAll takes any starts, as Above does: far out of range ones too,
 // whose differences overflow an int (they were sorted by subtracting
 // them, which ordered the starts in range wrongly, and the scan panicked).
