@@ -1,12 +1,15 @@
 package ask_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ctxsel/ctxsel"
 	"github.com/ctxsel/ctxsel/ask"
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/index"
@@ -100,5 +103,39 @@ func askSendsWhatIsAbove(t *testing.T, ext string) {
 		if ev.Above != "" && !strings.Contains(a.Prompt, ev.Above) {
 			t.Errorf("the prompt lacks %q", ev.Above)
 		}
+	}
+}
+
+// shortAbove is an index whose AboveReader gives fewer strings than it
+// was asked for (a store of the caller's, broken).
+type shortAbove struct{ *index.Dir }
+
+func (s shortAbove) Above(ctx context.Context, hits []index.Hit) ([]string, error) {
+	out, err := s.Dir.Above(ctx, hits)
+	return out[:len(out)-1], err
+}
+
+// TestAskAboveReaderShort: a store whose lines above are fewer than the
+// chunks asked for fails the question with an error (as it did when ask
+// read them for every candidate), never a panic, and one that says it is
+// no fault of the question's.
+func TestAskAboveReaderShort(t *testing.T) {
+	s, err := index.OpenDir(filepath.Join(t.TempDir(), "idx"), index.DirOptions{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tk, _ := token.New("")
+	c, _ := chunk.NewTokens(tk, 120, 20)
+	in := &ingest.Ingester{Store: s, Embedder: indextest.HashEmbedder{}, Chunker: c, Encoding: tk.Encoding()}
+	if _, err := in.Add(ctx, []string{manual(t, "md")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ask.Ask(ctx, shortAbove{s}, indextest.HashEmbedder{}, "What does error code E141 mean?", ask.Options{Strategy: "evidence:budget=2000,floor=0,stop=0"})
+	if err == nil || !strings.Contains(err.Error(), "what lies above the chunks: the store gave ") {
+		t.Fatalf("got %v, want the store's short answer as an error", err)
+	}
+	if errors.Is(err, ctxsel.ErrInvalidInput) {
+		t.Errorf("%v: the store's fault is no invalid input of the question's", err)
 	}
 }

@@ -377,6 +377,12 @@ func Ask(ctx context.Context, store index.Store, e embed.Embedder, question stri
 						hs[i] = hits[j]
 					}
 					above, err := ar.Above(ctx, hs)
+					if err == nil && len(above) != len(hs) {
+						// a store of the caller's, broken: its fault, not
+						// the question's (no ErrInvalidInput: a server
+						// shows those to its client)
+						err = fmt.Errorf("the store gave %d for %d chunks", len(above), len(hs))
+					}
 					if err != nil {
 						for _, j := range want {
 							delete(read, j)

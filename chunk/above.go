@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
 	"strings"
@@ -42,14 +43,17 @@ func AboveAll(text string, starts []int) []string {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return starts[a] - starts[b] })
+	// compared, not subtracted: the difference of starts far out of range
+	// overflows
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(starts[a], starts[b]) })
 	var sc aboveScan
 	tables := newTextTables(text)
 	fed := 0 // text[:fed] is read, fed at a line's start
 	// the last start answered, the start of its line and its answer: the
 	// text is read once however long its lines (one line to the end of a
 	// text whose lines end in "\r" alone)
-	prev, prevLine, prevOut := 0, 0, ""
+	// (and its first text: a start in a line's indent cuts none of it)
+	prev, prevLine, prevLead, prevOut := 0, 0, 0, ""
 	for _, i := range order {
 		start := starts[i]
 		if start <= 0 || start > len(text) {
@@ -61,9 +65,9 @@ func AboveAll(text string, starts []int) []string {
 		if j := strings.LastIndexByte(text[prev:start], '\n'); j >= 0 {
 			lineStart = prev + j + 1
 		}
-		if lineStart == prevLine && prev > 0 && (start == prev || start > lineStart && prev > lineStart) {
+		if lineStart == prevLine && prev > 0 && (start == prev || start > lineStart && prev > lineStart && (start > prevLead) == (prev > prevLead)) {
 			// what lies above a start inside a line is that of any start
-			// inside it
+			// inside it (inside its text, or inside its indent)
 			out[i] = withTable(prevOut, tables.headerAt(text, start))
 			prev = start
 			continue
@@ -73,9 +77,14 @@ func AboveAll(text string, starts []int) []string {
 			sc.line(strings.TrimSuffix(text[fed:end], "\r"))
 			fed = end + 1
 		}
-		prevOut = sc.at(text, start, lineStart)
+		line := text[lineStart:]
+		if nl := strings.IndexByte(line, '\n'); nl >= 0 {
+			line = line[:nl]
+		}
+		lead := lineStart + len(line) - len(strings.TrimLeftFunc(line, unicode.IsSpace))
+		prevOut = sc.at(text, start, lineStart, start > lead)
 		out[i] = withTable(prevOut, tables.headerAt(text, start))
-		prev, prevLine = start, lineStart
+		prev, prevLine, prevLead = start, lineStart, lead
 	}
 	return out
 }
@@ -124,8 +133,9 @@ func (sc *aboveScan) line(line string) {
 }
 
 // at is Above at start, whose line starts at lineStart (every line before
-// it read), leaving the scan as it is.
-func (sc *aboveScan) at(text string, start, lineStart int) string {
+// it read), leaving the scan as it is; cut: the line holds text before
+// start.
+func (sc *aboveScan) at(text string, start, lineStart int, cut bool) string {
 	first := text[lineStart:]
 	if i := strings.IndexByte(first, '\n'); i >= 0 {
 		first = first[:i]
@@ -141,7 +151,7 @@ func (sc *aboveScan) at(text string, start, lineStart int) string {
 	// a table's header row the start cuts (its rule the next line): the
 	// row whole above the chunk, which holds the rule and the rows
 	cutHeader := ""
-	if h := strings.TrimSpace(first); sc.fence == "" && !table && start > lineStart && strings.Contains(h, "|") && len(h) <= maxAboveLine {
+	if h := strings.TrimSpace(first); sc.fence == "" && !table && cut && strings.Contains(h, "|") && len(h) <= maxAboveLine {
 		if nl := strings.IndexByte(text[lineStart:], '\n'); nl >= 0 {
 			next := text[lineStart+nl+1:]
 			if i := strings.IndexByte(next, '\n'); i >= 0 {
@@ -337,12 +347,24 @@ func (t *textTables) readTo(l int) {
 }
 
 // withTable is what lies above a chunk: the lines aboveScan gives, then
-// a text table's header.
+// a text table's header, less the header's lines aboveScan gives already
+// (a heading with two spaces, "## Sales  2024", reads as a statement's
+// column line).
 func withTable(above, header string) string {
 	if header == "" || above == "" {
 		return above + header
 	}
-	return above + "\n" + header
+	given := strings.Split(above, "\n")
+	var lines []string
+	for _, l := range strings.Split(header, "\n") {
+		if !slices.Contains(given, strings.TrimSpace(l)) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return above
+	}
+	return above + "\n" + strings.Join(lines, "\n")
 }
 
 // headerAt is the header of the table whose rows hold the chunk starting

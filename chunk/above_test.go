@@ -1,6 +1,7 @@
 package chunk_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -185,6 +186,64 @@ func TestAboveTextTables(t *testing.T) {
 	for k, got := range chunk.AboveAll(textTablesDoc, starts) {
 		if want := chunk.Above(textTablesDoc, starts[k]); got != want {
 			t.Errorf("AboveAll at %d: %q, Above %q", starts[k], got, want)
+		}
+	}
+}
+
+// A heading with two spaces before a table reads, by the readers' rules,
+// as a statement's column line, so the table's header holds it: it is
+// given once, in the heading path.
+func TestAboveTextTableHeadingOnce(t *testing.T) {
+	doc := "# Report\n\n## Sales  2024\n\nRegion    Units     Revenue\nNorth     1,200     45,000\nSouth       950     31,500\nEast      1,430     52,250\n"
+	at := offsetIn(t, doc)
+	for _, tc := range []struct {
+		start int
+		want  string
+	}{
+		{at("Region"), "# Report\n## Sales  2024"},
+		{at("South"), "# Report\n## Sales  2024\nRegion    Units     Revenue"},
+	} {
+		if got := chunk.Above(doc, tc.start); got != tc.want {
+			t.Errorf("at %d: got %q, want %q", tc.start, got, tc.want)
+		}
+	}
+}
+
+// A start in the indent of a Markdown table's header row cuts none of its
+// text: the chunk holds the row, which is not given again above it.
+func TestAboveIndentedHeaderRow(t *testing.T) {
+	doc := "## Codes\n\n  | Code | Meaning |\n  | --- | --- |\n  | E1 | fan |\n  | E2 | heat |\n"
+	row := strings.Index(doc, "  | Code")
+	for _, tc := range []struct {
+		start int
+		want  string
+	}{
+		{row, "## Codes"},
+		{row + 1, "## Codes"},
+		{row + 2, "## Codes"},
+		{row + 3, "## Codes\n| Code | Meaning |"},
+	} {
+		if got := chunk.Above(doc, tc.start); got != tc.want {
+			t.Errorf("at %d: got %q, want %q", tc.start, got, tc.want)
+		}
+	}
+	starts := []int{row + 3, row + 1, row + 2, row + 5, row}
+	for k, got := range chunk.AboveAll(doc, starts) {
+		if want := chunk.Above(doc, starts[k]); got != want {
+			t.Errorf("AboveAll at %d: %q, Above %q", starts[k], got, want)
+		}
+	}
+}
+
+// AboveAll takes any starts, as Above does: far out of range ones too,
+// whose differences overflow an int (they were sorted by subtracting
+// them, which ordered the starts in range wrongly, and the scan panicked).
+func TestAboveAllExtremeStarts(t *testing.T) {
+	text := "# A\n\n## B\n\ntext one\n\n### C\n\nmore text here\n| a | b |\n| --- | --- |\n| 1 | 2 |\n"
+	starts := []int{math.MaxInt - 1, 17, 10, math.MinInt / 2, 55, math.MaxInt - 1, math.MaxInt, 35, 37, 2, 50, math.MaxInt - 1, 2, math.MaxInt - 1, 67, math.MinInt + 1, 23}
+	for k, got := range chunk.AboveAll(text, starts) {
+		if want := chunk.Above(text, starts[k]); got != want {
+			t.Errorf("at %d: AboveAll %q, Above %q", starts[k], got, want)
 		}
 	}
 }

@@ -365,3 +365,55 @@ func TestAboveOfAskedForWhatIsRead(t *testing.T) {
 		t.Errorf("a failing source: %v", err)
 	}
 }
+
+// A chunk whose own first lines hold a text table's header (its start at
+// or inside the header's line above them, or under a heading that reads
+// as a statement's column header): the lines above read on into the
+// passage, but its aligned table's first line is that header, which its
+// rows need, not a row.
+func TestAboveTextTableHeaderInChunk(t *testing.T) {
+	for _, tc := range []struct{ name, doc, from, header string }{
+		{"a statement's header cut above its columns",
+			"Sales by segment, a sentence long enough to be prose and no label of a statement.\n\n" +
+				"                              Three Months Ended\n" +
+				"Segment               2024           2023\n" +
+				"Industrial           1,234          1,100\n" +
+				"Medical                567            498\n" +
+				"Aerospace              890            812\n",
+			"Months Ended", "Segment               2024           2023"},
+		{"a heading that reads as columns",
+			"# Report\n\n## Sales  2024\n\n" +
+				"Region    Units     Revenue\n" +
+				"North     1,200     45,000\n" +
+				"South       950     31,500\n" +
+				"East      1,430     52,250\n",
+			"Region", "Region    Units     Revenue"},
+	} {
+		start := strings.Index(tc.doc, tc.from)
+		above, text := chunk.Above(tc.doc, start), tc.doc[start:]
+		u := evidence.SplitUnitsAbove(text, evidence.AllUnits, above)
+		hdr := -1
+		for j, sp := range u.Sentences {
+			if text[sp[0]:sp[1]] == tc.header {
+				hdr = j
+			}
+		}
+		if hdr < 0 || u.Kind(hdr) != evidence.Context {
+			t.Errorf("%s (lines above %q): the header %q is no context line (unit %d)", tc.name, above, tc.header, hdr)
+			continue
+		}
+		for j, sp := range u.Sentences {
+			if u.Kind(j) == evidence.Row && !slices.Contains(u.Needs[j], hdr) {
+				t.Errorf("%s: the row %q is sent without its header", tc.name, text[sp[0]:sp[1]])
+			}
+		}
+	}
+	// a statement's rows below its header, aligned: the first is a row
+	doc := "                   December 31,\n               2024        2023\nCash          1,234       1,100\n" +
+		"Receivables     567         498\nInventories     890         812\nPrepaid         120         110\n"
+	start := strings.Index(doc, "Receivables")
+	text := doc[start:]
+	if u := evidence.SplitUnitsAbove(text, evidence.AllUnits, chunk.Above(doc, start)); u.Kind(0) != evidence.Row {
+		t.Errorf("under a statement's header, the aligned rows' first is a %v", u.Kind(0))
+	}
+}

@@ -118,25 +118,30 @@ type inTable uint8
 const (
 	notInTable      inTable = iota
 	inMarkdownTable         // its lines above end in a Markdown table's rule
-	inTextTable             // … in the header of a space-aligned table or a statement
+	inTextTable             // … in the header of a space-aligned table
+	inStatement             // … in (part of) the header of a statement
 )
 
 // splitUnits is SplitUnits for a passage that starts where in says. A
 // text known to start inside a table (the source gave its header) starts
-// with a row or a row's cut rest, never a title; and a space-aligned
-// table's first line in it (on its first two lines: the first may be a
-// cut rest) is a row, its header the one above.
+// with a row or a row's cut rest, or with the rest of its header, never a
+// title; and a space-aligned table's first line in it (on its first two
+// lines: the first may be a cut rest) is a row, its header the one above
+// (under a statement's header, only where that line reads as a row: its
+// columns' line, "Segment  2024  2023", may still be in the passage).
 func splitUnits(text string, on Structures, in inTable) Units {
 	ls := splitLines(text)
 	titled := in == notInTable
 	if blocks, ok := structure(text, ls, on|SentenceUnits); ok {
-		if in == inTextTable {
+		if in == inTextTable || in == inStatement {
 			for k, bl := range blocks {
 				if bl.from > 1 {
 					break
 				}
 				if bl.aligned {
-					blocks[k].headerRows = 0
+					if in == inTextTable || chunk.NewTableReader(lineTexts(text, ls[bl.from:bl.from+1]), true).StatementRow(0) {
+						blocks[k].headerRows = 0
+					}
 					break
 				}
 			}
@@ -322,7 +327,8 @@ func aboveText(a string) string {
 // above it (TextQuery.Above) tell: they end in a Markdown table's rule, or
 // in the header of a space-aligned table or a statement (chunk.Above's
 // text tables) that reads on into the passage's first lines (after its
-// first line, which may be a row's cut rest).
+// first line, which may be a row's cut rest); an aligned table's header
+// first, its last line the header and the passage's lines its rows.
 func tableAbove(above, text string) inTable {
 	if above == "" {
 		return notInTable
@@ -342,14 +348,18 @@ func tableAbove(above, text string) inTable {
 			break
 		}
 	}
+	readers := make([]*chunk.TableReader, 0, 2)
 	for skip := 0; skip <= 1 && skip < len(first); skip++ {
 		r := chunk.NewTableReader(append(slices.Clip(al), first[skip:]...), true)
+		if r.AlignedEnd(n-1) > n {
+			return inTextTable
+		}
+		readers = append(readers, r)
+	}
+	for _, r := range readers {
 		for k := max(0, n-stmtHeaderLook); k < n; k++ {
-			if k == n-1 && r.AlignedEnd(k) > n {
-				return inTextTable
-			}
 			if end, hdr := r.StatementEnd(k); end > n && k+hdr >= n {
-				return inTextTable
+				return inStatement
 			}
 		}
 	}
