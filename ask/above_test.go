@@ -55,18 +55,26 @@ func TestAskSendsWhatIsAbove(t *testing.T) {
 	}
 }
 
-func askSendsWhatIsAbove(t *testing.T, ext string) {
+// manualIndex is an embedded index holding the manual as a file of ext,
+// cut into 120-token chunks sharing 20 (its table cut among them).
+func manualIndex(t *testing.T, ext string) *index.Dir {
+	t.Helper()
 	s, err := index.OpenDir(filepath.Join(t.TempDir(), "idx"), index.DirOptions{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	tk, _ := token.New("")
 	c, _ := chunk.NewTokens(tk, 120, 20)
 	in := &ingest.Ingester{Store: s, Embedder: indextest.HashEmbedder{}, Chunker: c, Encoding: tk.Encoding()}
 	if _, err := in.Add(ctx, []string{manual(t, ext)}); err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func askSendsWhatIsAbove(t *testing.T, ext string) {
+	s := manualIndex(t, ext)
 	a, err := ask.Ask(ctx, s, indextest.HashEmbedder{}, "What does error code E141 mean, the fault of the watchdog?", ask.Options{Strategy: "evidence:budget=2000,floor=0,stop=0"})
 	if err != nil {
 		t.Fatal(err)
@@ -120,18 +128,8 @@ func (s shortAbove) Above(ctx context.Context, hits []index.Hit) ([]string, erro
 // read them for every candidate), never a panic, and one that says it is
 // no fault of the question's.
 func TestAskAboveReaderShort(t *testing.T) {
-	s, err := index.OpenDir(filepath.Join(t.TempDir(), "idx"), index.DirOptions{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	tk, _ := token.New("")
-	c, _ := chunk.NewTokens(tk, 120, 20)
-	in := &ingest.Ingester{Store: s, Embedder: indextest.HashEmbedder{}, Chunker: c, Encoding: tk.Encoding()}
-	if _, err := in.Add(ctx, []string{manual(t, "md")}); err != nil {
-		t.Fatal(err)
-	}
-	_, err = ask.Ask(ctx, shortAbove{s}, indextest.HashEmbedder{}, "What does error code E141 mean?", ask.Options{Strategy: "evidence:budget=2000,floor=0,stop=0"})
+	s := manualIndex(t, "md")
+	_, err := ask.Ask(ctx, shortAbove{s}, indextest.HashEmbedder{}, "What does error code E141 mean?", ask.Options{Strategy: "evidence:budget=2000,floor=0,stop=0"})
 	if err == nil || !strings.Contains(err.Error(), "what lies above the chunks: the store gave ") {
 		t.Fatalf("got %v, want the store's short answer as an error", err)
 	}
