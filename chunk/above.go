@@ -68,7 +68,7 @@ func AboveAll(text string, starts []int) []string {
 		if lineStart == prevLine && prev > 0 && (start == prev || start > lineStart && prev > lineStart && (start > prevLead) == (prev > prevLead)) {
 			// what lies above a start inside a line is that of any start
 			// inside it (inside its text, or inside its indent)
-			out[i] = withTable(prevOut, tables.headerAt(text, start))
+			out[i] = withTable(prevOut, tables.headerAt(start))
 			prev = start
 			continue
 		}
@@ -83,7 +83,7 @@ func AboveAll(text string, starts []int) []string {
 		}
 		lead := lineStart + len(line) - len(strings.TrimLeftFunc(line, unicode.IsSpace))
 		prevOut = sc.at(text, start, lineStart, start > lead)
-		out[i] = withTable(prevOut, tables.headerAt(text, start))
+		out[i] = withTable(prevOut, tables.headerAt(start))
 		prev, prevLine, prevLead = start, lineStart, lead
 	}
 	return out
@@ -101,15 +101,9 @@ type aboveScan struct {
 
 // line reads the next line (its line break and a CR before it removed).
 func (sc *aboveScan) line(line string) {
-	t := strings.TrimLeft(line, " \t")
-	if sc.fence != "" {
-		if strings.HasPrefix(t, sc.fence) {
-			sc.fence = ""
-		}
-		return
-	}
-	if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-		sc.fence, sc.inTable, sc.prevPipe = t[:3], false, ""
+	if sc.fence != "" || isFence(line) {
+		// code: no table, no heading (a fence opening ends a table)
+		sc.fence, sc.inTable, sc.prevPipe = fenceAfter(sc.fence, line), false, ""
 		return
 	}
 	switch {
@@ -265,7 +259,7 @@ type textTable struct{ from, body, to int }
 // newTextTables splits text into lines for its tables (nil when no line of
 // text can hold a cell gap: the cheap test first).
 func newTextTables(text string) *textTables {
-	if !strings.Contains(text, "  ") && !strings.Contains(text, "\t") && !strings.Contains(text, "\u00a0") {
+	if !MayHoldCells(text) {
 		return nil
 	}
 	n := strings.Count(text, "\n") + 1
@@ -289,22 +283,11 @@ func newTextTables(text string) *textTables {
 // end (prose, stmtOther).
 func (t *textTables) barrier(k int) bool {
 	s := t.lines[k]
-	return !strings.Contains(s, "  ") && !strings.Contains(s, "\u00a0") && strings.IndexByte(s, '\t') < 0 && t.r.kind(k) == stmtOther
+	return !MayHoldCells(s) && t.r.kind(k) == stmtOther
 }
 
 // fenceLine reads line k for the fences of code blocks, as readTo does.
-func (t *textTables) fenceLine(k int) {
-	s := t.lines[k]
-	lead := strings.TrimLeft(s, " \t")
-	switch {
-	case t.fence != "":
-		if strings.HasPrefix(lead, t.fence) {
-			t.fence = ""
-		}
-	case isFence(s):
-		t.fence = lead[:3]
-	}
-}
+func (t *textTables) fenceLine(k int) { t.fence = fenceAfter(t.fence, t.lines[k]) }
 
 // readTo reads the tables that begin at or before line l, in text order,
 // from the last barrier line before l on (the fences of the lines it
@@ -374,10 +357,11 @@ func withTable(above, header string) string {
 // rest). The chunk's first text decides: a start in the line break after
 // a table's last row is after the table (up to maxAboveLine bytes of white
 // space are looked past). Starts come in text order.
-func (t *textTables) headerAt(text string, start int) string {
+func (t *textTables) headerAt(start int) string {
 	if t == nil {
 		return ""
 	}
+	text := t.text
 	first := start
 	for first < len(text) && first-start <= maxAboveLine {
 		r, n := utf8.DecodeRuneInString(text[first:])

@@ -47,6 +47,31 @@ func OpensWithValue(t string) bool {
 	return len(cells) > 0 && isValue(cells[0])
 }
 
+// MayHoldCells reports text that may hold a cell gap (two spaces, a tab,
+// a no-break space): without one, no line of it is a text table's (nor a
+// statement's header, indented by spaces). The bytes are searched fast,
+// so that prose costs no further reading.
+func MayHoldCells(text string) bool {
+	return strings.Contains(text, "  ") || strings.IndexByte(text, '\t') >= 0 || strings.Contains(text, "\u00a0")
+}
+
+// fenceAfter is the fenced code block open after line, given the one open
+// before it (its marker, "" outside code): a fence line opens one, a line
+// opening with the open one's marker closes it.
+func fenceAfter(open, line string) string {
+	lead := strings.TrimLeft(line, " \t")
+	switch {
+	case open != "":
+		if strings.HasPrefix(lead, open) {
+			return ""
+		}
+		return open
+	case isFence(line):
+		return lead[:3]
+	}
+	return ""
+}
+
 // isFence reports a line that opens (or closes) a fenced code block.
 func isFence(s string) bool {
 	t := strings.TrimLeft(s, " \t")
@@ -256,7 +281,7 @@ func (r *TableReader) kind(i int) stmtLine {
 // when there is none.
 func (r *TableReader) StatementEnd(i int) (end, hdr int) {
 	kind := r.kind
-	if s := r.lines[i]; !strings.Contains(s, "  ") && !strings.Contains(s, "\u00a0") && strings.IndexByte(s, '\t') < 0 {
+	if !MayHoldCells(r.lines[i]) {
 		return i, 0 // neither cells nor indented: no header, no row (prose's lines, read fast)
 	}
 	if k := kind(i); k != stmtHeader && k != stmtColumns && k != stmtRow {
@@ -321,8 +346,8 @@ lines:
 // the matches of the pattern `[ \x{00a0}]{2,}|\t+`, read by hand: a
 // pattern cost most of the time of reading a filing's lines.
 func cellGaps(s string) [][2]int {
-	if !strings.Contains(s, "  ") && strings.IndexByte(s, '\t') < 0 && !strings.Contains(s, "\u00a0") {
-		return nil // no run of two spaces, no tab (searched fast: most lines of prose)
+	if !MayHoldCells(s) {
+		return nil // most lines of prose
 	}
 	var gaps [][2]int
 	for i := 0; i < len(s); {

@@ -337,7 +337,7 @@ func tableAbove(above, text string) inTable {
 	if strings.Contains(last, "|") && chunk.IsTableRule(last) {
 		return inMarkdownTable
 	}
-	if !strings.Contains(above, "  ") && !strings.Contains(above, "\t") && !strings.Contains(above, "\u00a0") {
+	if !chunk.MayHoldCells(above) {
 		return notInTable // no cells: no text table's header (the cheap test first)
 	}
 	al := strings.Split(above, "\n")
