@@ -145,15 +145,19 @@ type Evidence struct {
 	Title string `json:"title,omitempty"`
 	// Above are the lines of the passage's document above it that are sent
 	// with it, after the Title (TextQuery.Above: its heading path, the
-	// header of a table it starts inside). Title and Above are the only
-	// text sent that is not the passage's.
+	// header of a table it starts inside), as sent: blank lines dropped,
+	// spaces made single, but a space-aligned table's header keeps its
+	// layout. Title and Above are the only text sent that is not the
+	// passage's.
 	Above string `json:"above,omitempty"`
 	// Spans are the kept sentences, byte offsets [start, end) into the
 	// passage, in document order, disjoint.
 	Spans [][2]int `json:"spans"`
 	// Text is what is sent: the Title, Above and the header (each when
 	// sent, each followed by a line break), then the kept sentences in
-	// document order, a gap between them marked by " … ".
+	// document order, a gap between them marked by " … " (in text made of
+	// lines, before a unit that starts its line, a line break and the
+	// line's indent).
 	Text string `json:"text"`
 	// Tokens is the exact token count of Text; PassageTokens that of the
 	// whole passage.

@@ -245,15 +245,17 @@ func TestAboveTextTable(t *testing.T) {
 		"Accounts receivable               567            498\n" +
 		"Inventories                       890            812\n" +
 		"Total current assets          $  2,691       $  2,410\n"
-	alignedHeader := "Region Units Revenue Margin"
+	// the header goes out with its layout, its columns over the rows' figures
+	alignedHeader := "Region          Units      Revenue     Margin"
+	stmtHeader := "                                     December 31,\n                                  2024           2023"
 	for _, tc := range []struct {
 		name, from, question, row, header string
 	}{
 		{"aligned, at a row's start", "South", "What revenue did the East region make?", "East            1,430      $ 52,250    13.4%", alignedHeader},
 		{"aligned, a row cut", "31,500", "What revenue did the East region make?", "East            1,430      $ 52,250    13.4%", alignedHeader},
-		{"statement", "Accounts receivable", "How much were inventories at December 31, 2024?", "Inventories                       890            812", "December 31,\n2024 2023"},
-		{"statement, at a label line", "Receivables and", "How much were inventories at December 31, 2024?", "Inventories                       890            812", "December 31,\n2024 2023"},
-		{"statement, its header cut", "2024           2023", "How much were inventories at December 31, 2024?", "Inventories                       890            812", "December 31,"},
+		{"statement", "Accounts receivable", "How much were inventories at December 31, 2024?", "Inventories                       890            812", stmtHeader},
+		{"statement, at a label line", "Receivables and", "How much were inventories at December 31, 2024?", "Inventories                       890            812", stmtHeader},
+		{"statement, its header cut", "2024           2023", "How much were inventories at December 31, 2024?", "Inventories                       890            812", "                                     December 31,"},
 	} {
 		start := strings.Index(doc, tc.from)
 		above := chunk.Above(doc, start)
@@ -291,6 +293,82 @@ func TestAboveTextTable(t *testing.T) {
 	text := doc[strings.Index(doc, "South"):]
 	if u := evidence.SplitUnits(text, evidence.AllUnits); u.Kind(0) != evidence.Context {
 		t.Errorf("without lines above, the first line is a %v", u.Kind(0))
+	}
+}
+
+// A line above that may hold a text table's cells keeps its layout, less a
+// CRLF file's "\r", other white space and what trails it; any other line
+// (a heading) is sent with its spaces made single, blank lines dropped.
+func TestAboveTextLayout(t *testing.T) {
+	doc := "## Results by region\r\n\r\nRegion          Units\fx    Revenue     Margin   \r\n" +
+		"North           1,200      $ 45,000    12.1%\r\nSouth             950      $ 31,500     9.8%\r\n" +
+		"East            1,430      $ 52,250    13.4%\r\nWest              610      $ 20,100     7.2%\r\n"
+	above := chunk.Above(doc, strings.Index(doc, "South"))
+	if got, want := evidence.AboveText(above), "## Results by region\nRegion          Units x    Revenue     Margin"; got != want {
+		t.Errorf("lines above %q sent as %q, want %q", above, got, want)
+	}
+	for _, tc := range []struct{ above, want string }{
+		{"# Manual \r\n\r\n## Error\u00a0codes\r", "# Manual\n## Error codes"},
+		{"                 (in thousands)\n            2024\t2023 \v", "                 (in thousands)\n            2024\t2023"},
+		{"\n \n", ""},
+	} {
+		if got := evidence.AboveText(tc.above); got != tc.want {
+			t.Errorf("lines above %q sent as %q, want %q", tc.above, got, tc.want)
+		}
+	}
+}
+
+// A statement's figures are read by the column they stand in: sent from a
+// chunk below the header, with rows left out between, every row keeps its
+// indent and the header its layout, so that each figure stands under its
+// year as in the document.
+func TestAboveKeepsColumns(t *testing.T) {
+	doc := "CONDENSED BALANCE SHEETS\n\n" +
+		"                                     March 31,    December 31,\n" +
+		"                                          2024            2023\n" +
+		"ASSETS\nCurrent assets:\n" +
+		"  Cash and cash equivalents           $ 12,418        $ 10,952\n" +
+		"  Accounts receivable                    9,874          11,206\n" +
+		"Total current assets                    22,292          22,158\n\n" +
+		"Current liabilities:\n" +
+		"  Accounts payable                     $ 6,904         $ 5,117\n" +
+		"  Accrued payroll and benefits           3,216           4,085\n" +
+		"  Accrued warranty costs                 1,487           1,402\n" +
+		"  Deferred revenue, current              2,760           2,531\n" +
+		"  Revolving credit facility              3,500               -\n" +
+		"Total current liabilities               17,867          13,135\n"
+	endOf := func(text, line, cell string) int { // the column a cell of a line ends at, -1 when none
+		for l := range strings.Lines(text) {
+			if strings.Contains(l, line) {
+				if i := strings.Index(l, cell); i >= 0 {
+					return i + len(cell)
+				}
+			}
+		}
+		return -1
+	}
+	year, figure := endOf(doc, "2024", "2024"), endOf(doc, "Revolving credit", "3,500")
+	if year < 0 || year != figure {
+		t.Fatalf("the document's columns: 2024 ends at %d, 3,500 at %d", year, figure)
+	}
+	start := strings.Index(doc, "  Cash and")
+	text := doc[start:]
+	above := chunk.Above(doc, start)
+	q := query(t, "How much did the company owe on its revolving credit facility at March 31, 2024?", text, "Clean the vents every six months.")
+	q.Above = []string{above, ""}
+	for _, budget := range []int{80, 120, 160} {
+		sel, err := newSelector(t, "evidence:budget="+itoa(budget)+",floor=0,stop=0").SelectTexts(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := sel.Evidence[indexOf(sel.Indices, 0)]
+		checkPrunedUnitsAbove(t, text, above, ev, evidence.AllUnits)
+		if len(ev.Spans) == len(evidence.SplitUnitsAbove(text, evidence.AllUnits, above).Sentences) {
+			t.Fatalf("budget %d: the whole chunk was sent, no row left out:\n%s", budget, ev.Text)
+		}
+		if y, f := endOf(ev.Text, "2024", "2024"), endOf(ev.Text, "Revolving credit", "3,500"); y != year || f != figure {
+			t.Errorf("budget %d: sent\n%s\n2024 ends at column %d and 3,500 at %d, want both at %d", budget, ev.Text, y, f, year)
+		}
 	}
 }
 

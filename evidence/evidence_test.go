@@ -144,8 +144,8 @@ func checkPrunedUnits(t *testing.T, text string, ev ctxsel.Evidence, on evidence
 }
 
 // checkPrunedUnitsAbove is checkPrunedUnits for a passage the source gave
-// lines above (TextQuery.Above): they are sent as given, spaces made
-// single, after the title.
+// lines above (TextQuery.Above): they are sent after the title, spaces
+// made single (a text table's header keeps its layout).
 func checkPrunedUnitsAbove(t *testing.T, text, above string, ev ctxsel.Evidence, on evidence.Structures) {
 	t.Helper()
 	u := evidence.SplitUnitsAbove(text, on, above)
@@ -183,6 +183,9 @@ func checkPrunedUnitsAbove(t *testing.T, text, above string, ev ctxsel.Evidence,
 		}
 		switch {
 		case prevEnd < 0:
+			if jn := evidence.Joiner(text, u, j); strings.HasSuffix(b.String(), "\n") && strings.HasPrefix(jn, "\n") {
+				b.WriteString(jn[1:]) // the line's indent
+			}
 		case j == prevIndex+1:
 			b.WriteString(text[prevEnd:sp[0]])
 		default:

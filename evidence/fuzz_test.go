@@ -37,6 +37,8 @@ func FuzzSelect(f *testing.F) {
 	// its header
 	f.Add("Results\n\nCity       Born      Year\nLondon     Ada       1815\n", "Paris      Bo        1820\nRome       Cy        1830\n", uint16(120))
 	f.Add("                 December 31,\n              2024        2023\nLondon     $ 1,200     $ 900\n\n", "Paris         800         700\nRome          500         400\nTotal     $ 2,500     $ 2,000\n", uint16(90))
+	// indented rows and label lines, a form feed and a CRLF in the header
+	f.Add("                 December 31,\r\n\f             2024        2023\r\nAssets:\r\n  London   $ 1,200     $ 900\r\n", "  Paris       800         700\r\nCosts:\r\n\t Rome        500         400\r\n  Total   $ 2,500     $ 2,000\r\n", uint16(60))
 	// a wide, decaying prior (broad_reach=9, broad_decay=1 below)
 	f.Add("Meeting\n[10:01] Ann: London then.\n[10:02] Bo: Okay.\n[10:03] Cy: Ada was born there. In 1815.\n[10:04] Dee: Right.\n[10:05] Eve: London, yes.", "Title\nA second passage.", uint16(200))
 	c := counter(f)

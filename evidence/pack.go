@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/token"
 )
 
@@ -495,16 +496,30 @@ func (pk *packing) buildPassage(ps []passage, pi int, counter token.Counter) {
 // Joiner is what marks units left out before unit j of u (a passage of
 // text): Gap, or, in text with line structure (u.Kinds set), before a
 // unit that starts its line (a turn, a row, a cue, code, a heading), a
-// line break, so that a table stays a table and a turn keeps its line.
+// line break and the line's indent, so that a table stays a table (an
+// aligned table's cells over its columns), a nested item nested, and a
+// turn keeps its line.
 func Joiner(text string, u Units, j int) string {
 	if u.Kinds == nil {
 		return Gap
 	}
 	start := u.Sentences[j][0]
-	if strings.TrimSpace(text[strings.LastIndexByte(text[:start], '\n')+1:start]) == "" {
+	nl := strings.LastIndexByte(text[:start], '\n')
+	indent := text[nl+1 : start]
+	if strings.TrimSpace(indent) != "" {
+		return Gap
+	}
+	if indent == "" || (nl < 0 && !chunk.MayHoldCells(indent)) {
+		// (white space opening the passage is an indent where it is
+		// one: a chunk cut inside a line opens with a word's space)
 		return "\n"
 	}
-	return Gap
+	return "\n" + strings.Map(func(r rune) rune {
+		if otherSpace(r) {
+			return ' ' // a lone "\r", a form feed: no line break nor control character sent
+		}
+		return r
+	}, indent)
 }
 
 // passageText is what is sent of a passage: its header (when sent) and the
@@ -540,6 +555,11 @@ func passageText(p passage, kept []int) string {
 		sp := p.units.Sentences[j]
 		switch {
 		case prevEnd < 0:
+			if jn := Joiner(p.text, p.units, j); strings.HasSuffix(b.String(), "\n") && strings.HasPrefix(jn, "\n") {
+				// under a title or lines above it, a unit that starts
+				// its line opens on its own line with the line's indent
+				b.WriteString(jn[1:])
+			}
 		case j == prevIndex+1:
 			b.WriteString(p.text[prevEnd:sp[0]])
 		default:

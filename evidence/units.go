@@ -311,16 +311,56 @@ func headerText(h string) string {
 }
 
 // aboveText is the lines a source gave above a passage (TextQuery.Above)
-// as they are sent: each line's white space runs made single spaces,
-// blank lines dropped.
+// as they are sent, blank lines dropped: a line that may be a text table's
+// (its header's: a cell gap or an indent, no "|", not a Markdown heading)
+// keeps its layout (keptLayout), so that a space-aligned table's or a
+// statement's header stands over the columns of the rows the passage sends
+// as the document has them; any other line (a heading, a Markdown table's
+// header row) has its white space runs made single spaces.
 func aboveText(a string) string {
 	var lines []string
 	for _, l := range strings.Split(a, "\n") {
-		if l = headerText(l); l != "" {
+		if textTableLine(l) {
+			l = keptLayout(l)
+		} else {
+			l = headerText(l)
+		}
+		if l != "" {
 			lines = append(lines, l)
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// textTableLine reports a line above that may be a text table's: one
+// holding a cell gap or an indent, and neither a "|" (a Markdown table's)
+// nor a Markdown heading's "#" opening it.
+func textTableLine(l string) bool {
+	l = strings.TrimRightFunc(l, unicode.IsSpace)
+	return chunk.MayHoldCells(l) && !strings.Contains(l, "|") && !strings.HasPrefix(strings.TrimLeft(l, " \t\u00a0"), "#")
+}
+
+// keptLayout is a line of a text table's header as it is sent: its spaces,
+// tabs and no-break spaces kept where they are (they place its cells over
+// their columns), any other white space (a "\r", a form feed) a space, and
+// the trailing white space cut.
+func keptLayout(l string) string {
+	l = strings.TrimRightFunc(l, unicode.IsSpace)
+	if !strings.ContainsFunc(l, otherSpace) {
+		return l
+	}
+	return strings.Map(func(r rune) rune {
+		if otherSpace(r) {
+			return ' '
+		}
+		return r
+	}, l)
+}
+
+// otherSpace is white space other than what places a cell: a space, a tab,
+// a no-break space.
+func otherSpace(r rune) bool {
+	return r != ' ' && r != '\t' && r != '\u00a0' && unicode.IsSpace(r)
 }
 
 // tableAbove is where a passage starts among a table's rows, as the lines

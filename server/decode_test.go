@@ -225,6 +225,8 @@ func FuzzSelectRequest(f *testing.F) {
 		`[1,2]`, `nul`, `{"candidates":[{"id":"a","score":1}]}}`,
 		`{"query":"who","strategy":"evidence:budget=9","candidates":[{"id":"a","score":1,"text":"T\nOne. Two three."},{"id":"b","score":0.5,"text":"x"}]}`,
 		`{"query":"who","strategy":"topk:k=1+evidence:budget=3","order":"document","candidates":[{"id":"a","score":1,"text":"a. b."},{"id":"b","score":1,"text":""}]}`,
+		`{"query":"E105?","strategy":"evidence:budget=40","candidates":[{"id":"a","score":1,"text":"| E105 | full | replace |\n","above":"# M\n| Code | Meaning | Do |\n| --- | --- | --- |"},{"id":"b","score":0.5,"text":"x","above":null}]}`,
+		`{"query":"owed","strategy":"evidence:budget=30","candidates":[{"id":"a","score":1,"text":"  Debt      3,500      -\n  Payables  6,904  5,117\n","above":"        March 31,  Dec 31,\n\t   2024\t2023\r\f"}]}`,
 	} {
 		f.Add(seed)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,64 @@ func TestSelectEvidence(t *testing.T) {
 	rec = call(t, newTestServer(t, nil, Options{}), "POST", "/v1/select", `{`+q+`,"strategy":"evidence:budget=40","candidates":`+evidenceCandidates(true)+`}`)
 	if rec.Code != 400 || !strings.Contains(rec.Body.String(), `unknown strategy \"evidence\"`) {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestSelectEvidenceAbove: a candidate's "above" (the lines of its
+// document above it: a heading path, a table's header) goes out with what
+// the evidence selector keeps of it, in its text and as "above", through
+// /v1/select and the MCP tool alike; a strategy that sends whole passages
+// ignores it, and a misspelt or repeated one is refused.
+func TestSelectEvidenceAbove(t *testing.T) {
+	s := evidenceServer(t, nil, fakeEmbedder{})
+	const header = "| Code | Meaning | What to do |\n| --- | --- | --- |"
+	cands := `[{"id":"errors","score":0.9,"text":"| E104 | the fan is blocked | clean the vents |\n| E105 | the toner is low | replace the cartridge |\n","above":"# LP-4200 service manual\n## Error codes\n` + strings.ReplaceAll(header, "\n", `\n`) + `"},` +
+		`{"id":"bread","score":0.1,"text":"Bread rises because yeast makes gas. Flour, water and salt are the rest."}]`
+	body := `{"query":"What does error E105 mean?","strategy":"evidence:budget=80","candidates":` + cands + `}`
+	check := func(how string, r evidenceResp) {
+		t.Helper()
+		at := slices.Index(r.IDs, "errors")
+		if at < 0 {
+			t.Fatalf("%s: the manual's chunk is not selected: %+v", how, r)
+		}
+		ev := r.Evidence[at]
+		want := "# LP-4200 service manual\n## Error codes\n" + header
+		if ev.Above != want || !strings.HasPrefix(ev.Text, want+"\n| E10") || !strings.Contains(ev.Text, "| E105 |") {
+			t.Errorf("%s: above %q, text %q; want the rows under %q", how, ev.Above, ev.Text, want)
+		}
+	}
+	rec := call(t, s, "POST", "/v1/select", body)
+	var r evidenceResp
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &r) != nil {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	check("/v1/select", r)
+	var m evidenceResp
+	if res := callTool(t, connectMemory(t, s), "select_context", json.RawMessage(body), &m); res.IsError {
+		t.Fatal(errorText(res))
+	}
+	check("select_context", m)
+	// without "above" the rows go out alone
+	rec = call(t, s, "POST", "/v1/select", strings.Replace(body, `"above"`, `"section"`, 1))
+	r = evidenceResp{}
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &r) != nil || len(r.Evidence) == 0 || r.Evidence[0].Above != "" || strings.Contains(r.Evidence[0].Text, "Error codes") {
+		t.Fatalf("without above: %d %s", rec.Code, rec.Body)
+	}
+	// whole passages: read by text selectors only
+	rec = call(t, s, "POST", "/v1/select", strings.Replace(body, "evidence:budget=80", "topk:k=1", 1))
+	if rec.Code != 200 || strings.Contains(rec.Body.String(), "Error codes") {
+		t.Fatalf("topk: %d %s", rec.Code, rec.Body)
+	}
+	for _, tc := range []struct{ from, to, field string }{
+		{`"above"`, `"abvoe"`, "candidates[0].abvoe"},
+		{`"above":"# LP`, `"above":"x","above":"# LP`, "candidates[0].above"},
+		{`"above":"# LP-4200 service manual`, `"above":7,"x":"`, "candidates[0].above"},
+	} {
+		rec := call(t, s, "POST", "/v1/select", strings.Replace(body, tc.from, tc.to, 1))
+		var e errResp
+		if rec.Code != 400 || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Error.Field == nil || *e.Error.Field != tc.field {
+			t.Errorf("%s → %s: %d %s, want a 400 on %s", tc.from, tc.to, rec.Code, rec.Body, tc.field)
+		}
 	}
 }
 

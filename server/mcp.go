@@ -46,6 +46,7 @@ type MCPCandidate struct {
 	Text   *string   `json:"text,omitempty" jsonschema:"passage text: embedded and scored against query when no score is given; also counted for max_tokens"`
 	Tokens *int      `json:"tokens,omitempty" jsonschema:"token count, for the max_tokens cap and the budget strategy"`
 	Vector []float64 `json:"vector,omitempty" jsonschema:"embedding, scored by cosine similarity to query_vector"`
+	Above  *string   `json:"above,omitempty" jsonschema:"the lines of the passage's document above it (its heading path, the header row of a table it starts inside), sent with what a text selector (evidence) keeps of it"`
 }
 
 // MCPSelectInput is select_context's input.

@@ -139,7 +139,8 @@ func modeField(mode uint8) string {
 // selectRun runs what the request resolved to (a strategy, the LLM
 // picker the server was started with, a registered kind such as
 // evidence, or a composition) on the scored candidates; one that reads
-// texts gets the question and every candidate's text.
+// texts gets the question, every candidate's text and the lines above
+// those that give them.
 func (s *Server) selectRun(ctx context.Context, req *selectRequest, how resolved) (wire.Selected, error) {
 	run := how.res.Runnable()
 	if run == nil {
@@ -153,6 +154,15 @@ func (s *Server) selectRun(ctx context.Context, req *selectRequest, how resolved
 				return wire.Selected{}, wire.Bad(candidateField(i, "text"), "missing: %s reads every candidate's text", how.res.Spec)
 			}
 			tq.Texts[i] = strings.Clone(req.Text(i))
+		}
+		if req.AnyAbove() {
+			// the lines of each candidate's document above it (its
+			// heading path, a table's header) that the selector sends
+			// with what it keeps of it
+			tq.Above = make([]string, len(req.Cands))
+			for i := range req.Cands {
+				tq.Above[i] = strings.Clone(req.Above(i))
+			}
 		}
 		tq.Question = strings.Clone(req.query)
 	}

@@ -197,7 +197,7 @@ func checkCutStatementExample(t *testing.T, out string) {
 	for _, block := range regexp.MustCompile(`(?m)^\[\d+\] `).Split(out, -1)[1:] {
 		lines := sentLines(block)
 		row := slices.IndexFunc(lines, func(l string) bool {
-			return strings.HasPrefix(l, "Revolving credit facility") && strings.Contains(l, "3,500")
+			return strings.HasPrefix(strings.TrimSpace(l), "Revolving credit facility") && strings.Contains(l, "3,500")
 		})
 		if row < 0 {
 			continue
@@ -205,8 +205,16 @@ func checkCutStatementExample(t *testing.T, out string) {
 		if strings.Contains(block, "bytes 0–") {
 			continue // the document's first chunk holds its own header
 		}
-		if h, y := slices.Index(lines, "March 31, December 31,"), slices.Index(lines, "2024 2023"); h < 0 || y != h+1 || y > row {
+		h := slices.IndexFunc(lines, func(l string) bool {
+			return strings.HasPrefix(strings.TrimSpace(l), "March 31,") && strings.HasSuffix(l, "December 31,")
+		})
+		y := slices.IndexFunc(lines, func(l string) bool { return strings.Join(strings.Fields(l), " ") == "2024 2023" })
+		if h < 0 || y != h+1 || y > row {
 			t.Errorf("the cut statement example sends the revolving credit facility's row without its column header:\n%s", block)
+		} else if year, figure := strings.Index(lines[y], "2024")+4, strings.Index(lines[row], "3,500")+5; year != figure {
+			// the document right-aligns both at one column: sent with its
+			// layout, the figure stands under its year
+			t.Errorf("the cut statement example sends 3,500 ending at column %d under 2024 ending at %d:\n%s", figure, year, block)
 		}
 		return
 	}

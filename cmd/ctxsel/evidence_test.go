@@ -130,6 +130,42 @@ func TestSelectEvidence(t *testing.T) {
 	}
 }
 
+// select reads a candidate's "above" (the lines of its document above it)
+// as /v1/select does: a space-aligned table's header goes out over the rows
+// kept of a chunk cut below it, columns kept.
+func TestSelectEvidenceAbove(t *testing.T) {
+	t.Setenv(embedders.EnvCache, filepath.Join(t.TempDir(), "cache"))
+	header := "                              March 31,   December 31,\n                                   2024           2023"
+	chunk := "Accounts payable               $ 6,904        $ 5,117\nRevolving credit facility        3,500              -\nAccrued warranty costs           1,487          1,402\n"
+	var in strings.Builder
+	for _, c := range []map[string]any{
+		{"id": "debt", "score": 0.9, "text": chunk, "above": "CONDENSED BALANCE SHEETS\n" + header},
+		{"id": "other", "score": 0.2, "text": "Paris is the capital of France. It lies on the Seine."},
+	} {
+		b, _ := json.Marshal(c)
+		in.Write(b)
+		in.WriteByte('\n')
+	}
+	code, out, errs := runCLI(t, in.String(), "select", "--strategy", "evidence:budget=80", "--question", "How much was owed on the revolving credit facility at March 31, 2024?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var sel struct {
+		IDs      []string `json:"ids"`
+		Evidence []struct {
+			Above string `json:"above"`
+			Text  string `json:"text"`
+		} `json:"evidence"`
+	}
+	if err := json.Unmarshal([]byte(out), &sel); err != nil || len(sel.IDs) == 0 || sel.IDs[0] != "debt" {
+		t.Fatalf("%v: %s", err, out)
+	}
+	ev := sel.Evidence[0]
+	if want := "CONDENSED BALANCE SHEETS\n" + header; ev.Above != want || !strings.HasPrefix(ev.Text, want+"\n") || !strings.Contains(ev.Text, "Revolving credit facility        3,500") {
+		t.Fatalf("above %q, text %q: want the rows under the header, its layout kept", ev.Above, ev.Text)
+	}
+}
+
 // ctxsel ask against an Ollama server whose model takes 4,096 tokens: the
 // window is learned, no prompt sent is larger, and the output says what
 // the window dropped; against an OpenAI-compatible server answering

@@ -108,7 +108,7 @@ Examples:
 	if err != nil {
 		return err
 	}
-	curve, texts, err := readCandidates(stdin, *encoding)
+	curve, texts, above, err := readCandidates(stdin, *encoding)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ Examples:
 				return fmt.Errorf("%w: candidate %q has no \"text\": %s reads every candidate", ctxsel.ErrInvalidInput, curve.Candidate(i).ID, how.Spec)
 			}
 		}
-		q.Texts, q.Question = texts, *question
+		q.Texts, q.Question, q.Above = texts, *question, above
 	}
 	sel, u, err := run.Select(ctx, q)
 	if err != nil {
@@ -147,13 +147,14 @@ Examples:
 // and a vector, which needs a query vector that only the server takes, is
 // refused rather than ignored. texts[i] is candidate i's text ("" when it
 // has none), for a text selector; a text without "tokens" is counted.
-func readCandidates(r io.Reader, encoding string) (*ctxsel.Curve, []string, error) {
+// above[i] is the lines above candidate i, nil when no candidate gives any.
+func readCandidates(r io.Reader, encoding string) (curve *ctxsel.Curve, texts, above []string, err error) {
 	in, err := io.ReadAll(&lineBound{r: r, max: maxLineBytes, line: 1})
 	if errors.Is(err, ctxsel.ErrInvalidInput) {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("select: read candidates: %w", err)
+		return nil, nil, nil, fmt.Errorf("select: read candidates: %w", err)
 	}
 	var c wire.Candidates
 	err = wire.DecodeStream(string(in), &c, wire.Unlimited, func(i int) error {
@@ -166,13 +167,13 @@ func readCandidates(r io.Reader, encoding string) (*ctxsel.Curve, []string, erro
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(c.Cands) == 0 {
-		return nil, nil, fmt.Errorf("%w: no candidates on standard input", ctxsel.ErrInvalidInput)
+		return nil, nil, nil, fmt.Errorf("%w: no candidates on standard input", ctxsel.ErrInvalidInput)
 	}
 	var counter *token.Tiktoken
-	texts := make([]string, len(c.Cands))
+	texts = make([]string, len(c.Cands))
 	for i, h := range c.Has {
 		texts[i] = c.Text(i)
 		if h&wire.HasText == 0 || h&wire.HasTokens != 0 {
@@ -180,16 +181,22 @@ func readCandidates(r io.Reader, encoding string) (*ctxsel.Curve, []string, erro
 		}
 		if counter == nil {
 			if counter, err = token.New(encoding); err != nil {
-				return nil, nil, usageError{err}
+				return nil, nil, nil, usageError{err}
 			}
 		}
 		c.Cands[i].Tokens = counter.Count(texts[i])
 	}
-	curve, err := ctxsel.NewCurve(c.Cands)
-	if err != nil {
-		return nil, nil, wire.InStream(err)
+	if c.AnyAbove() {
+		above = make([]string, len(c.Cands))
+		for i := range above {
+			above[i] = c.Above(i)
+		}
 	}
-	return curve, texts, nil
+	curve, err = ctxsel.NewCurve(c.Cands)
+	if err != nil {
+		return nil, nil, nil, wire.InStream(err)
+	}
+	return curve, texts, above, nil
 }
 
 // maxLineBytes bounds one line of select's input as the server bounds a

@@ -24,7 +24,7 @@ func TestSelectLineBound(t *testing.T) {
 	}
 	// the reader stops at the limit: counting what it reads
 	counter := &countingReader{r: strings.NewReader(good + huge)}
-	if _, _, err := readCandidates(counter, "cl100k_base"); err == nil {
+	if _, _, _, err := readCandidates(counter, "cl100k_base"); err == nil {
 		t.Fatal("no error")
 	}
 	if limit := int64(len(good)) + maxLineBytes + 64<<10; counter.n > limit {

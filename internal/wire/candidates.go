@@ -10,7 +10,10 @@ import (
 
 // The candidate on the wire: a JSON object with "id" (a non-empty string
 // of valid UTF-8, or a number kept as written) and any of "score",
-// "tokens", "text" and "vector"; other fields are the caller's metadata and
+// "tokens", "text", "vector" and "above" (the lines of the candidate's
+// document above it that a text selector sends with it: its heading path,
+// the header of a table it starts inside; ctxsel.TextQuery.Above); other
+// fields are the caller's metadata and
 // pass unread. /v1/select reads an array of them, `ctxsel select` a stream
 // of them, one a line, both with this reader, under the same rules and
 // messages.
@@ -21,6 +24,7 @@ const (
 	HasTokens
 	HasText
 	HasVector
+	HasAbove
 )
 
 // Candidates are decoded candidates: the form ctxsel takes, and what only
@@ -32,6 +36,7 @@ type Candidates struct {
 	Cands   []ctxsel.Candidate
 	Has     []uint8  // presence bits per candidate
 	texts   []string // texts[i] of candidate i (shorter when the tail has none)
+	aboves  []string // aboves[i] of candidate i, as texts
 	vecSpan [][2]int // candidate i's vector is vecs[off : off+len]
 	vecs    []float64
 }
@@ -44,6 +49,18 @@ func (c *Candidates) Text(i int) string {
 	}
 	return ""
 }
+
+// Above is the lines above candidate i ("" when it has none). It is a
+// slice of the input, as Text.
+func (c *Candidates) Above(i int) string {
+	if i < len(c.aboves) {
+		return c.aboves[i]
+	}
+	return ""
+}
+
+// AnyAbove reports whether a candidate gave lines above.
+func (c *Candidates) AnyAbove() bool { return len(c.aboves) > 0 }
 
 // Vector is candidate i's vector (nil when it has none).
 func (c *Candidates) Vector(i int) []float64 {
@@ -62,7 +79,8 @@ func (c *Candidates) Oversized() bool { return cap(c.Cands) > 1<<16 || cap(c.vec
 func (c *Candidates) Reset() {
 	clear(c.Cands[:cap(c.Cands)])
 	clear(c.texts[:cap(c.texts)])
-	*c = Candidates{Cands: c.Cands[:0], Has: c.Has[:0], texts: c.texts[:0], vecSpan: c.vecSpan[:0], vecs: c.vecs[:0]}
+	clear(c.aboves[:cap(c.aboves)])
+	*c = Candidates{Cands: c.Cands[:0], Has: c.Has[:0], texts: c.texts[:0], aboves: c.aboves[:0], vecSpan: c.vecSpan[:0], vecs: c.vecs[:0]}
 }
 
 // Candidates reads the array of candidates under the top-level key
@@ -142,6 +160,8 @@ func (d *Decoder) candidate(r *Candidates, i int, lim Limits) error {
 			bit = HasText
 		case "vector":
 			bit = HasVector
+		case "above":
+			bit = HasAbove
 		default:
 			// Callers pass their own metadata along (titles, urls, gold
 			// labels): unknown candidate fields are ignored, unless they
@@ -176,6 +196,16 @@ func (d *Decoder) candidate(r *Candidates, i int, lim Limits) error {
 				r.texts = append(r.texts, "")
 			}
 			r.texts[i] = text
+		case HasAbove:
+			var above string
+			above, err = d.Text(kp, lim)
+			if cap(r.aboves) == 0 {
+				r.aboves = make([]string, 0, cap(r.Cands))
+			}
+			for len(r.aboves) <= i {
+				r.aboves = append(r.aboves, "")
+			}
+			r.aboves[i] = above
 		case HasVector:
 			off := len(r.vecs)
 			r.vecs, err = d.Floats(kp, r.vecs, lim.MaxDim)

@@ -57,6 +57,38 @@ func TestDecodeStream(t *testing.T) {
 	}
 }
 
+// TestDecodeAbove: a candidate's lines above are read where given, "" for
+// the others, bounded and refused as a text is, and a reused Candidates
+// keeps none from its last input.
+func TestDecodeAbove(t *testing.T) {
+	var c Candidates
+	if err := DecodeStream(`{"id":"a","score":1}{"id":"b","score":1,"above":"# T\n## S"}{"id":"c","score":1,"above":null}`, &c, Unlimited, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !c.AnyAbove() || c.Above(0) != "" || c.Above(1) != "# T\n## S" || c.Above(2) != "" || c.Has[1] != HasScore|HasAbove || c.Has[2] != HasScore {
+		t.Fatalf("%+v", c)
+	}
+	c.Reset()
+	if err := DecodeStream(`{"id":"a","score":1}{"id":"b","score":1}`, &c, Unlimited, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.AnyAbove() || c.Above(1) != "" {
+		t.Fatalf("after Reset: %+v", c)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"{\"id\":\"a\",\"score\":1,\"above\":\"\xff\"}", "candidate 1: above: not valid UTF-8"},
+		{`{"id":"a","score":1,"above":"0123456789"}`, "candidate 1: above: "},
+		{`{"id":"a","score":1,"above":"x","above":"y"}`, "candidate 1: above: given twice"},
+		{`{"id":"a","score":1,"Above":"x"}`, `candidate 1: Above: unknown field: did you mean "above"?`},
+		{`{"id":"a","score":1,"above":["x"]}`, "candidate 1: above: must be a string"},
+	} {
+		err := DecodeStream(tc.in, &Candidates{}, Limits{MaxCandidates: 9, MaxText: 9, MaxDim: 9}, nil)
+		if !errors.Is(err, ctxsel.ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
 // FuzzDecodeStream: the stream reader never panics, fails only with invalid
 // input, and what it accepts has ids and texts of valid UTF-8.
 func FuzzDecodeStream(f *testing.F) {
@@ -64,6 +96,7 @@ func FuzzDecodeStream(f *testing.F) {
 		`{"id":"a","score":0.9,"tokens":3}` + "\n" + `{"id":2,"score":0.1,"text":"x y"}`,
 		`{"id":"a","score":1,"meta":{"x":[1,2]}}`, "{\"id\":\"a\xff\",\"score\":1}", `{"id":"a","score":1,"vector":[1]}`,
 		`{"id":"","score":1}`, `{"id":"a","score":1e999}`, `[1]`, `{"id":"a","score":1,"tokens":null}`, `{"id":"\ud800"}`,
+		`{"id":"a","score":1,"text":"x","above":"# T\n| a |\n| - |"}{"id":"b","score":1,"above":null}`,
 	} {
 		f.Add(s)
 	}
@@ -79,8 +112,8 @@ func FuzzDecodeStream(f *testing.F) {
 			t.Fatalf("%d presence sets for %d candidates", len(c.Has), len(c.Cands))
 		}
 		for i, cd := range c.Cands {
-			if cd.ID == "" || !utf8.ValidString(cd.ID) || !utf8.ValidString(c.Text(i)) {
-				t.Fatalf("candidate %d: id %q text %q", i, cd.ID, c.Text(i))
+			if cd.ID == "" || !utf8.ValidString(cd.ID) || !utf8.ValidString(c.Text(i)) || !utf8.ValidString(c.Above(i)) || len(c.Above(i)) > 1<<10 {
+				t.Fatalf("candidate %d: id %q text %q above %q", i, cd.ID, c.Text(i), c.Above(i))
 			}
 			if len(c.Vector(i)) > 16 {
 				t.Fatalf("a vector over the bound: %d", len(c.Vector(i)))

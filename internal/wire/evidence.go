@@ -4,7 +4,8 @@ import "github.com/ctxsel/ctxsel"
 
 // AppendEvidence appends what a pruning selector kept of one passage
 // (ctxsel.Evidence) as the object its JSON tags name: the header's and the
-// kept sentences' byte spans into the passage text, the text sent, its
+// kept sentences' byte spans into the passage text, the title and the
+// lines above it sent (when any), the text sent, its
 // tokens and the passage's, and why the cut fell where it did.
 func AppendEvidence(b []byte, e *ctxsel.Evidence) []byte {
 	b = append(b, '{')
@@ -16,6 +17,11 @@ func AppendEvidence(b []byte, e *ctxsel.Evidence) []byte {
 	if e.Title != "" {
 		b = append(b, `"title":`...)
 		b = AppendString(b, e.Title)
+		b = append(b, ',')
+	}
+	if e.Above != "" {
+		b = append(b, `"above":`...)
+		b = AppendString(b, e.Above)
 		b = append(b, ',')
 	}
 	b = append(b, `"spans":`...)

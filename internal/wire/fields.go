@@ -4,7 +4,7 @@ import "strings"
 
 // candidateFields are the fields of a candidate on the wire (/v1/select, and
 // the lines `ctxsel select` reads).
-var candidateFields = []string{"id", "score", "tokens", "text", "vector"}
+var candidateFields = []string{"id", "score", "tokens", "text", "vector", "above"}
 
 // MisspeltCandidateField reports whether key, a field a candidate carries
 // that is not one of its own, looks like a misspelling of one (another case,

@@ -3,7 +3,10 @@
 // reach the reader with their table's header above them: a row and its
 // header as package evidence reads the whole document the passage was cut
 // from (a Markdown, space-aligned or statement table's row unit, and the
-// context lines it needs). Reported in docs/evidence.md ("What lies above
+// context lines it needs), and of those rows of space-aligned tables and
+// statements sent under their header, how many go out laid out as the
+// document has them (the row's line and every header line whole, indents
+// and column spaces kept). Reported in docs/evidence.md ("What lies above
 // a chunk"); run it on two binaries' outputs to compare.
 //
 // With -chunks it reads a folder of documents instead, cuts each as
@@ -23,6 +26,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/ctxsel/ctxsel/chunk"
 	"github.com/ctxsel/ctxsel/evidence"
@@ -73,6 +77,7 @@ func main() {
 	}
 	docs := map[string]*doc{}
 	questions, tokens, rows, headed, passagesWithRows := 0, 0, 0, 0, 0
+	textRows, laidOut := 0, 0 // headed rows of space-aligned tables and statements; those sent as the document lays them out
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -111,10 +116,11 @@ func main() {
 				if j < 0 || d.units.Kind(j) != evidence.Row {
 					continue
 				}
-				var header []string
+				var header, headerLines []string
 				for _, n := range d.units.Needs[j] {
 					if d.units.Kind(n) == evidence.Context {
 						header = append(header, single(d.text[d.units.Sentences[n][0]:d.units.Sentences[n][1]]))
+						headerLines = append(headerLines, lineAt(d.text, d.units.Sentences[n][0]))
 					}
 				}
 				if len(header) == 0 {
@@ -135,6 +141,19 @@ func main() {
 				}
 				if ok {
 					headed++
+					if rowLine := lineAt(d.text, d.units.Sentences[j][0]); !strings.HasPrefix(strings.TrimSpace(rowLine), "|") {
+						// a text table's row: are it and its header sent as
+						// whole lines of the document, indents and column
+						// spaces kept, so each figure stands in its column?
+						textRows++
+						sentLines := strings.Split(ev.Text, "\n")
+						for i := range sentLines {
+							sentLines[i] = strings.TrimRightFunc(sentLines[i], unicode.IsSpace)
+						}
+						if slices.Contains(sentLines, rowLine) && !slices.ContainsFunc(headerLines, func(h string) bool { return !slices.Contains(sentLines, h) }) {
+							laidOut++
+						}
+					}
 				}
 			}
 			if any {
@@ -144,6 +163,18 @@ func main() {
 	}
 	fmt.Printf("%s: %d questions, %.0f tokens sent on average; kept table rows whose table has a header %d (in %d passages), sent with every header line above them %d (%.3f)\n",
 		os.Args[1], questions, float64(tokens)/float64(max(questions, 1)), rows, passagesWithRows, headed, float64(headed)/float64(max(rows, 1)))
+	fmt.Printf("  of those headed, rows of space-aligned tables and statements %d, sent with the row and every header line laid out as in the document (whole lines, indents and column spaces kept) %d (%.3f)\n",
+		textRows, laidOut, float64(laidOut)/float64(max(textRows, 1)))
+}
+
+// lineAt is the line of text holding byte i, its trailing white space cut.
+func lineAt(text string, i int) string {
+	start := strings.LastIndexByte(text[:i], '\n') + 1
+	end := len(text)
+	if n := strings.IndexByte(text[i:], '\n'); n >= 0 {
+		end = i + n
+	}
+	return strings.TrimRightFunc(text[start:end], unicode.IsSpace)
 }
 
 // single is s with its white space runs made single spaces, as lines above
