@@ -171,6 +171,20 @@ func TestAboveTextTables(t *testing.T) {
 			t.Errorf("%s (at %d): got\n%s\nwant\n%s", tc.name, tc.start, got, tc.want)
 		}
 	}
+	// a statement whose equity line wraps its label onto a line too long
+	// for a label: the rows after it still stand under the header
+	equity := "                                  March 31,   December 31,\n                                      2024           2023\n\n" +
+		"Cash and cash equivalents           $ 4,416        $ 1,282\n\nTotal liabilities                    16,249          4,314\n\n" +
+		"Common stock, $0.0001 par value;      3,360          2,327\n\n" +
+		" 750,000,000 shares authorized; 33,592,055 and 23,270,404 shares of the common stock issued and outstanding as of\n\n" +
+		" March 31, 2024 and December 31, 2023, respectively\n\nAdditional paid-in capital           40,785         30,993\n\n" +
+		"Accumulated deficit                 (20,186)       (13,301)\n\nIt was a good quarter for the company, and its staff thanked the many people who made it so.\n"
+	if got, want := chunk.Above(equity, strings.Index(equity, "Additional")), "                                  March 31,   December 31,\n                                      2024           2023"; got != want {
+		t.Errorf("after a wrapped label: got %q, want %q", got, want)
+	}
+	if got := chunk.Above(equity, strings.Index(equity, "It was a good")); got != "" {
+		t.Errorf("prose after the statement: got %q", got)
+	}
 	// the same in fenced code: no table
 	fenced := "```\n" + textTablesDoc + "```\n"
 	if got := chunk.Above(fenced, strings.Index(fenced, "South")); got != "" {

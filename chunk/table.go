@@ -99,6 +99,9 @@ const (
 	// the longest header or label line (trimmed), and the most words in it
 	stmtLabelLen   = 100
 	stmtLabelWords = 12
+	// the longest wrapped label's rest (stmtWrapped), and its most words
+	stmtWrappedLen   = 200
+	stmtWrappedWords = 24
 	stmtShortLabel = 3 // a label ending in "." ("Inc.", "Co., Ltd.") has no more words
 	// the longest line read as a statement row
 	stmtRowLen = 1000
@@ -151,6 +154,7 @@ const (
 	stmtHeader                  // a column header of one cell, indented: "December 31,"
 	stmtColumns                 // a column header in cells or with a year: "2024  2023"
 	stmtLabel                   // a label alone: a section ("Liabilities"), a wrapped label's rest
+	stmtWrapped                 // a long label's rest, wrapped onto its own line: a label between rows, prose elsewhere
 )
 
 // stmtKind reads one line of a statement as a financial filing exported to
@@ -167,8 +171,9 @@ func stmtKind(s string) stmtLine {
 	cells := stmtCells(t)
 	if len(cells) == 1 && len(cells[0]) > stmtLabelLen {
 		// one cell, too long for a label: a line of prose (as below, with
-		// no count of values or words: most lines of prose end here)
-		return stmtOther
+		// no count of values or words: most lines of prose end here), or
+		// a long label's wrapped rest
+		return wrappedOrOther(s, t)
 	}
 	values, years := 0, 0
 	for _, c := range cells {
@@ -190,9 +195,11 @@ func stmtKind(s string) stmtLine {
 	}
 	last, _ := utf8.DecodeLastRuneInString(t)
 	words := countFields(t)
-	if (strings.ContainsRune(".!?", last) && words > stmtShortLabel) || words > stmtLabelWords ||
-		len(strings.Join(cells, " ")) > stmtLabelLen {
+	if strings.ContainsRune(".!?", last) && words > stmtShortLabel {
 		return stmtOther // a sentence ("Inc." is a wrapped label's rest)
+	}
+	if words > stmtLabelWords || len(strings.Join(cells, " ")) > stmtLabelLen {
+		return wrappedOrOther(s, t)
 	}
 	worded := strings.ContainsFunc(t, unicode.IsLetter) || years > 0
 	switch {
@@ -206,6 +213,27 @@ func stmtKind(s string) stmtLine {
 		return stmtHeader // indented
 	}
 	return stmtLabel
+}
+
+// wrappedOrOther is the kind of a line s (t trimmed) too long for a label:
+// the rest of a long label a filing wraps onto more lines (an equity
+// line's "shares issued and outstanding as of March 31, 2024 and December
+// 31," under its row), which these exports indent or open in lower case
+// or with a figure, and which ends no sentence nor introduces what
+// follows ("… is composed of the following:"); else prose.
+func wrappedOrOther(s, t string) stmtLine {
+	if len(t) > stmtWrappedLen {
+		return stmtOther
+	}
+	first, _ := utf8.DecodeRuneInString(s)
+	last, _ := utf8.DecodeLastRuneInString(t)
+	if !unicode.IsSpace(first) && !unicode.IsLower(first) && !unicode.IsDigit(first) || strings.ContainsRune(".!?:", last) {
+		return stmtOther
+	}
+	if countFields(t) > stmtWrappedWords {
+		return stmtOther
+	}
+	return stmtWrapped
 }
 
 // stmtCells are the cells of a statement's line t (trimmed), empty ones
@@ -327,6 +355,12 @@ lines:
 			}
 		case stmtLabel:
 			if labels, body = labels+1, true; labels > stmtLabels {
+				break lines
+			}
+		case stmtWrapped:
+			// a long label's rest: between rows only (before the first,
+			// or not followed by one, it is prose)
+			if labels++; rows == 0 || labels > stmtLabels {
 				break lines
 			}
 		default:

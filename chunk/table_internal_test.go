@@ -47,6 +47,13 @@ func FuzzTextTablesSkip(f *testing.F) {
 		"```\nA  B  C\n1  2  3\n4  5  6\n```\nAfter the code, a sentence long enough to be prose and no label of a statement.\n"
 	f.Add(doc, uint64(0x0123456789abcdef))
 	f.Add("a  b  c\n1  2  3\n4  5  6\n7  8  9\n", uint64(7))
+	// a wrapped label's rest, too long for a label, between rows and after them
+	f.Add("                    December 31,\n                 2024        2023\nCash     $  1,234    $  1,100\nStock        890         812\n"+
+		" authorized; 33,592,055 and 23,270,404 shares of the common stock issued and outstanding as of\nTotal    $  2,691    $  2,410\n"+
+		" and the rest of a wrapped label that runs on over a line too long for any label at all\nDebt         120          90\n", uint64(3))
+	for pick := range uint64(64) { // short lines: a start may land past the wrapped line, its header unread
+		f.Add("Intro.\n   Dec 31,\n  2024  2023\nA  1,234  1,100\nB  890  812\n a b c d e f g h i j k l m\nT  2,691  2,410\nU  1  2\n", pick)
+	}
 	f.Fuzz(func(t *testing.T, text string, pick uint64) {
 		full := newTextTables(text)
 		if full == nil {

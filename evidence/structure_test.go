@@ -268,6 +268,16 @@ func TestSplitStatements(t *testing.T) {
 					strings.Repeat(" ", 36) + nb + "$ " + fmt.Sprintf("%10s", "(15)") + nb + nb + "$ " + fmt.Sprintf("%10s", "-")},
 				"Net income": {row("Net income", "845", "850")}},
 			needs: []string{"Year Ended December 31,", "2024   " + nb + nb + "   2023"}},
+		{name: "an equity line whose label wraps onto lines too long for a label", lines: append(slices.Clone(header),
+			row("Common stock, $0.0001 par value;", "3,360", "2,327"), "",
+			" 750,000,000 shares authorized; 33,592,055 and 23,270,404 shares of the common stock issued and outstanding as of", "",
+			" March 31, 2024 and December 31, 2023, respectively", "",
+			row("Additional paid-in capital", "40,785", "30,993"), "", row("Accumulated deficit", "(20,186)", "(13,301)"), "",
+			row("Total equity", "20,602", "17,694"), ""),
+			rows: map[string][]string{"Additional paid-in capital": {row("Additional paid-in capital", "40,785", "30,993")},
+				"750,000,000 shares": {" 750,000,000 shares authorized; 33,592,055 and 23,270,404 shares of the common stock issued and outstanding as of", "", " March 31, 2024 and December 31, 2023, respectively"},
+				"Total equity":       {row("Total equity", "20,602", "17,694")}},
+			needs: []string{"Year Ended December 31,", "2024   " + nb + nb + "   2023"}},
 	}
 	for _, c := range cases {
 		text := "Notes follow the statement below.\n\n" + strings.Join(c.lines, "\n") + "\nThe notes are an integral part of these statements.\n"
@@ -320,6 +330,9 @@ func TestSplitProseStaysSentences(t *testing.T) {
 		"1,234\n\n5,678\n\n(9,012)\n\n3.5%",
 		"Large accelerated filer  ☐      Accelerated filer  ☐\n\nNon-accelerated filer  ☒      Smaller reporting company  ☒\n\nEmerging growth company  ☐",
 		"             March 31,     December 31,\n\nCash              1,200          900\n\nTotal             1,200          900\n\nThe balance is unaudited.",
+		// a hard-wrapped paragraph: lines opening in lower case, too long
+		// for a label, with no row around them
+		"The company reported growth across its segments during the quarter, driven by\nhigher volumes in the industrial segment and better pricing in the consumer segment, while\n costs of freight and of raw materials rose in both of the periods that it compares here",
 	} {
 		u := evidence.SplitUnits(text, evidence.AllUnits)
 		if u.Kinds != nil || u.Needs != nil {
