@@ -372,6 +372,47 @@ func TestAboveKeepsColumns(t *testing.T) {
 	}
 }
 
+// A statement whose header the chunk holds itself, below prose left out:
+// its first kept line (a header line) follows a gap as any row does, so it
+// keeps its indent, under the passage's title ("…" on a line of its own
+// marks the opening left out) and with no title alike, and each figure
+// stands under its year.
+func TestOwnHeaderKeepsColumns(t *testing.T) {
+	doc := "Northwind's revenue grew in the quarter on higher calibration volumes. Backlog rose as well.\n" +
+		"                                     March 31,    December 31,\n" +
+		"                                          2024            2023\n" +
+		"Current liabilities:\n" +
+		"  Accounts payable                     $ 6,904         $ 5,117\n" +
+		"  Accrued payroll and benefits           3,216           4,085\n" +
+		"  Revolving credit facility              3,500               -\n" +
+		"Total current liabilities               17,867          13,135\n"
+	lines := strings.Split(doc, "\n")
+	for _, title := range []string{"northwind-q1", ""} {
+		for _, budget := range []int{40, 60, 80} {
+			q := query(t, "How much did the company owe on its revolving credit facility at March 31, 2024?", doc, "Clean the vents every six months.")
+			if title != "" {
+				q.Headers = []string{title, ""}
+			}
+			sel, err := newSelector(t, "evidence:budget="+itoa(budget)+",floor=0,stop=0").SelectTexts(context.Background(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := sel.Evidence[indexOf(sel.Indices, 0)]
+			checkPrunedUnits(t, doc, ev, evidence.DefaultModel().Units())
+			if ev.Spans[0][0] == 0 {
+				t.Fatalf("title %q, budget %d: the prose is kept, no gap opens the passage:\n%s", title, budget, ev.Text)
+			}
+			for _, cell := range []string{"March 31,", "2024", "Revolving credit facility"} {
+				sent := slices.IndexFunc(strings.Split(ev.Text, "\n"), func(l string) bool { return strings.Contains(l, cell) })
+				want := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, cell) })
+				if sent < 0 || strings.Split(ev.Text, "\n")[sent] != lines[want] {
+					t.Errorf("title %q, budget %d: the line of %q is not sent as the document lays it out:\n%s", title, budget, cell, ev.Text)
+				}
+			}
+		}
+	}
+}
+
 // A chunk whose start cuts a Markdown table's header row holds the row's
 // rest, the rule and the rows: the whole header row is sent above them.
 func TestAboveCutHeaderRow(t *testing.T) {

@@ -174,7 +174,11 @@ func checkPrunedUnitsAbove(t *testing.T, text, above string, ev ctxsel.Evidence,
 		b.WriteString(text[ev.Header[0]:ev.Header[1]])
 		prevEnd, prevIndex = ev.Header[1], -1
 	} else if b.Len() > 0 && len(ev.Spans) > 0 && index[ev.Spans[0]] > 0 && (ev.Above == "" || evidence.Joiner(text, u, index[ev.Spans[0]]) == evidence.Gap) {
-		b.WriteString(strings.TrimLeft(evidence.Gap, " "))
+		if jn := evidence.Joiner(text, u, index[ev.Spans[0]]); len(jn) > 1 && jn[0] == '\n' {
+			b.WriteString("…\n") // before an indented line, on a line of its own
+		} else {
+			b.WriteString(strings.TrimLeft(evidence.Gap, " "))
+		}
 	}
 	for _, sp := range ev.Spans {
 		j, ok := index[sp]
@@ -183,7 +187,7 @@ func checkPrunedUnitsAbove(t *testing.T, text, above string, ev ctxsel.Evidence,
 		}
 		switch {
 		case prevEnd < 0:
-			if jn := evidence.Joiner(text, u, j); strings.HasSuffix(b.String(), "\n") && strings.HasPrefix(jn, "\n") {
+			if jn := evidence.Joiner(text, u, j); strings.HasPrefix(jn, "\n") && (strings.HasSuffix(b.String(), "\n") || (b.Len() == 0 && j > 0)) {
 				b.WriteString(jn[1:]) // the line's indent
 			}
 		case j == prevIndex+1:

@@ -528,7 +528,8 @@ func Joiner(text string, u Units, j int) string {
 // sentences were left out between them. Every other byte is the passage's,
 // but for a header the source gave and the lines above the passage it
 // needs (lines of their own, in that order, before its own header; "… "
-// opening the next when the passage's first sentences were left out).
+// opening the next when the passage's first sentences were left out, "…"
+// on a line of its own before an indented line, which keeps its indent).
 func passageText(p passage, kept []int) string {
 	var b strings.Builder
 	prevEnd, prevIndex := -1, -2 // the last piece written: its end and its sentence index (-1: the header)
@@ -542,23 +543,34 @@ func passageText(p passage, kept []int) string {
 		b.WriteString(p.above)
 		b.WriteByte('\n')
 	}
+	var first string // what marks the units left out before the first kept
+	if len(kept) > 0 {
+		first = Joiner(p.text, p.units, kept[0])
+	}
 	if p.header != "" && p.units.Header != nil {
 		b.WriteString(p.header)
 		prevEnd, prevIndex = p.units.Header[1], -1
-	} else if b.Len() > 0 && len(kept) > 0 && kept[0] > 0 && (p.above == "" || Joiner(p.text, p.units, kept[0]) == Gap) {
+	} else if b.Len() > 0 && len(kept) > 0 && kept[0] > 0 && (p.above == "" || first == Gap) {
 		// (under lines above it, a row or a turn that starts its line
 		// opens on its own line, as after any gap in such a text: a
 		// table under its header stays a table)
-		b.WriteString(strings.TrimLeft(Gap, " "))
+		if len(first) > 1 && first[0] == '\n' {
+			// an indented line (a statement's header, a row) opens
+			// after "…" on a line of its own, its indent kept
+			b.WriteString(strings.TrimSpace(Gap) + "\n")
+		} else {
+			b.WriteString(strings.TrimLeft(Gap, " "))
+		}
 	}
 	for _, j := range kept {
 		sp := p.units.Sentences[j]
 		switch {
 		case prevEnd < 0:
-			if jn := Joiner(p.text, p.units, j); strings.HasSuffix(b.String(), "\n") && strings.HasPrefix(jn, "\n") {
-				// under a title or lines above it, a unit that starts
-				// its line opens on its own line with the line's indent
-				b.WriteString(jn[1:])
+			if strings.HasPrefix(first, "\n") && (strings.HasSuffix(b.String(), "\n") || (b.Len() == 0 && j > 0)) {
+				// a unit that starts its line opens it with the
+				// line's indent: under a title or lines above it, or
+				// first in the text after units left out
+				b.WriteString(first[1:])
 			}
 		case j == prevIndex+1:
 			b.WriteString(p.text[prevEnd:sp[0]])

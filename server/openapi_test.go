@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ctxsel/ctxsel"
+	"github.com/ctxsel/ctxsel/internal/wire"
 )
 
 // The OpenAPI document is written by hand; these tests keep it true to the
@@ -447,6 +449,41 @@ func TestOpenAPIParamDef(t *testing.T) {
 	for k := range props {
 		if !written[k] {
 			t.Errorf("the document's ParamDef lists %q, which ctxsel.ParamDef never writes", k)
+		}
+	}
+}
+
+// TestOpenAPICandidateFields: a candidate's fields are one list in the
+// document, in select_context's input and in the reader both share (a
+// field it reads that one of them leaves out, or one they name that it
+// ignores as metadata, fails here).
+func TestOpenAPICandidateFields(t *testing.T) {
+	d := loadOpenAPI(t)
+	props := d.root["components"].(map[string]any)["schemas"].(map[string]any)["Candidate"].(map[string]any)["properties"].(map[string]any)
+	var documented, mcpFields []string
+	for k := range props {
+		documented = append(documented, k)
+	}
+	for f := range reflect.TypeFor[MCPCandidate]().Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		mcpFields = append(mcpFields, name)
+	}
+	slices.Sort(documented)
+	slices.Sort(mcpFields)
+	if !slices.Equal(documented, mcpFields) {
+		t.Fatalf("the document lists %q, select_context takes %q", documented, mcpFields)
+	}
+	for _, f := range documented {
+		if own, ok := wire.MisspeltCandidateField(f); !ok || own != f {
+			t.Errorf("the document lists %q, which the candidate reader does not read", f)
+		}
+	}
+	// a field the reader reads and the document leaves out: given, it is
+	// read (a wrong type is refused), where metadata would pass unread
+	for _, f := range []string{"tokens", "text", "vector", "above", "title", "url"} {
+		rec := call(t, newTestServer(t, nil, Options{}), "POST", "/v1/select", `{"candidates":[{"id":"a","score":1,"`+f+`":{"x":1}}]}`)
+		if read := rec.Code == http.StatusBadRequest; read != slices.Contains(documented, f) {
+			t.Errorf("%q: %d %s; documented: %v", f, rec.Code, rec.Body, slices.Contains(documented, f))
 		}
 	}
 }
