@@ -102,7 +102,7 @@ const (
 	// the longest wrapped label's rest (stmtWrapped), and its most words
 	stmtWrappedLen   = 200
 	stmtWrappedWords = 24
-	stmtShortLabel = 3 // a label ending in "." ("Inc.", "Co., Ltd.") has no more words
+	stmtShortLabel   = 3 // a label ending in "." ("Inc.", "Co., Ltd.") has no more words
 	// the longest line read as a statement row
 	stmtRowLen = 1000
 	// the most lines a statement spans (a longer one goes on as another,
