@@ -312,11 +312,11 @@ func headerText(h string) string {
 
 // aboveText is the lines a source gave above a passage (TextQuery.Above)
 // as they are sent, blank lines dropped: a line that may be a text table's
-// (its header's: a cell gap or an indent, no "|", not a Markdown heading)
-// keeps its layout (keptLayout), so that a space-aligned table's or a
-// statement's header stands over the columns of the rows the passage sends
-// as the document has them; any other line (a heading, a Markdown table's
-// header row) has its white space runs made single spaces.
+// header (textTableLine) keeps its layout (keptLayout), so that a
+// space-aligned table's or a statement's header stands over the columns of
+// the rows the passage sends as the document has them; any other line (a
+// heading, a Markdown table's header row) has its white space runs made
+// single spaces.
 func aboveText(a string) string {
 	var lines []string
 	for _, l := range strings.Split(a, "\n") {
@@ -333,8 +333,9 @@ func aboveText(a string) string {
 }
 
 // textTableLine reports a line above that may be a text table's: one
-// holding a cell gap or an indent, and neither a "|" (a Markdown table's)
-// nor a Markdown heading's "#" opening it.
+// holding two spaces in a row, a tab or a no-break space (a cell gap, an
+// indent), and neither a "|" (a Markdown table's) nor a Markdown heading's
+// "#" opening it.
 func textTableLine(l string) bool {
 	l = strings.TrimRightFunc(l, unicode.IsSpace)
 	return chunk.MayHoldCells(l) && !strings.Contains(l, "|") && !strings.HasPrefix(strings.TrimLeft(l, " \t\u00a0"), "#")
