@@ -189,23 +189,11 @@ func (d *Decoder) candidate(r *Candidates, i int, lim Limits) error {
 		case HasText:
 			var text string
 			text, err = d.Text(kp, lim)
-			if cap(r.texts) == 0 {
-				r.texts = make([]string, 0, cap(r.Cands))
-			}
-			for len(r.texts) <= i {
-				r.texts = append(r.texts, "")
-			}
-			r.texts[i] = text
+			r.texts = putAt(r.texts, i, text, cap(r.Cands))
 		case HasAbove:
 			var above string
 			above, err = d.Text(kp, lim)
-			if cap(r.aboves) == 0 {
-				r.aboves = make([]string, 0, cap(r.Cands))
-			}
-			for len(r.aboves) <= i {
-				r.aboves = append(r.aboves, "")
-			}
-			r.aboves[i] = above
+			r.aboves = putAt(r.aboves, i, above, cap(r.Cands))
 		case HasVector:
 			off := len(r.vecs)
 			r.vecs, err = d.Floats(kp, r.vecs, lim.MaxDim)
@@ -225,6 +213,19 @@ func (d *Decoder) candidate(r *Candidates, i int, lim Limits) error {
 		return BadAt(Path{Name: p.Name, Idx: p.Idx, Sub: "id"}, "missing")
 	}
 	return nil
+}
+
+// putAt is side slice s with s[i] = v, grown with "" up to i (made on
+// first use with room for n: the candidates' count).
+func putAt(s []string, i int, v string, n int) []string {
+	if cap(s) == 0 {
+		s = make([]string, 0, n)
+	}
+	for len(s) <= i {
+		s = append(s, "")
+	}
+	s[i] = v
+	return s
 }
 
 // candidatesKey names candidates in paths: "candidates[3].score" in a
