@@ -40,6 +40,10 @@ func (r *TableReader) StatementRow(i int) bool {
 // StatementBlank reports line i white space only (no-break spaces too).
 func (r *TableReader) StatementBlank(i int) bool { return r.kind(i) == stmtBlank }
 
+// StatementPageNumber reports line i a page number alone ("15"): inside a
+// statement, a page break between its rows, no text of a row.
+func (r *TableReader) StatementPageNumber(i int) bool { return r.kind(i) == stmtPage }
+
 // OpensWithValue reports a statement's line t (trimmed) whose first cell
 // is a value: a row of values alone, whose label is on the lines above.
 func OpensWithValue(t string) bool {
@@ -85,6 +89,8 @@ var (
 	valueCell = regexp.MustCompile(`^(?:\(?[$€£¥]?[ \x{00a0}]?\(?[-–—+]?\d[\d,]*(?:\.\d+)?\)?[ \x{00a0}]?%?\)?|\d{1,2}/\d{1,2}/\d{2,4}|[$€£¥]?[ \x{00a0}]?[-–—]+|n/a|N/A|NA|NM|nil|\*)$`)
 	// a column header's year: "2024"
 	yearCell = regexp.MustCompile(`^(?:19|20)\d\d$`)
+	// a page number alone: "15", "- 15 -"
+	pageNumber = regexp.MustCompile(`^(?:\d{1,3}|[-–—] ?\d{1,3} ?[-–—])$`)
 )
 
 // Least lines and cells that make a table, and a statement's bounds.
@@ -155,6 +161,7 @@ const (
 	stmtColumns                 // a column header in cells or with a year: "2024  2023"
 	stmtLabel                   // a label alone: a section ("Liabilities"), a wrapped label's rest
 	stmtWrapped                 // a long label's rest, wrapped onto its own line: a label between rows, prose elsewhere
+	stmtPage                    // a page number alone ("15", "F-7"): a page break between rows, prose elsewhere
 )
 
 // stmtKind reads one line of a statement as a financial filing exported to
@@ -206,7 +213,10 @@ func stmtKind(s string) stmtLine {
 	case values > years && len(cells) >= 2:
 		return stmtRow1 // "Total  $ 1,234", the other columns empty; "Rate:  —  4.67% – 4.71%"
 	case !worded:
-		return stmtOther // a page number, a number alone
+		if pageNumber.MatchString(t) {
+			return stmtPage
+		}
+		return stmtOther // a number alone
 	case len(cells) >= 2 && !strings.ContainsRune(":;", last):
 		return stmtColumns
 	case len(s)-len(strings.TrimLeftFunc(s, unicode.IsSpace)) >= 2 && !strings.ContainsRune(":;", last):
@@ -357,9 +367,9 @@ lines:
 			if labels, body = labels+1, true; labels > stmtLabels {
 				break lines
 			}
-		case stmtWrapped:
-			// a long label's rest: between rows only (before the first,
-			// or not followed by one, it is prose)
+		case stmtWrapped, stmtPage:
+			// a long label's rest, a page break's number: between rows
+			// only (before the first, or not followed by one, it is prose)
 			if labels++; rows == 0 || labels > stmtLabels {
 				break lines
 			}

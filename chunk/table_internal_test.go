@@ -51,8 +51,9 @@ func FuzzTextTablesSkip(f *testing.F) {
 	f.Add("                    December 31,\n                 2024        2023\nCash     $  1,234    $  1,100\nStock        890         812\n"+
 		" authorized; 33,592,055 and 23,270,404 shares of the common stock issued and outstanding as of\nTotal    $  2,691    $  2,410\n"+
 		" and the rest of a wrapped label that runs on over a line too long for any label at all\nDebt         120          90\n", uint64(3))
-	for pick := range uint64(64) { // short lines: a start may land past the wrapped line, its header unread
+	for pick := range uint64(64) { // short lines: a start may land past the wrapped line or the page number, its header unread
 		f.Add("Intro.\n   Dec 31,\n  2024  2023\nA  1,234  1,100\nB  890  812\n a b c d e f g h i j k l m\nT  2,691  2,410\nU  1  2\n", pick)
+		f.Add("Intro.\n   Dec 31,\n  2024  2023\nA  1,234  1,100\nB  890  812\n\n15\n\n\n\nT  2,691  2,410\nU  1  2\n", pick) // a page break
 	}
 	f.Fuzz(func(t *testing.T, text string, pick uint64) {
 		full := newTextTables(text)

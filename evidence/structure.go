@@ -425,9 +425,11 @@ func isCueID(s string) bool {
 // header, trimmed spans): a line each, but a label wrapped onto more lines
 // stays with its row: a line that opens in lower case ("common", "shares")
 // continues the one before, and label lines before a row without a label
-// of its own (only values) are that row's label.
-func stmtRows(text string, ls []line, tables *chunk.TableReader, from, to int) [][2]int {
-	var rows, labels [][2]int // labels: label lines waiting for the row they may open
+// of its own (only values) are that row's label. pages are the page
+// numbers of page breaks between its rows ("15"), which no row spans.
+func stmtRows(text string, ls []line, tables *chunk.TableReader, from, to int) (rows, pages [][2]int) {
+	var labels [][2]int // labels: label lines waiting for the row they may open
+	broken := false     // a page break since the last row: no label continues it
 	for i := from; i < to; i++ {
 		l := ls[i]
 		s := text[l.start:l.end]
@@ -436,12 +438,17 @@ func stmtRows(text string, ls []line, tables *chunk.TableReader, from, to int) [
 			continue
 		}
 		sp := [2]int{l.end - len(strings.TrimLeftFunc(s, unicode.IsSpace)), l.start + len(strings.TrimRightFunc(s, unicode.IsSpace))}
+		if tables.StatementPageNumber(i) {
+			rows, labels, broken = append(rows, labels...), labels[:0], true
+			pages = append(pages, sp)
+			continue
+		}
 		first, _ := utf8.DecodeRuneInString(t)
 		label := !tables.StatementRow(i)
 		switch {
 		case label && len(labels) > 0 && (unicode.IsLower(first) || runsOnLabel(text[labels[len(labels)-1][0]:labels[len(labels)-1][1]])):
 			labels[len(labels)-1][1] = sp[1]
-		case label && len(labels) == 0 && len(rows) > 0 && unicode.IsLower(first):
+		case label && len(labels) == 0 && len(rows) > 0 && !broken && unicode.IsLower(first):
 			rows[len(rows)-1][1] = sp[1]
 		case label:
 			labels = append(labels, sp)
@@ -452,8 +459,11 @@ func stmtRows(text string, ls []line, tables *chunk.TableReader, from, to int) [
 			rows = append(append(rows, labels...), sp)
 			labels = labels[:0]
 		}
+		if !label {
+			broken = false
+		}
 	}
-	return append(rows, labels...)
+	return append(rows, labels...), pages
 }
 
 // runsOnLabel reports a label line cut short: it ends in a comma or a
@@ -546,8 +556,17 @@ func splitStructured(text string, ls []line, blocks []block, on Structures) Unit
 					ctx = append(ctx, len(u.Sentences)-1)
 				}
 			}
-			for _, sp := range stmtRows(text, ls, bl.stmt, bl.from+bl.headerRows, bl.to) {
-				add(sp, Row, needs(ctx...))
+			rows, pages := stmtRows(text, ls, bl.stmt, bl.from+bl.headerRows, bl.to)
+			for len(rows)+len(pages) > 0 {
+				if len(pages) > 0 && (len(rows) == 0 || pages[0][0] < rows[0][0]) {
+					// a page break's number: a context line no row needs,
+					// so it is never sent
+					add(pages[0], Context, needs())
+					pages = pages[1:]
+					continue
+				}
+				add(rows[0], Row, needs(ctx...))
+				rows = rows[1:]
 			}
 		case bl.kind == Row:
 			hdrEnd := start

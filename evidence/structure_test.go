@@ -278,6 +278,11 @@ func TestSplitStatements(t *testing.T) {
 				"750,000,000 shares": {" 750,000,000 shares authorized; 33,592,055 and 23,270,404 shares of the common stock issued and outstanding as of", "", " March 31, 2024 and December 31, 2023, respectively"},
 				"Total equity":       {row("Total equity", "20,602", "17,694")}},
 			needs: []string{"Year Ended December 31,", "2024   " + nb + nb + "   2023"}},
+		{name: "a page break between rows: its page number and blank lines", lines: append(slices.Clone(header),
+			row("Security deposits", "46,300", "71,300"), "", row("Prepaid VAT", "17,785", "7,821"), "", "15", "", "", "", "", "", "",
+			row("Prepaid insurance", "574,236", "-"), "", row("Prepaid other", "193,875", "78,460"), ""),
+			rows: map[string][]string{"Prepaid insurance": {row("Prepaid insurance", "574,236", "-")}, "Prepaid VAT": {row("Prepaid VAT", "17,785", "7,821")}},
+			needs: []string{"Year Ended December 31,", "2024   " + nb + nb + "   2023"}},
 	}
 	for _, c := range cases {
 		text := "Notes follow the statement below.\n\n" + strings.Join(c.lines, "\n") + "\nThe notes are an integral part of these statements.\n"
@@ -293,6 +298,17 @@ func TestSplitStatements(t *testing.T) {
 		}
 		if s := find(t, us, "The notes are an integral part of these statements."); s.kind != evidence.Sentence {
 			t.Errorf("%s: the sentence after the statement is a %v", c.name, s.kind)
+		}
+		if strings.Contains(c.name, "page break") {
+			// the page number: a context line no row needs (never sent)
+			if p := find(t, us, "15"); p.kind != evidence.Context {
+				t.Errorf("%s: the page number is a %v", c.name, p.kind)
+			}
+			for _, x := range us {
+				if slices.Contains(x.needs, "15") {
+					t.Errorf("%s: %q needs the page number", c.name, x.text)
+				}
+			}
 		}
 		if u := evidence.SplitUnits(text, evidence.AllUnits&^evidence.RowUnits); u.Kinds != nil {
 			t.Errorf("%s: rows off, still read as structure: %v", c.name, units(text, u))
