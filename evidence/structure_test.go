@@ -281,7 +281,7 @@ func TestSplitStatements(t *testing.T) {
 		{name: "a page break between rows: its page number and blank lines", lines: append(slices.Clone(header),
 			row("Security deposits", "46,300", "71,300"), "", row("Prepaid VAT", "17,785", "7,821"), "", "15", "", "", "", "", "", "",
 			row("Prepaid insurance", "574,236", "-"), "", row("Prepaid other", "193,875", "78,460"), ""),
-			rows: map[string][]string{"Prepaid insurance": {row("Prepaid insurance", "574,236", "-")}, "Prepaid VAT": {row("Prepaid VAT", "17,785", "7,821")}},
+			rows:  map[string][]string{"Prepaid insurance": {row("Prepaid insurance", "574,236", "-")}, "Prepaid VAT": {row("Prepaid VAT", "17,785", "7,821")}},
 			needs: []string{"Year Ended December 31,", "2024   " + nb + nb + "   2023"}},
 	}
 	for _, c := range cases {
