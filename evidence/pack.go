@@ -514,12 +514,7 @@ func Joiner(text string, u Units, j int) string {
 		// one: a chunk cut inside a line opens with a word's space)
 		return "\n"
 	}
-	return "\n" + strings.Map(func(r rune) rune {
-		if otherSpace(r) {
-			return ' ' // a lone "\r", a form feed: no line break nor control character sent
-		}
-		return r
-	}, indent)
+	return "\n" + cellSpaces(indent)
 }
 
 // passageText is what is sent of a passage: its header (when sent) and the

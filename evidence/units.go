@@ -312,7 +312,8 @@ func headerText(h string) string {
 
 // aboveText is the lines a source gave above a passage (TextQuery.Above)
 // as they are sent, blank lines dropped: a line that may be a text table's
-// header (textTableLine) keeps its layout (keptLayout), so that a
+// header (textTableLine) keeps its layout, its trailing white space cut
+// (cellSpaces), so that a
 // space-aligned table's or a statement's header stands over the columns of
 // the rows the passage sends as the document has them; any other line (a
 // heading, a Markdown table's header row) has its white space runs made
@@ -320,8 +321,8 @@ func headerText(h string) string {
 func aboveText(a string) string {
 	var lines []string
 	for _, l := range strings.Split(a, "\n") {
-		if textTableLine(l) {
-			l = keptLayout(l)
+		if t := strings.TrimRightFunc(l, unicode.IsSpace); textTableLine(t) {
+			l = cellSpaces(t)
 		} else {
 			l = headerText(l)
 		}
@@ -332,30 +333,28 @@ func aboveText(a string) string {
 	return strings.Join(lines, "\n")
 }
 
-// textTableLine reports a line above that may be a text table's: one
-// holding two spaces in a row, a tab or a no-break space (a cell gap, an
-// indent), and neither a "|" (a Markdown table's) nor a Markdown heading's
-// "#" opening it.
+// textTableLine reports a line above (its trailing white space cut) that
+// may be a text table's: one holding two spaces in a row, a tab or a
+// no-break space (a cell gap, an indent), and neither a "|" (a Markdown
+// table's) nor a Markdown heading's "#" opening it.
 func textTableLine(l string) bool {
-	l = strings.TrimRightFunc(l, unicode.IsSpace)
 	return chunk.MayHoldCells(l) && !strings.Contains(l, "|") && !strings.HasPrefix(strings.TrimLeft(l, " \t\u00a0"), "#")
 }
 
-// keptLayout is a line of a text table's header as it is sent: its spaces,
-// tabs and no-break spaces kept where they are (they place its cells over
-// their columns), any other white space (a "\r", a form feed) a space, and
-// the trailing white space cut.
-func keptLayout(l string) string {
-	l = strings.TrimRightFunc(l, unicode.IsSpace)
-	if !strings.ContainsFunc(l, otherSpace) {
-		return l
+// cellSpaces is s laid out as sent (a text table's header line, a line's
+// indent): its spaces, tabs and no-break spaces kept where they are (they
+// place cells over their columns), any other white space (a lone "\r", a
+// form feed) a space, so that no line break nor control character is sent.
+func cellSpaces(s string) string {
+	if !strings.ContainsFunc(s, otherSpace) {
+		return s
 	}
 	return strings.Map(func(r rune) rune {
 		if otherSpace(r) {
 			return ' '
 		}
 		return r
-	}, l)
+	}, s)
 }
 
 // otherSpace is white space other than what places a cell: a space, a tab,
