@@ -101,7 +101,7 @@ type aboveScan struct {
 
 // line reads the next line (its line break and a CR before it removed).
 func (sc *aboveScan) line(line string) {
-	if sc.fence != "" || isFence(line) {
+	if sc.fence != "" || IsFence(line) {
 		// code: no table, no heading (a fence opening ends a table)
 		sc.fence, sc.inTable, sc.prevPipe = fenceAfter(sc.fence, line), false, ""
 		return
@@ -309,7 +309,7 @@ func (t *textTables) readTo(l int) {
 	i := t.read
 	for i <= l && i < len(t.lines) {
 		s := t.lines[i]
-		if t.fence == "" && !isFence(s) && !strings.Contains(s, "|") { // a Markdown table's line is aboveScan's
+		if t.fence == "" && !IsFence(s) && !strings.Contains(s, "|") { // a Markdown table's line is aboveScan's
 			if j := t.r.AlignedEnd(i); j > i {
 				t.tables = append(t.tables, textTable{i, i + 1, j})
 				i = j

@@ -70,14 +70,16 @@ func fenceAfter(open, line string) string {
 			return ""
 		}
 		return open
-	case isFence(line):
+	case IsFence(line):
 		return lead[:3]
 	}
 	return ""
 }
 
-// isFence reports a line that opens (or closes) a fenced code block.
-func isFence(s string) bool {
+// IsFence reports a line that opens (or closes) a fenced code block
+// ("```" or "~~~", maybe indented): package evidence's code units and the
+// tables here read fences by it.
+func IsFence(s string) bool {
 	t := strings.TrimLeft(s, " \t")
 	return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
 }
@@ -126,7 +128,7 @@ func (r *TableReader) AlignedEnd(i int) int {
 	ls, code := r.lines, r.code
 	cells := r.cells
 	n, first := cells(i)
-	fence := func(k int) bool { return code && isFence(ls[k]) }
+	fence := func(k int) bool { return code && IsFence(ls[k]) }
 	if n < alignedCell || fence(i) {
 		return i
 	}
@@ -161,7 +163,7 @@ const (
 	stmtColumns                 // a column header in cells or with a year: "2024  2023"
 	stmtLabel                   // a label alone: a section ("Liabilities"), a wrapped label's rest
 	stmtWrapped                 // a long label's rest, wrapped onto its own line: a label between rows, prose elsewhere
-	stmtPage                    // a page number alone ("15", "F-7"): a page break between rows, prose elsewhere
+	stmtPage                    // a page number alone ("15", "- 15 -"): a page break between rows, prose elsewhere
 )
 
 // stmtKind reads one line of a statement as a financial filing exported to
@@ -301,7 +303,7 @@ func (r *TableReader) kind(i int) stmtLine {
 	if !r.read[i] {
 		s := r.lines[i]
 		r.of[i], r.read[i] = stmtKind(s), true
-		if r.code && isFence(s) {
+		if r.code && IsFence(s) {
 			r.of[i] = stmtOther
 		}
 	}

@@ -300,7 +300,7 @@ func structure(text string, ls []line, on Structures) (blocks []block, ok bool) 
 		s := at(i)
 		t := strings.TrimLeft(s, " \t")
 		switch {
-		case code && isFence(s):
+		case code && chunk.IsFence(s):
 			fence := t[:3]
 			j := i + 1
 			for j < len(ls) && !strings.HasPrefix(strings.TrimLeft(at(j), " \t"), fence) {
@@ -318,7 +318,7 @@ func structure(text string, ls []line, on Structures) (blocks []block, ok bool) 
 			continue
 		case rows && i+1 < len(ls) && strings.Contains(s, "|") && chunk.IsTableRule(strings.TrimSpace(at(i+1))):
 			j := i + 2
-			for j < len(ls) && strings.Contains(at(j), "|") && !blank(j) && !(code && isFence(at(j))) {
+			for j < len(ls) && strings.Contains(at(j), "|") && !blank(j) && !(code && chunk.IsFence(at(j))) {
 				j++
 			}
 			blocks = append(blocks, block{kind: Row, from: i, to: j, headerRows: 2})
@@ -344,7 +344,7 @@ func structure(text string, ls []line, on Structures) (blocks []block, ok bool) 
 				from = i - 1
 			}
 			j := i + 1
-			for j < len(ls) && !blank(j) && !cueTiming.MatchString(head(strings.TrimLeft(at(j), " \t"))) && !(code && isFence(at(j))) {
+			for j < len(ls) && !blank(j) && !cueTiming.MatchString(head(strings.TrimLeft(at(j), " \t"))) && !(code && chunk.IsFence(at(j))) {
 				j++
 			}
 			blocks = append(blocks, block{kind: Turn, from: from, to: j, cue: true, headerRows: i + 1 - from})
@@ -401,15 +401,9 @@ func structure(text string, ls []line, on Structures) (blocks []block, ok bool) 
 // a table row, a heading) and so ends a turn or an item; a structure
 // that is off opens none.
 func startsBlock(s string, on Structures) bool {
-	return (on&CodeUnits != 0 && isFence(s)) ||
+	return (on&CodeUnits != 0 && chunk.IsFence(s)) ||
 		(on&RowUnits != 0 && strings.HasPrefix(strings.TrimLeft(s, " \t"), "|")) ||
 		(on&HeadingUnits != 0 && atxHeading.MatchString(s))
-}
-
-// isFence reports a line that opens (or closes) a fenced code block.
-func isFence(s string) bool {
-	t := strings.TrimLeft(s, " \t")
-	return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
 }
 
 // isCueID reports a subtitle cue's number or a VTT cue's identifier line.
